@@ -1,0 +1,13 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from './src/database/data-source-options';
+
+/**
+ * The DataSource the TypeORM CLI uses (`npm run migration:run`). It needs
+ * `DATABASE_URL`; the service itself also runs pending migrations at start.
+ */
+const url = process.env['DATABASE_URL'];
+if (url === undefined || url === '') {
+  throw new Error('Set DATABASE_URL to run TypeORM CLI commands.');
+}
+
+export default new DataSource(dataSourceOptions(url));

@@ -1,0 +1,63 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import type { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { AdminTokenGuard } from './common/auth-context/admin-token.guard';
+import { ScopeGuard } from './common/auth-context/scope.guard';
+import { DomainEventsModule } from './common/domain-events/domain-events.module';
+import { EnvelopeInterceptor } from './common/envelope/envelope.interceptor';
+import { ApiExceptionFilter } from './common/errors/api-exception.filter';
+import { HttpModule } from './common/http/http.module';
+import { RouteTable } from './common/http/route-table';
+import { PaginationModule } from './common/pagination/pagination.module';
+import { QueryParametersGuard } from './common/query/query-parameters.guard';
+import { AccountRateLimitGuard } from './common/rate-limit/account-rate-limit.guard';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module';
+import { createValidationPipe } from './common/validation/validation.pipe';
+import { DatabaseModule } from './database/database.module';
+import { EventsModule } from './events/events.module';
+import { ApiKeyGuard } from './identity/api-key.guard';
+import { IdentityModule } from './identity/identity.module';
+import { OrdersModule } from './orders/orders.module';
+import { VenuesModule } from './venues/venues.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, routes: RouteTable): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule,
+        DomainEventsModule,
+        PaginationModule,
+        RateLimitModule,
+        ScheduleModule.forRoot(),
+        HttpModule.forRoot(routes),
+        IdentityModule,
+        VenuesModule,
+        EventsModule,
+        OrdersModule,
+        WebhooksModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        // Guards run in this order, each skipping the listener it is not for:
+        // 1. the admin token, on the internal listener only;
+        { provide: APP_GUARD, useClass: AdminTokenGuard },
+        // 2. the API key, which resolves the principal everything after relies on;
+        { provide: APP_GUARD, useExisting: ApiKeyGuard },
+        // 3. scope and principal type, read from @RequireAccess;
+        { provide: APP_GUARD, useClass: ScopeGuard },
+        // 4. the account's rate budget: after auth, because the budget is the account's;
+        { provide: APP_GUARD, useClass: AccountRateLimitGuard },
+        // 5. unknown query parameters, counted against the budget like any request.
+        { provide: APP_GUARD, useClass: QueryParametersGuard },
+      ],
+    };
+  }
+}

@@ -1,0 +1,41 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { FastifyRequest } from 'fastify';
+import { DomainError } from '../errors/domain-error';
+import { ErrorCode } from '../errors/error-code';
+import { listenerOf } from '../http/listener';
+import { authContextOf } from './auth.decorator';
+import { ACCESS_KEY, type RequiredAccess } from './require-access.decorator';
+
+/**
+ * Authorisation is scope together with principal type. A key without the
+ * scope, or of a principal type the route does not serve, gets
+ * `403 insufficient_scope` (one answer for both, so a venue key learns
+ * nothing more from an organiser-only route than from a missing scope).
+ */
+@Injectable()
+export class ScopeGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    if (listenerOf(request.raw) === 'admin') return true;
+    const access = this.reflector.getAllAndOverride<RequiredAccess | undefined>(ACCESS_KEY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (access === undefined) return true;
+    const auth = authContextOf(request);
+    if (auth === undefined) return false;
+    if (!access.principals.includes(auth.principal.type)) {
+      throw new DomainError(
+        ErrorCode.InsufficientScope,
+        `This endpoint serves ${access.principals.join(' and ')} keys; this key belongs to a ${auth.principal.type}.`,
+      );
+    }
+    if (access.scope !== undefined && !auth.scopes.includes(access.scope)) {
+      throw new DomainError(ErrorCode.InsufficientScope, `This key lacks the ${access.scope} scope.`);
+    }
+    return true;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * A list result. The envelope interceptor turns it into
+ * `{data, has_more, next_cursor}`; `nextCursor` is null exactly when
+ * `hasMore` is false.
+ */
+export class Page<T> {
+  constructor(
+    readonly items: T[],
+    readonly hasMore: boolean,
+    readonly nextCursor: string | null,
+  ) {
+    if (hasMore !== (nextCursor !== null)) {
+      throw new Error('a page has a next cursor exactly when it has more rows');
+    }
+  }
+
+  static single<T>(items: T[]): Page<T> {
+    return new Page(items, false, null);
+  }
+}
+
+/** A body sent exactly as given: for `GET /v1`, whose members sit at the top level. */
+export class TopLevelBody<T extends object> {
+  constructor(readonly body: T) {}
+}

@@ -1,0 +1,143 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { listenerOf, pathOf } from '../http/listener';
+import { RouteTable } from '../http/route-table';
+import { DomainError } from './domain-error';
+import type { ErrorBody } from './error-body';
+import { ErrorCode } from './error-code';
+
+interface Described {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  headers: Record<string, string>;
+}
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: ErrorCode.InvalidArgument,
+  401: ErrorCode.Unauthorized,
+  403: ErrorCode.Forbidden,
+  404: ErrorCode.NotFound,
+  405: ErrorCode.MethodNotAllowed,
+  409: ErrorCode.Conflict,
+  412: ErrorCode.PreconditionFailed,
+  413: ErrorCode.InvalidArgument,
+  415: ErrorCode.InvalidArgument,
+  429: ErrorCode.RateLimited,
+};
+
+interface FastifyErrorLike {
+  code: string;
+  statusCode: number;
+}
+
+/** Fastify's own errors (body parsing, limits), whether Nest wrapped them in an HttpException or not. */
+function fastifyErrorOf(exception: unknown): FastifyErrorLike | undefined {
+  const candidates = [exception, exception instanceof Error ? exception.cause : undefined];
+  for (const candidate of candidates) {
+    const { code, statusCode } = (candidate ?? {}) as { code?: unknown; statusCode?: unknown };
+    if (typeof code === 'string' && code.startsWith('FST_') && typeof statusCode === 'number') {
+      return { code, statusCode };
+    }
+  }
+  return undefined;
+}
+
+/** `ValidationPipe` reports an array of sentences; the first few make a readable message. */
+function validationMessage(exception: HttpException): string | undefined {
+  const response = exception.getResponse();
+  if (typeof response !== 'object' || response === null) return undefined;
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message) && message.length > 0) return `${message.slice(0, 5).join('; ')}.`;
+  return undefined;
+}
+
+/**
+ * Every failure leaves through here as `{error, message, request_id}`:
+ * domain errors, route misses (404, or 405 with `Allow` when the path exists
+ * with other methods), Fastify's body-parsing errors, validation failures and
+ * anything unexpected (a logged 500 that shows the caller nothing internal).
+ */
+@Catch()
+export class ApiExceptionFilter implements ExceptionFilter {
+  constructor(
+    private readonly routes: RouteTable,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const described = this.describe(exception, request);
+    if (described.status >= 500) {
+      request.log.error({ err: exception }, 'request failed with an unexpected error');
+    }
+    if (reply.sent) return;
+    const body: ErrorBody = { error: described.code, message: described.message, request_id: String(request.id) };
+    void reply.status(described.status).headers(described.headers).send(body);
+  }
+
+  private describe(exception: unknown, request: FastifyRequest): Described {
+    if (exception instanceof DomainError) {
+      return { status: exception.status, code: exception.code, message: exception.message, headers: exception.headers };
+    }
+    const fastifyError = fastifyErrorOf(exception);
+    if (fastifyError !== undefined && fastifyError.statusCode < 500) return this.describeFastify(fastifyError);
+    if (exception instanceof HttpException) return this.describeHttp(exception, request);
+    return {
+      status: 500,
+      code: ErrorCode.Internal,
+      message: 'The server failed to complete the request. Quote the request id when reporting it.',
+      headers: {},
+    };
+  }
+
+  private describeHttp(exception: HttpException, request: FastifyRequest): Described {
+    const status = exception.getStatus();
+    if (status === 404) return this.describeRouteMiss(request);
+    const code = CODE_BY_STATUS[status] ?? (status >= 500 ? ErrorCode.Internal : ErrorCode.InvalidArgument);
+    if (status >= 500) {
+      return { status, code: ErrorCode.Internal, message: 'The server failed to complete the request.', headers: {} };
+    }
+    return { status, code, message: validationMessage(exception) ?? exception.message, headers: {} };
+  }
+
+  private describeFastify({ code: fastifyCode, statusCode }: FastifyErrorLike): Described {
+    const code = CODE_BY_STATUS[statusCode] ?? ErrorCode.InvalidArgument;
+    const headers: Record<string, string> = {};
+    switch (fastifyCode) {
+      case 'FST_ERR_CTP_INVALID_JSON':
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return { status: 400, code, message: 'The request body is not valid JSON.', headers };
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return { status: 400, code, message: 'The request body is empty but declared as JSON.', headers };
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return {
+          status: 413,
+          code,
+          message: `The request body is larger than ${this.config.bodyLimitBytes} bytes.`,
+          headers,
+        };
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return { status: 415, code, message: 'Request bodies must be JSON (Content-Type: application/json).', headers };
+      default:
+        return { status: statusCode, code, message: 'The request could not be read.', headers };
+    }
+  }
+
+  /** Nest's not-found handler only runs when no route matched the method and path. */
+  private describeRouteMiss(request: FastifyRequest): Described {
+    const path = pathOf(request.url);
+    const allowed = this.routes.allowedMethods(path, listenerOf(request.raw));
+    if (allowed.length > 0) {
+      return {
+        status: 405,
+        code: ErrorCode.MethodNotAllowed,
+        message: `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`,
+        headers: { allow: allowed.join(', ') },
+      };
+    }
+    return { status: 404, code: ErrorCode.NotFound, message: `No resource at ${path}.`, headers: {} };
+  }
+}

@@ -1,0 +1,57 @@
+import type { FastifyInstance } from 'fastify';
+import { DomainError } from '../errors/domain-error';
+import { ErrorCode } from '../errors/error-code';
+import { listenerForPath, listenerOf, pathOf } from './listener';
+import type { RouteTable } from './route-table';
+import { REQUEST_ID_HEADER } from '../request-id/request-id';
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+/**
+ * Conventions that must hold before any Nest code runs, so they also cover
+ * 401, 404, 405 and 429 answers and the routes Nest does not own
+ * (`/openapi.json`, `/docs`):
+ * - every route is recorded in the route table (405 `Allow`, `GET /v1`);
+ * - `X-Request-Id` is set first thing (the id itself comes from `genReqId`);
+ * - each listener answers only its own paths, anything else is 404;
+ * - a JSON body must be an object.
+ */
+export function installHttpConventions(fastify: FastifyInstance, routes: RouteTable): void {
+  fastify.addHook('onRoute', (route) => {
+    routes.record(route.method, route.url ?? route.path);
+  });
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    void reply.header(REQUEST_ID_HEADER, String(request.id));
+    if (listenerForPath(pathOf(request.url)) !== listenerOf(request.raw)) {
+      throw new DomainError(ErrorCode.NotFound, `No resource at ${pathOf(request.url).slice(0, 200)}.`);
+    }
+  });
+
+  fastify.addHook('preValidation', async (request) => {
+    if (!BODY_METHODS.has(request.method) || request.body === undefined) return;
+    const contentType = request.headers['content-type'] ?? '';
+    if (!JSON_MEDIA_TYPE.test(contentType)) {
+      throw new DomainError(ErrorCode.InvalidArgument, 'Request bodies must be JSON (Content-Type: application/json).', {
+        status: 415,
+      });
+    }
+    const body = request.body;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw DomainError.invalidArgument('The request body must be a JSON object.');
+    }
+  });
+
+  fastify.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: pathOf(request.url),
+        statusCode: reply.statusCode,
+        responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request completed',
+    );
+  });
+}

@@ -1,0 +1,56 @@
+import { listenerForPath, type Listener } from './listener';
+
+export interface RouteEntry {
+  method: string;
+  /** The Fastify path pattern, e.g. `/v1/events/:eventId`. */
+  path: string;
+}
+
+interface CompiledRoute extends RouteEntry {
+  pattern: RegExp;
+}
+
+function compile(path: string): RegExp {
+  const source = path
+    .split('/')
+    .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}$`);
+}
+
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * The routes the HTTP server really has, recorded as Fastify registers them.
+ * It answers "which methods does this path accept" for 405 responses, and
+ * feeds the `endpoints` member of `GET /v1`, so neither is a hand-kept list.
+ */
+export class RouteTable {
+  private readonly routes: CompiledRoute[] = [];
+
+  record(method: string | string[], path: string): void {
+    for (const one of Array.isArray(method) ? method : [method]) {
+      const upper = one.toUpperCase();
+      if (this.routes.some((route) => route.method === upper && route.path === path)) continue;
+      this.routes.push({ method: upper, path, pattern: compile(path) });
+    }
+  }
+
+  /** Methods accepted by a concrete path on one listener; HEAD wherever GET is. */
+  allowedMethods(concretePath: string, listener: Listener): string[] {
+    const methods = new Set<string>();
+    for (const route of this.routes) {
+      if (listenerForPath(route.path) !== listener) continue;
+      if (route.pattern.test(concretePath)) methods.add(route.method);
+    }
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods].sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b));
+  }
+
+  /** Every route of one listener, HEAD routes folded into their GET. */
+  entries(listener: Listener): RouteEntry[] {
+    return this.routes
+      .filter((route) => listenerForPath(route.path) === listener && route.method !== 'HEAD')
+      .map(({ method, path }) => ({ method, path }));
+  }
+}

@@ -1,0 +1,60 @@
+import { Injectable } from '@nestjs/common';
+import type { ThrottlerStorage } from '@nestjs/throttler';
+
+interface ThrottlerStorageRecord {
+  totalHits: number;
+  timeToExpire: number;
+  isBlocked: boolean;
+  timeToBlockExpire: number;
+}
+
+interface WindowCounter {
+  windowStart: number;
+  hits: number;
+}
+
+/**
+ * Fixed windows aligned to the clock (each minute starts at a multiple of the
+ * window length), so every instance agrees on when a window resets and
+ * `X-RateLimit-Reset` is the same for all keys of an account. Counters are
+ * kept in memory; a shared store (Redis, PostgreSQL) can replace this class
+ * behind @nestjs/throttler's `ThrottlerStorage` interface when several
+ * instances serve one account.
+ */
+@Injectable()
+export class FixedWindowThrottlerStorage implements ThrottlerStorage {
+  private readonly counters = new Map<string, WindowCounter>();
+  private lastSweep = 0;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    _blockDuration: number,
+    _throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
+    const now = this.now();
+    const windowStart = Math.floor(now / ttl) * ttl;
+    this.sweep(windowStart);
+    let counter = this.counters.get(key);
+    if (counter === undefined || counter.windowStart !== windowStart) {
+      counter = { windowStart, hits: 0 };
+      this.counters.set(key, counter);
+    }
+    counter.hits += 1;
+    const secondsLeft = Math.ceil((windowStart + ttl - now) / 1000);
+    const blocked = counter.hits > limit;
+    return { totalHits: counter.hits, timeToExpire: secondsLeft, isBlocked: blocked, timeToBlockExpire: secondsLeft };
+  }
+
+  /** Forget counters of past windows, at most once per window. */
+  private sweep(windowStart: number): void {
+    if (windowStart === this.lastSweep) return;
+    this.lastSweep = windowStart;
+    for (const [key, counter] of this.counters) {
+      if (counter.windowStart < windowStart) this.counters.delete(key);
+    }
+  }
+}

@@ -1,0 +1,20 @@
+import { join } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+
+/**
+ * The one description of the database, shared by the application (through
+ * @nestjs/typeorm) and by `ormconfig.ts` for the TypeORM CLI. Schema changes
+ * happen only through the migrations folder; `synchronize` is never on.
+ */
+export function dataSourceOptions(url: string): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    synchronize: false,
+    migrationsRun: false,
+    entities: [join(__dirname, '..', '**', '*.entity.js')],
+    migrations: [join(__dirname, 'migrations', '*.js')],
+    migrationsTableName: 'schema_migration',
+    extra: { max: 20, application_name: 'events-api' },
+  };
+}

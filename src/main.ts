@@ -1,0 +1,109 @@
+import 'reflect-metadata';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startService } from './bootstrap';
+import { ConfigError, loadAppConfig, type AppConfig } from './config/app-config';
+import { localSecret } from './config/local-secrets';
+import { createRootLogger } from './common/logging/logger';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './database/embedded-postgres';
+import { ensureDatabase } from './database/ensure-database';
+import { seedDemoIfEmpty } from './demo/demo-seed';
+
+const EMBEDDED_DATABASE_NAME = 'events_api';
+
+/** Human-facing lines (where to connect, demo keys) go to stdout as plain text, never into the JSON log. */
+function announce(lines: string[]): void {
+  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  let config: AppConfig;
+  try {
+    config = loadAppConfig();
+  } catch (error) {
+    process.stderr.write(`configuration error: ${error instanceof ConfigError ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
+  const logger = createRootLogger(config.logLevel);
+
+  let embedded: EmbeddedDatabase | null = null;
+  if (config.databaseUrl === null) {
+    try {
+      embedded = await startEmbeddedPostgres({
+        directory: join(config.dataDir, 'pg'),
+        persistent: true,
+        log: (message) => logger.info({ context: 'embedded-postgres' }, message),
+      });
+      await ensureDatabase(embedded.adminUrl, EMBEDDED_DATABASE_NAME);
+    } catch (error) {
+      logger.fatal({ err: error }, 'the embedded PostgreSQL server failed to start');
+      await embedded?.stop();
+      process.exit(1);
+    }
+    config = {
+      ...config,
+      databaseUrl: embedded.urlFor(EMBEDDED_DATABASE_NAME),
+      adminToken: config.adminToken ?? localSecret(config.dataDir, 'admin-token', 24),
+      webhooks: {
+        ...config.webhooks,
+        secretKey: config.webhooks.secretKey ?? localSecret(config.dataDir, 'webhook-secret-key', 32),
+      },
+    };
+  }
+
+  const stopDatabase = async (): Promise<void> => {
+    await embedded?.stop();
+  };
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    service = await startService(config, logger);
+  } catch (error) {
+    logger.fatal({ err: error }, 'the service failed to start');
+    await stopDatabase();
+    process.exit(1);
+  }
+
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: closing listeners, then the database');
+    void (async () => {
+      try {
+        await service.close();
+      } finally {
+        await stopDatabase();
+        process.exit(0);
+      }
+    })();
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  const lines = [
+    `Public API    ${service.publicUrl}/v1   (reference: ${service.publicUrl}/docs, ${service.publicUrl}/openapi.json)`,
+    service.adminUrl === null
+      ? 'Internal API  off (set ADMIN_TOKEN to enable it)'
+      : `Internal API  ${service.adminUrl}/internal`,
+    `Database      ${embedded === null ? 'DATABASE_URL' : `embedded PostgreSQL in ${join(config.dataDir, 'pg')}`}`,
+  ];
+  if (embedded !== null) {
+    lines.push(`Admin token   ${config.adminToken ?? ''}   (kept in ${join(config.dataDir, 'admin-token')})`);
+    const demo = await seedDemoIfEmpty(service.app);
+    if (demo !== null) {
+      lines.push(
+        '',
+        'First start: demo data created. These keys are shown once and cannot be recovered:',
+        `  organiser ${demo.organiserId}  key ${demo.organiserKey}`,
+        `  venue     ${demo.venueId}  key ${demo.venueKey}`,
+        '',
+        `Try: curl -H 'Authorization: Bearer ${demo.organiserKey}' ${service.publicUrl}/v1/me`,
+      );
+    }
+  }
+  lines.push(`Ready in ${Math.round(performance.now() - started)} ms.`);
+  announce(lines);
+}
+
+void main();

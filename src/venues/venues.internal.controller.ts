@@ -1,0 +1,30 @@
+import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { CreateLocationDto, CreateVenueDto, type LocationResponseDto, type VenueResponseDto } from './dto/venue.dto';
+import { VenuesService } from './venues.service';
+
+@ApiExcludeController()
+@Controller('internal/venues')
+export class VenuesInternalController {
+  constructor(private readonly venues: VenuesService) {}
+
+  @Post()
+  @HttpCode(201)
+  create(@Body() body: CreateVenueDto): Promise<VenueResponseDto> {
+    return this.venues.create(body);
+  }
+
+  @Post(':venueId/locations')
+  @HttpCode(201)
+  addLocation(@Param('venueId') venueId: string, @Body() body: CreateLocationDto): Promise<LocationResponseDto> {
+    return this.venues.addLocation(venueId, body);
+  }
+
+  @Delete(':venueId/locations/:locationId')
+  deleteLocation(
+    @Param('venueId') venueId: string,
+    @Param('locationId') locationId: string,
+  ): Promise<{ id: string; deleted: true }> {
+    return this.venues.deleteLocation(venueId, locationId);
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { VenueLocationEntity } from './entities/venue-location.entity';
+import { VenueEntity } from './entities/venue.entity';
+import { VenuesController } from './venues.controller';
+import { VenuesInternalController } from './venues.internal.controller';
+import { VenuesService } from './venues.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([VenueEntity, VenueLocationEntity])],
+  controllers: [VenuesController, VenuesInternalController],
+  providers: [VenuesService],
+  exports: [VenuesService],
+})
+export class VenuesModule {}

@@ -1,0 +1,204 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { assertErrorBody } from './support/error-body';
+import { fixtures, type Organiser, type Venue } from './support/fixtures';
+import { internalApi, publicApi } from './support/http-client';
+import { startTestService, type TestService } from './support/test-service';
+
+describe('conventions every response shares', () => {
+  let service: TestService;
+  let api: ReturnType<typeof publicApi>;
+  let admin: ReturnType<typeof internalApi>;
+  let organiser: Organiser;
+  let venue: Venue;
+
+  before(async () => {
+    service = await startTestService({ BODY_LIMIT_BYTES: '2048' });
+    api = publicApi(service);
+    admin = internalApi(service);
+    organiser = await fixtures(service).organiser();
+    venue = await fixtures(service).venue();
+  });
+  after(async () => service.close());
+
+  describe('envelopes', () => {
+    it('wraps a single resource in {data}', async () => {
+      const result = await api('GET', '/v1/me', { key: organiser.key });
+      assert.equal(result.status, 200);
+      assert.deepEqual(Object.keys(result.body), ['data']);
+    });
+
+    it('wraps a list in {data, has_more, next_cursor} even where a second page is impossible', async () => {
+      const result = await api('GET', '/v1/venues', { key: venue.key });
+      assert.equal(result.status, 200);
+      assert.deepEqual(Object.keys(result.body).sort(), ['data', 'has_more', 'next_cursor']);
+      assert.equal(result.body.has_more, false);
+      assert.equal(result.body.next_cursor, null);
+      assert.equal(result.body.data.length, 1);
+    });
+  });
+
+  describe('error body', () => {
+    it('answers an unknown route with 404 not_found in the error body', async () => {
+      assertErrorBody(await api('GET', '/v1/nothing-here'), 404, 'not_found');
+      assertErrorBody(await api('GET', '/'), 404, 'not_found');
+    });
+
+    it('answers malformed JSON with 400 invalid_argument', async () => {
+      const result = await admin('POST', '/internal/organisers', { rawBody: '{"name": ' });
+      assertErrorBody(result, 400, 'invalid_argument');
+      assert.match(result.body.message, /not valid JSON/);
+    });
+
+    it('answers a JSON body that is not an object with 400 invalid_argument', async () => {
+      for (const rawBody of ['[1,2]', '"text"', '42', 'null']) {
+        const result = await admin('POST', '/internal/organisers', { rawBody });
+        assertErrorBody(result, 400, 'invalid_argument');
+      }
+    });
+
+    it('answers a body over the size limit with 413 in the error body', async () => {
+      const result = await admin('POST', '/internal/organisers', { body: { name: 'x'.repeat(5000) } });
+      assertErrorBody(result, 413, 'invalid_argument');
+    });
+
+    it('answers a non-JSON content type with 415 in the error body', async () => {
+      const result = await admin('POST', '/internal/organisers', {
+        rawBody: 'name=x',
+        headers: { 'content-type': 'text/plain' },
+      });
+      assertErrorBody(result, 415, 'invalid_argument');
+    });
+  });
+
+  describe('X-Request-Id', () => {
+    it('puts a generated X-Request-Id on every response, equal to request_id', async () => {
+      const ok = await api('GET', '/v1/me', { key: organiser.key });
+      assert.match(ok.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+      const denied = await api('GET', '/v1/me');
+      assertErrorBody(denied, 401, 'unauthorized');
+      assert.notEqual(denied.headers.get('x-request-id'), ok.headers.get('x-request-id'));
+    });
+
+    it('echoes a plausible caller X-Request-Id of at most 64 characters', async () => {
+      for (const id of ['abc-123', 'req_01HF.x:y', 'a'.repeat(64)]) {
+        const result = await api('GET', '/v1/me', { headers: { 'x-request-id': id } });
+        assert.equal(result.headers.get('x-request-id'), id);
+        assert.equal(result.body.request_id, id);
+      }
+    });
+
+    it('replaces an implausible caller X-Request-Id with a fresh one', async () => {
+      for (const id of ['a'.repeat(65), 'has space', 'quote"d', 'naïve', '<script>']) {
+        const result = await api('GET', '/v1/me', { headers: { 'x-request-id': id } });
+        const echoed = result.headers.get('x-request-id');
+        assert.notEqual(echoed, id);
+        assert.match(echoed ?? '', /^[0-9a-f-]{36}$/);
+      }
+    });
+  });
+
+  describe('HEAD', () => {
+    it('serves HEAD wherever GET is, with the same status and headers and no body', async () => {
+      const get = await api('GET', '/v1/me', { key: organiser.key });
+      const head = await api('HEAD', '/v1/me', { key: organiser.key });
+      assert.equal(head.status, get.status);
+      assert.equal(head.text, '');
+      for (const name of ['content-type', 'content-length', 'x-ratelimit-limit']) {
+        assert.equal(head.headers.get(name), get.headers.get(name), name);
+      }
+    });
+
+    it('answers HEAD without a key with the same 401 status and headers as GET', async () => {
+      const get = await api('GET', '/v1/me');
+      const head = await api('HEAD', '/v1/me');
+      assert.equal(head.status, 401);
+      assert.equal(head.text, '');
+      assert.equal(head.headers.get('content-length'), get.headers.get('content-length'));
+      assert.ok(head.headers.get('x-request-id'));
+    });
+  });
+
+  describe('405 method_not_allowed', () => {
+    it('answers an unsupported method on a known path with 405 and Allow naming its methods', async () => {
+      const result = await api('DELETE', '/v1/me', { key: organiser.key });
+      assertErrorBody(result, 405, 'method_not_allowed');
+      assert.equal(result.headers.get('allow'), 'GET, HEAD');
+    });
+
+    it('answers 405 before authentication, since the route does not exist', async () => {
+      const result = await api('POST', '/v1');
+      assertErrorBody(result, 405, 'method_not_allowed');
+      assert.equal(result.headers.get('allow'), 'GET, HEAD');
+    });
+
+    it('answers 405 on parameterised paths and on the internal listener', async () => {
+      const result = await admin('GET', '/internal/keys/key_123');
+      assertErrorBody(result, 405, 'method_not_allowed');
+      assert.equal(result.headers.get('allow'), 'DELETE');
+    });
+  });
+
+  describe('query parameters', () => {
+    it('refuses an unknown query parameter with 400 unsupported_parameter', async () => {
+      const result = await api('GET', '/v1/me?verbose=1', { key: organiser.key });
+      assertErrorBody(result, 400, 'unsupported_parameter');
+      assert.match(result.body.message, /verbose/);
+    });
+
+    it('refuses paging parameters on an endpoint that takes none', async () => {
+      assertErrorBody(await api('GET', '/v1/venues?limit=5', { key: venue.key }), 400, 'unsupported_parameter');
+    });
+  });
+
+  describe('path prefix before v1', () => {
+    it('routes /api/v1/me and /x/y/v1/me as /v1/me', async () => {
+      const plain = await api('GET', '/v1/me', { key: organiser.key });
+      for (const path of ['/api/v1/me', '/x/y/v1/me']) {
+        const result = await api('GET', path, { key: organiser.key });
+        assert.equal(result.status, 200, path);
+        assert.deepEqual(result.body, plain.body);
+      }
+    });
+  });
+
+  describe('listeners', () => {
+    it('never answers an internal route on the public port', async () => {
+      const result = await api('POST', '/internal/organisers', {
+        body: { name: 'x' },
+        headers: { authorization: `Bearer ${service.adminToken}` },
+      });
+      assertErrorBody(result, 404, 'not_found');
+    });
+
+    it('never answers a public route on the internal port', async () => {
+      assertErrorBody(await admin('GET', '/v1/me', { headers: { 'x-api-key': organiser.key } }), 404, 'not_found');
+    });
+
+    it('refuses internal requests without the admin token, or with a wrong one', async () => {
+      assertErrorBody(await admin('POST', '/internal/organisers', { body: { name: 'x' }, token: null }), 401, 'unauthorized');
+      assertErrorBody(
+        await admin('POST', '/internal/organisers', { body: { name: 'x' }, token: 'wrong-token' }),
+        401,
+        'unauthorized',
+      );
+    });
+  });
+
+  describe('API reference', () => {
+    it('serves an OpenAPI 3.1 document at /openapi.json without a key', async () => {
+      const result = await api('GET', '/openapi.json');
+      assert.equal(result.status, 200);
+      assert.equal(result.body.openapi, '3.1.0');
+      assert.ok(result.body.paths['/v1/me']);
+      assert.equal(result.body.paths['/internal/keys'], undefined, 'internal routes stay out of the public reference');
+    });
+
+    it('serves a readable reference page at /docs', async () => {
+      const response = await fetch(`${service.publicUrl}/docs`);
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-type') ?? '', /text\/html/);
+      assert.match(await response.text(), /swagger/i);
+    });
+  });
+});

@@ -1,0 +1,66 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { DataSource } from 'typeorm';
+import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { dataSourceOptions } from '../../src/database/data-source-options';
+import { ensureDatabase } from '../../src/database/ensure-database';
+import { TEMPLATE_DATABASE } from './test-database';
+
+/**
+ * `npm test` after type-check and lint: starts one real PostgreSQL server
+ * for the whole run (embedded, in a throwaway folder), migrates a template
+ * database once, then runs every compiled `*.spec.js` and `*.e2e-spec.js`
+ * with node's test runner. Each test file clones the template into a fresh
+ * database of its own, so files run in parallel without sharing rows.
+ */
+const distRoot = resolve(__dirname, '..', '..');
+
+function findTests(folder: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(folder)) {
+    const path = join(folder, name);
+    if (statSync(path).isDirectory()) found.push(...findTests(path));
+    else if (name.endsWith('.spec.js') || name.endsWith('.e2e-spec.js')) found.push(path);
+  }
+  return found;
+}
+
+async function main(): Promise<void> {
+  const filter = process.argv.slice(2);
+  const files = ['src', 'libs', 'test']
+    .flatMap((folder) => findTests(join(distRoot, folder)))
+    .filter((file) => filter.length === 0 || filter.some((part) => file.includes(part)))
+    .sort();
+  const server = await startEmbeddedPostgres({
+    directory: join(mkdtempSync(join(tmpdir(), 'events-api-test-')), 'pg'),
+    persistent: false,
+    log: (message) => process.stderr.write(`[test-postgres] ${message}\n`),
+  });
+  let code = 1;
+  try {
+    await ensureDatabase(server.adminUrl, TEMPLATE_DATABASE);
+    const migrator = new DataSource({ ...dataSourceOptions(server.urlFor(TEMPLATE_DATABASE)), entities: [] });
+    await migrator.initialize();
+    await migrator.runMigrations();
+    await migrator.destroy();
+    process.stderr.write(`[test-runner] ${files.length} test files: ${files.map((f) => relative(distRoot, f)).join(' ')}\n`);
+    code = await new Promise<number>((resolveCode) => {
+      const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...files], {
+        stdio: 'inherit',
+        env: { ...process.env, TEST_PG_ADMIN_URL: server.adminUrl, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'silent' },
+      });
+      child.on('exit', (exitCode) => resolveCode(exitCode ?? 1));
+    });
+  } finally {
+    await server.stop();
+  }
+  process.exit(code);
+}
+
+void main().catch((error: unknown) => {
+  process.stderr.write(`test runner failed: ${String(error)}\n`);
+  process.exit(1);
+});
