@@ -78,7 +78,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   });
   buildOpenApi(app, config);
   await app.listen(config.port, config.host);
-  const publicUrl = urlOf(app.getHttpServer() as Server, config.host);
+  const publicUrl = urlOf(app.getHttpServer(), config.host);
 
   let adminServer: Server | null = null;
   if (config.adminToken !== null && handler !== undefined) {

@@ -176,7 +176,11 @@ describe('conventions every response shares', () => {
     });
 
     it('refuses internal requests without the admin token, or with a wrong one', async () => {
-      assertErrorBody(await admin('POST', '/internal/organisers', { body: { name: 'x' }, token: null }), 401, 'unauthorized');
+      assertErrorBody(
+        await admin('POST', '/internal/organisers', { body: { name: 'x' }, token: null }),
+        401,
+        'unauthorized',
+      );
       assertErrorBody(
         await admin('POST', '/internal/organisers', { body: { name: 'x' }, token: 'wrong-token' }),
         401,

@@ -62,10 +62,14 @@ function url(env: Env, name: string, fallback: string): string {
   return value.replace(/\/+$/, '');
 }
 
-/** Production retry schedule: 10 attempts, 1 minute doubling to a 12 hour cap (about 3 days in all). */
-export const DEFAULT_WEBHOOK_BACKOFF_BASE_MS = 60_000;
+/**
+ * Production retry schedule: 12 attempts, waits of 10 minutes doubling to a
+ * 12 hour cap (10m, 20m, 40m, 1h20, 2h40, 5h20, 10h40, then 12h four times),
+ * about 2.9 days in all, each with ±20% jitter.
+ */
+export const DEFAULT_WEBHOOK_BACKOFF_BASE_MS = 600_000;
 export const DEFAULT_WEBHOOK_BACKOFF_MAX_MS = 12 * 60 * 60 * 1000;
-export const DEFAULT_WEBHOOK_MAX_ATTEMPTS = 10;
+export const DEFAULT_WEBHOOK_MAX_ATTEMPTS = 12;
 
 export function loadAppConfig(env: Env = process.env): AppConfig {
   const cidrs = optionalText(env, 'WEBHOOK_ALLOW_PRIVATE_CIDRS');
@@ -90,7 +94,13 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
       windowSeconds: 60,
     },
     webhooks: {
-      allowPrivateCidrs: cidrs === null ? [] : cidrs.split(',').map((c) => c.trim()).filter((c) => c !== ''),
+      allowPrivateCidrs:
+        cidrs === null
+          ? []
+          : cidrs
+              .split(',')
+              .map((c) => c.trim())
+              .filter((c) => c !== ''),
       pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 3_600_000),
       backoffBaseMs: integer(env, 'WEBHOOK_BACKOFF_BASE_MS', DEFAULT_WEBHOOK_BACKOFF_BASE_MS, 1, 86_400_000),
       backoffMaxMs: integer(env, 'WEBHOOK_BACKOFF_MAX_MS', DEFAULT_WEBHOOK_BACKOFF_MAX_MS, 1, 7 * 86_400_000),

@@ -1,5 +1,17 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { EventEntity } from './entities/event.entity';
+import { EventPresenter } from './event-presenter';
+import { EventRepository } from './event.repository';
+import { EventsController } from './events.controller';
+import { EventsInternalController } from './events.internal.controller';
+import { EventsService } from './events.service';
+import { IdempotencyService } from './idempotency/idempotency.service';
 
-/** The Events bounded context (filled in by its own issue). */
-@Module({})
+@Module({
+  imports: [TypeOrmModule.forFeature([EventEntity])],
+  controllers: [EventsController, EventsInternalController],
+  providers: [EventsService, EventRepository, EventPresenter, IdempotencyService],
+  exports: [EventsService],
+})
 export class EventsModule {}

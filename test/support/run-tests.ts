@@ -39,14 +39,16 @@ async function main(): Promise<void> {
     persistent: false,
     log: (message) => process.stderr.write(`[test-postgres] ${message}\n`),
   });
-  let code = 1;
+  let code: number;
   try {
     await ensureDatabase(server.adminUrl, TEMPLATE_DATABASE);
     const migrator = new DataSource({ ...dataSourceOptions(server.urlFor(TEMPLATE_DATABASE)), entities: [] });
     await migrator.initialize();
     await migrator.runMigrations();
     await migrator.destroy();
-    process.stderr.write(`[test-runner] ${files.length} test files: ${files.map((f) => relative(distRoot, f)).join(' ')}\n`);
+    process.stderr.write(
+      `[test-runner] ${files.length} test files: ${files.map((f) => relative(distRoot, f)).join(' ')}\n`,
+    );
     code = await new Promise<number>((resolveCode) => {
       const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...files], {
         stdio: 'inherit',

@@ -15,7 +15,7 @@ export class EnvelopeInterceptor implements NestInterceptor {
         if (result instanceof Page) {
           return { data: result.items, has_more: result.hasMore, next_cursor: result.nextCursor };
         }
-        if (result instanceof TopLevelBody) return result.body;
+        if (result instanceof TopLevelBody) return result.body as object;
         return { data: result };
       }),
     );

@@ -33,9 +33,13 @@ export function installHttpConventions(fastify: FastifyInstance, routes: RouteTa
     if (!BODY_METHODS.has(request.method) || request.body === undefined) return;
     const contentType = request.headers['content-type'] ?? '';
     if (!JSON_MEDIA_TYPE.test(contentType)) {
-      throw new DomainError(ErrorCode.InvalidArgument, 'Request bodies must be JSON (Content-Type: application/json).', {
-        status: 415,
-      });
+      throw new DomainError(
+        ErrorCode.InvalidArgument,
+        'Request bodies must be JSON (Content-Type: application/json).',
+        {
+          status: 415,
+        },
+      );
     }
     const body = request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {

@@ -47,7 +47,10 @@ const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 export class KeysetPager implements OnModuleInit {
   private codec!: CursorCodec;
 
-  constructor(private readonly settings: ServiceSettings) {}
+  constructor(
+    private readonly settings: ServiceSettings,
+    private readonly dataSource: DataSource,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     this.codec = new CursorCodec(Buffer.from(await this.settings.cursorSigningKey(), 'hex'));
@@ -70,11 +73,11 @@ export class KeysetPager implements OnModuleInit {
     return { limit: parseLimit(query['limit']), cursor: cursor ?? null, updatedAfter };
   }
 
-  async page<Row extends Record<string, unknown>, Item>(
-    db: Queryable,
+  async page<Row, Item>(
     query: KeysetQuery,
     request: PageRequest,
     toItem: (row: Row) => Item,
+    db: Queryable = this.dataSource,
   ): Promise<Page<Item>> {
     const ordering = request.updatedAfter === null ? query.orderings.default : query.orderings.updatedAfter;
     const params = [...query.params];
@@ -118,7 +121,9 @@ export class KeysetPager implements OnModuleInit {
       if (combined.length === 0 || combined[0]?.__anchor_exists !== true) {
         throw new DomainError(ErrorCode.InvalidCursor, 'The cursor points at a row that no longer exists.');
       }
-      rows = combined.filter((row): row is Row & { __id: string; __position: string; __anchor_exists: boolean } => row.__id !== null);
+      rows = combined.filter(
+        (row): row is Row & { __id: string; __position: string; __anchor_exists: boolean } => row.__id !== null,
+      );
     }
 
     const hasMore = rows.length > request.limit;
@@ -140,7 +145,8 @@ export class KeysetPager implements OnModuleInit {
         'The cursor belongs to a different list or ordering (was updated_after added or removed?).',
       );
     }
-    if (parseInstant(position.value) === null) throw new DomainError(ErrorCode.InvalidCursor, 'The cursor is malformed.');
+    if (parseInstant(position.value) === null)
+      throw new DomainError(ErrorCode.InvalidCursor, 'The cursor is malformed.');
     return { value: position.value, id: position.id };
   }
 }

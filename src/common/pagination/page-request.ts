@@ -1,4 +1,3 @@
-
 /** The paging rules of the contract, read from the query string. */
 export interface PageRequest {
   limit: number;
@@ -20,4 +19,3 @@ export function parseLimit(raw: unknown): number {
   if (!Number.isSafeInteger(value) || value < 1) return value >= 1 ? MAX_LIMIT : DEFAULT_LIMIT;
   return Math.min(value, MAX_LIMIT);
 }
-

@@ -47,7 +47,7 @@ export class AccountRateLimitGuard extends ThrottlerGuard {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const name = throttler.name ?? READS_THROTTLER;
-    const key = generateKey(context, await getTracker(request as unknown as Record<string, unknown>, context), name);
+    const key = generateKey(context, await getTracker(request, context), name);
     let record: Awaited<ReturnType<typeof this.storageService.increment>>;
     try {
       record = await this.storageService.increment(key, ttl, limit, blockDuration, name);

@@ -1,0 +1,119 @@
+/**
+ * A date-only event has no time of day, but it is stored as an instant. Noon
+ * in the venue's zone is the instant that stays on the same calendar day for
+ * anyone within twelve hours of that zone, and DST switches (which happen at
+ * night) never move it off the day.
+ */
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+// One formatter per zone: constructing them is the expensive part, and the
+// set of valid zone names is finite, so the cache cannot grow without bound
+// (an invalid name throws before it is stored).
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
+/** Date.UTC maps years 0 to 99 onto the 1900s; setUTCFullYear does not. */
+function utcMs(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, 0);
+  return date.getTime();
+}
+
+interface WallClock {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+function wallClock(instantMs: number, timeZone: string): WallClock {
+  const values: Record<string, number> = {};
+  for (const part of formatterFor(timeZone).formatToParts(new Date(instantMs))) {
+    if (part.type !== 'literal') values[part.type] = Number(part.value);
+  }
+  return {
+    year: values.year,
+    month: values.month,
+    day: values.day,
+    // Some ICU versions print midnight as 24 even with h23.
+    hour: values.hour % 24,
+    minute: values.minute,
+    second: values.second,
+  };
+}
+
+/** How far the zone's wall clock is ahead of UTC at that instant, in ms. */
+function offsetAt(instantMs: number, timeZone: string): number {
+  const wholeSeconds = Math.floor(instantMs / 1000) * 1000;
+  const wall = wallClock(wholeSeconds, timeZone);
+  const wallAsUtc = utcMs(wall.year, wall.month, wall.day, wall.hour, wall.minute, wall.second);
+  return wallAsUtc - wholeSeconds;
+}
+
+export function isValidTimeZone(timeZone: string): boolean {
+  if (typeof timeZone !== 'string' || timeZone.length === 0 || timeZone.length > 64) return false;
+  try {
+    formatterFor(timeZone);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const DAY_PREFIX = /^(\d{4})-(\d{2})-(\d{2})/;
+
+function calendarDay(date: Date | string, timeZone: string): { year: number; month: number; day: number } {
+  if (typeof date === 'string') {
+    const match = DAY_PREFIX.exec(date);
+    if (match === null) throw new RangeError('date must start with YYYY-MM-DD');
+    const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+    // Dates roll 2025-02-30 over into March; a day that does not exist must not become another one.
+    const check = new Date(utcMs(year, month, day));
+    if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) {
+      throw new RangeError('date is not a calendar day');
+    }
+    return { year, month, day };
+  }
+  if (Number.isNaN(date.getTime())) throw new RangeError('date is invalid');
+  const { year, month, day } = wallClock(date.getTime(), timeZone);
+  return { year, month, day };
+}
+
+/**
+ * The instant at 12:00 local time in `timeZone` on the calendar day of
+ * `date`: for a Date, the day it falls on in that zone; for a string, its
+ * leading `YYYY-MM-DD` as written. Throws RangeError for an unknown zone or an
+ * unreadable date, since the caller has validated both already.
+ */
+export function noonInTimeZone(date: Date | string, timeZone: string): Date {
+  if (!isValidTimeZone(timeZone)) throw new RangeError(`unknown time zone: ${timeZone}`);
+  const { year, month, day } = calendarDay(date, timeZone);
+  const noonAsUtc = utcMs(year, month, day, 12);
+  // The offset at the first guess can differ from the offset at the answer
+  // when a transition lies between them (for zones far from UTC), so the
+  // offset is re-read at the candidate and applied once more if it changed.
+  const firstOffset = offsetAt(noonAsUtc, timeZone);
+  let candidate = noonAsUtc - firstOffset;
+  const secondOffset = offsetAt(candidate, timeZone);
+  if (secondOffset !== firstOffset) candidate = noonAsUtc - secondOffset;
+  return new Date(candidate);
+}

@@ -1,0 +1,38 @@
+import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { DomainError } from '../common/errors/domain-error';
+import type { EventResponseDto, InternalEventResponse } from './dto/event.dto';
+import { EventsService } from './events.service';
+
+@ApiExcludeController()
+@Controller('internal/events')
+export class EventsInternalController {
+  constructor(private readonly events: EventsService) {}
+
+  @Post()
+  @HttpCode(201)
+  create(@Body() body: Record<string, unknown>): Promise<InternalEventResponse> {
+    const organizerId = body['organizerId'];
+    if (organizerId !== null && typeof organizerId !== 'string') {
+      throw DomainError.invalidArgument('organizerId must be a string or null.');
+    }
+    return this.events.createInternal(organizerId, body);
+  }
+
+  @Post(':eventId/publish')
+  @HttpCode(200)
+  publish(@Param('eventId') eventId: string): Promise<EventResponseDto> {
+    return this.events.publish(eventId);
+  }
+
+  @Post(':eventId/touch')
+  @HttpCode(200)
+  touch(@Param('eventId') eventId: string): Promise<EventResponseDto> {
+    return this.events.touch(eventId);
+  }
+
+  @Delete(':eventId')
+  delete(@Param('eventId') eventId: string): Promise<{ id: string; deleted: true }> {
+    return this.events.delete(eventId);
+  }
+}

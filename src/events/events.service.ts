@@ -1,0 +1,339 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager, Repository } from 'typeorm';
+import {
+  hasWritableFields,
+  isPublishable,
+  noonInTimeZone,
+  normaliseAdditionalLocationIds,
+  parseEventPatch,
+  shouldCreateRefundOffer,
+  type EventPatch,
+  type EventPatchMode,
+  type Visibility,
+} from '../../libs/event-rules';
+import { newResourceId } from '../../libs/ids/resource-id';
+import type { AuthContext, Principal } from '../common/auth-context/access';
+import { DomainEventBus } from '../common/domain-events/domain-event-bus';
+import type { Page } from '../common/envelope/page';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { entityTagOf, headerMatches } from '../common/http/entity-tag';
+import { KeysetPager } from '../common/pagination/keyset-pager';
+import type { PageRequest } from '../common/pagination/page-request';
+import { Transaction, UnitOfWork } from '../database/unit-of-work';
+import { EventPublishedDomainEvent } from './domain-events/event-published.domain-event';
+import type { EventPublishedData, EventResponseDto, InternalEventResponse } from './dto/event.dto';
+import { DIRECTLY_STORED_FIELDS, EventEntity } from './entities/event.entity';
+import { EventPresenter, type EventResponseRow } from './event-presenter';
+import { EventRepository } from './event.repository';
+
+export interface TaggedEvent {
+  event: EventResponseDto;
+  etag: string;
+}
+
+function parseOrThrow(body: unknown, mode: EventPatchMode): EventPatch {
+  const result = parseEventPatch(body, mode);
+  if (!result.ok) {
+    throw new DomainError(
+      result.code === 'forbidden' ? ErrorCode.Forbidden : ErrorCode.InvalidArgument,
+      `${result.message}.`,
+    );
+  }
+  return result.patch;
+}
+
+/** The ETag of an event is computed over the exact body `GET /v1/events/{id}` sends. */
+function tagged(event: EventResponseDto): TaggedEvent {
+  return { event, etag: entityTagOf({ data: event }) };
+}
+
+@Injectable()
+export class EventsService {
+  constructor(
+    private readonly events: EventRepository,
+    private readonly presenter: EventPresenter,
+    private readonly pager: KeysetPager,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly bus: DomainEventBus,
+  ) {}
+
+  list(principal: Principal, request: PageRequest): Promise<Page<EventResponseDto>> {
+    return this.pager.page(this.events.listQuery(principal), request, (row: EventResponseRow) =>
+      this.presenter.present(row),
+    );
+  }
+
+  /** Another organiser's event, or one the caller may not see, is `404 not_found` (never 403). */
+  async get(principal: Principal, eventId: string): Promise<TaggedEvent> {
+    const row = await this.events.findVisible(principal, eventId);
+    if (row === null) throw DomainError.notFound('Event');
+    return tagged(this.presenter.present(row));
+  }
+
+  /** POST /v1/events, inside the idempotency transaction. */
+  async create(auth: AuthContext, body: unknown, tx: Transaction): Promise<TaggedEvent> {
+    const patch = parseOrThrow(body, 'create');
+    const entity = this.newEntity(auth.principal.id);
+    await this.applyPatch(entity, patch, tx.manager);
+    await this.insertEntity(entity, tx.manager);
+    return tagged(this.presentEntity(entity));
+  }
+
+  /**
+   * PATCH /v1/events/{id}. The row is locked before the `If-Match` check, so
+   * the check and the write are one step: of two PATCHes holding the same
+   * ETag, the second sees the first's result and gets 412.
+   */
+  async update(auth: AuthContext, eventId: string, body: unknown, ifMatch: string | undefined): Promise<TaggedEvent> {
+    const patch = parseOrThrow(body, 'update');
+    if (!hasWritableFields(patch)) {
+      throw DomainError.invalidArgument('The body has no writable fields; no writable fields were given.');
+    }
+    return this.unitOfWork.run(async ({ manager }) => {
+      const entity = await manager.getRepository(EventEntity).findOne({
+        where: { id: eventId, organizerId: auth.principal.id },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (entity === null) throw DomainError.notFound('Event');
+      if (ifMatch !== undefined && !headerMatches(ifMatch, tagged(this.presentEntity(entity)).etag)) {
+        throw new DomainError(
+          ErrorCode.PreconditionFailed,
+          'If-Match does not match the current ETag; nothing was written.',
+        );
+      }
+      this.assertVisibilityMove(entity.visibility ?? 'draft', patch.visibility);
+      await this.applyPatch(entity, patch, manager);
+      entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
+      await manager.getRepository(EventEntity).save(entity);
+      return tagged(this.presentEntity(entity));
+    });
+  }
+
+  /** Internal fixtures: any visibility, a null or placeholder organiser, startTime optional. */
+  async createInternal(organizerId: string | null, body: unknown): Promise<InternalEventResponse> {
+    const patch = parseOrThrow(body, 'internal');
+    return this.unitOfWork.run(async (tx) => {
+      if (organizerId !== null) {
+        const found: unknown[] = await tx.manager.query('SELECT 1 FROM organiser WHERE id = $1', [organizerId]);
+        if (found.length === 0) throw DomainError.invalidArgument('organizerId does not name an existing organiser.');
+      }
+      const entity = this.newEntity(organizerId);
+      await this.applyPatch(entity, patch, tx.manager);
+      // Created public counts as becoming public for the first time.
+      const publishedNow = entity.visibility === 'public';
+      if (publishedNow) {
+        if (!isPublishable(entity.planning)) throw this.unpublishable();
+        entity.firstPublishedAt = entity.createdAt;
+      }
+      await this.insertEntity(entity, tx.manager);
+      if (publishedNow) await this.announcePublication(entity, tx);
+      return { ...this.presentEntity(entity), organizerId: entity.organizerId };
+    });
+  }
+
+  /**
+   * Makes an event public. `event.published` is emitted only by the
+   * transaction that first sets `first_published_at` (the row is locked, so
+   * two concurrent publishes emit once); publishing again emits nothing.
+   */
+  async publish(eventId: string): Promise<EventResponseDto> {
+    return this.unitOfWork.run(async (tx) => {
+      const entity = await this.lockedById(eventId, tx.manager);
+      if (!isPublishable(entity.planning)) throw this.unpublishable();
+      const firstTime = entity.firstPublishedAt === null;
+      if (entity.visibility !== 'public' || firstTime) {
+        entity.visibility = 'public';
+        entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
+        if (firstTime) entity.firstPublishedAt = entity.updatedAt;
+        await tx.manager.getRepository(EventEntity).save(entity);
+      }
+      if (firstTime) await this.announcePublication(entity, tx);
+      return this.presentEntity(entity);
+    });
+  }
+
+  /** A write the public API does not expose: only `updatedAt` moves. */
+  async touch(eventId: string): Promise<EventResponseDto> {
+    return this.unitOfWork.run(async ({ manager }) => {
+      const entity = await this.lockedById(eventId, manager);
+      entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
+      await manager.getRepository(EventEntity).update({ id: eventId }, { updatedAt: entity.updatedAt });
+      return this.presentEntity(entity);
+    });
+  }
+
+  async delete(eventId: string): Promise<{ id: string; deleted: true }> {
+    const result = await this.unitOfWork.run(({ manager }) =>
+      manager.getRepository(EventEntity).delete({ id: eventId }),
+    );
+    if ((result.affected ?? 0) === 0) throw DomainError.notFound('Event');
+    return { id: eventId, deleted: true };
+  }
+
+  /** The `data` of an `event.published` delivery, read inside the publishing transaction. */
+  async webhookData(eventId: string, manager: EntityManager): Promise<EventPublishedData | null> {
+    const row = await this.events.findById(eventId, manager);
+    if (row === null) return null;
+    const event = this.presenter.present(row);
+    return {
+      eventId: event.id,
+      title: event.title,
+      startTime: event.startTime,
+      endTime: event.endTime,
+      url: event.url,
+    };
+  }
+
+  private async announcePublication(entity: EventEntity, tx: Transaction): Promise<void> {
+    await this.bus.publish(
+      new EventPublishedDomainEvent(entity.id, entity.organizerId, entity.firstPublishedAt ?? new Date()),
+      tx,
+    );
+  }
+
+  private unpublishable(): DomainError {
+    return DomainError.conflict('The event cannot be published while planning.date.mode is not fixed.');
+  }
+
+  private async lockedById(eventId: string, manager: EntityManager): Promise<EventEntity> {
+    const entity = await manager
+      .getRepository(EventEntity)
+      .findOne({ where: { id: eventId }, lock: { mode: 'pessimistic_write' } });
+    if (entity === null) throw DomainError.notFound('Event');
+    return entity;
+  }
+
+  /**
+   * Visibility through the API: an unlisted event never returns to draft,
+   * and a public or cancelled one is not moved by the API at all (those
+   * transitions belong to the dashboard). Both refusals are `403 forbidden`.
+   */
+  private assertVisibilityMove(current: Visibility, requested: Visibility | undefined): void {
+    if (requested === undefined || requested === current) return;
+    if (current === 'unlisted' && requested === 'draft') {
+      throw new DomainError(ErrorCode.Forbidden, 'An unlisted event cannot return to draft.');
+    }
+    if (current === 'public' || current === 'cancelled') {
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        `The visibility of a ${current} event cannot be changed through the API.`,
+      );
+    }
+  }
+
+  private newEntity(organizerId: string | null): EventEntity {
+    const entity = new EventEntity();
+    const now = new Date();
+    Object.assign(entity, {
+      id: newResourceId('evt'),
+      organizerId,
+      visibility: null,
+      title: null,
+      description: null,
+      startTime: null,
+      endTime: null,
+      dateOnly: false,
+      locationId: null,
+      additionalLocationIds: [],
+      planning: null,
+      onlineMeeting: null,
+      hideLocation: false,
+      hideRelatedEvents: false,
+      createdAt: now,
+      updatedAt: now,
+      firstPublishedAt: null,
+      venueId: null,
+      refundOffer: null,
+    });
+    return entity;
+  }
+
+  /** Merges a validated patch into the stored event, applying the rules that need stored state. */
+  private async applyPatch(entity: EventEntity, patch: EventPatch, manager: EntityManager): Promise<void> {
+    const before = { startTime: entity.startTime, locationId: entity.locationId };
+    const stored = entity as unknown as Record<string, unknown>;
+    for (const field of DIRECTLY_STORED_FIELDS) {
+      if (patch[field] !== undefined) stored[field] = patch[field];
+    }
+    if (patch.startTime !== undefined) entity.startTime = patch.startTime;
+    if (patch.endTime !== undefined) entity.endTime = patch.endTime;
+
+    let timeZone = 'UTC';
+    if (entity.locationId !== null) {
+      const location = await this.liveLocation(entity.locationId, manager);
+      if (location === null) {
+        if (patch.locationId !== undefined)
+          throw DomainError.invalidArgument('locationId does not name a known location.');
+      } else {
+        timeZone = location.timeZone;
+        entity.venueId = location.venueId;
+      }
+    } else {
+      entity.venueId = null;
+    }
+    if (patch.additionalLocationIds !== undefined || patch.locationId !== undefined) {
+      entity.additionalLocationIds = normaliseAdditionalLocationIds(
+        patch.additionalLocationIds ?? entity.additionalLocationIds,
+        entity.locationId,
+      );
+    }
+    // dateOnly: no time of day; the stored instant is noon in the venue's time zone.
+    if (entity.dateOnly) {
+      if (entity.startTime !== null) entity.startTime = noonInTimeZone(entity.startTime, timeZone);
+      if (entity.endTime !== null) entity.endTime = noonInTimeZone(entity.endTime, timeZone);
+    }
+    if (entity.startTime !== null && entity.endTime !== null && entity.endTime < entity.startTime) {
+      throw DomainError.invalidArgument('endTime must not be before startTime.');
+    }
+    // refundOfferOnChange is consumed here and never stored.
+    if (
+      shouldCreateRefundOffer(
+        before,
+        { startTime: entity.startTime, locationId: entity.locationId },
+        patch.refundOfferOnChange,
+      )
+    ) {
+      entity.refundOffer = {
+        createdAt: new Date().toISOString(),
+        previousStartTime: before.startTime?.toISOString() ?? null,
+        previousLocationId: before.locationId,
+      };
+    }
+  }
+
+  private async insertEntity(entity: EventEntity, manager: EntityManager): Promise<void> {
+    // TypeORM's deep-partial insert type cannot follow the jsonb record columns; the entity is complete.
+    await manager
+      .getRepository(EventEntity)
+      .insert(entity as unknown as Parameters<Repository<EventEntity>['insert']>[0]);
+  }
+
+  private async liveLocation(
+    locationId: string,
+    manager: EntityManager,
+  ): Promise<{ venueId: string; timeZone: string } | null> {
+    const rows: Array<{ venue_id: string; time_zone: string }> = await manager.query(
+      'SELECT venue_id, time_zone FROM venue_location WHERE id = $1 AND deleted_at IS NULL',
+      [locationId],
+    );
+    const row = rows[0];
+    return row === undefined ? null : { venueId: row.venue_id, timeZone: row.time_zone };
+  }
+
+  /** `updatedAt` always moves forward, even when two writes land within one millisecond. */
+  private nextUpdatedAt(previous: Date): Date {
+    return new Date(Math.max(Date.now(), previous.getTime() + 1));
+  }
+
+  private presentEntity(entity: EventEntity): EventResponseDto {
+    return this.presenter.present({
+      id: entity.id,
+      title: entity.title,
+      visibility: entity.visibility,
+      start_time: entity.startTime?.toISOString() ?? null,
+      end_time: entity.endTime?.toISOString() ?? null,
+      updated_at: entity.updatedAt.toISOString(),
+    });
+  }
+}

@@ -1,0 +1,150 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { createHash } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { DomainError } from '../../common/errors/domain-error';
+import { ErrorCode } from '../../common/errors/error-code';
+import { Transaction, UnitOfWork } from '../../database/unit-of-work';
+
+export const IDEMPOTENCY_RETENTION_DAYS = 7;
+/** How long a request waits for a concurrent one holding the same key before it is told to retry. */
+const CONCURRENT_WAIT = '5s';
+const MAX_KEY_LENGTH = 255;
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface IdempotentOutcome {
+  response: StoredResponse;
+  replayed: boolean;
+}
+
+function fingerprintOf(body: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify(body) ?? '')
+    .digest('hex');
+}
+
+/**
+ * `Idempotency-Key` for POST /v1/events, scoped per organiser, kept 7 days.
+ *
+ * The key is claimed by inserting its row in the same transaction as the
+ * creation, and the stored response is written in that transaction too:
+ * - a repeat after success finds the committed row and replays it;
+ * - a failed attempt rolls back its row, so the next attempt is new;
+ * - a concurrent request with the same key blocks on the row's unique index
+ *   until the first commits (then replays) or rolls back (then proceeds),
+ *   so two concurrent requests create exactly one event. It waits at most
+ *   5 seconds, then gets `409 conflict` and can retry.
+ * A reuse with a different body replays all the same (as documented) and is logged.
+ */
+@Injectable()
+export class IdempotencyService {
+  private readonly logger = new Logger(IdempotencyService.name);
+
+  constructor(
+    private readonly unitOfWork: UnitOfWork,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  static validKey(raw: string | string[] | undefined): string {
+    if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) {
+      throw new DomainError(ErrorCode.IdempotencyKeyRequired, 'POST /v1/events requires an Idempotency-Key header.');
+    }
+    if (typeof raw !== 'string' || raw.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(raw)) {
+      throw DomainError.invalidArgument(
+        `Idempotency-Key must be one header of 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`,
+      );
+    }
+    return raw;
+  }
+
+  async execute(
+    organizerId: string,
+    key: string,
+    requestBody: unknown,
+    work: (tx: Transaction) => Promise<StoredResponse>,
+  ): Promise<IdempotentOutcome> {
+    const fingerprint = fingerprintOf(requestBody);
+    try {
+      return await this.unitOfWork.run(async (tx) => {
+        await tx.manager.query(`SET LOCAL lock_timeout = '${CONCURRENT_WAIT}'`);
+        await tx.manager.query(
+          `DELETE FROM idempotency_key WHERE organizer_id = $1 AND key = $2
+             AND created_at < now() - interval '${IDEMPOTENCY_RETENTION_DAYS} days'`,
+          [organizerId, key],
+        );
+        const claimed: unknown[] = await tx.manager.query(
+          `INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint)
+           VALUES ($1, $2, 'pending', $3) ON CONFLICT DO NOTHING RETURNING key`,
+          [organizerId, key, fingerprint],
+        );
+        if (claimed.length === 0)
+          return { response: await this.replay(tx, organizerId, key, fingerprint), replayed: true };
+        const response = await work(tx);
+        await tx.manager.query(
+          `UPDATE idempotency_key SET state = 'succeeded', response_status = $3, response_headers = $4, response_body = $5
+           WHERE organizer_id = $1 AND key = $2`,
+          [organizerId, key, response.status, JSON.stringify(response.headers), JSON.stringify(response.body)],
+        );
+        return { response, replayed: false };
+      });
+    } catch (error) {
+      if ((error as { code?: unknown }).code === '55P03') {
+        throw new DomainError(
+          ErrorCode.Conflict,
+          'A request with this Idempotency-Key is still in progress; retry in a few seconds.',
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Deletes keys past their retention. */
+  @Cron(CronExpression.EVERY_HOUR)
+  async purgeExpired(): Promise<number> {
+    const result: [unknown[], number] = await this.dataSource.query(
+      `DELETE FROM idempotency_key WHERE created_at < now() - interval '${IDEMPOTENCY_RETENTION_DAYS} days'`,
+    );
+    return result[1];
+  }
+
+  private async replay(
+    tx: Transaction,
+    organizerId: string,
+    key: string,
+    fingerprint: string,
+  ): Promise<StoredResponse> {
+    const rows: Array<{
+      state: string;
+      request_fingerprint: string;
+      response_status: number | null;
+      response_headers: Record<string, string> | null;
+      response_body: string | null;
+    }> = await tx.manager.query(
+      `SELECT state, request_fingerprint, response_status, response_headers, response_body
+         FROM idempotency_key WHERE organizer_id = $1 AND key = $2`,
+      [organizerId, key],
+    );
+    const row = rows[0];
+    if (row === undefined || row.state !== 'succeeded' || row.response_status === null || row.response_body === null) {
+      throw new DomainError(
+        ErrorCode.Conflict,
+        'A request with this Idempotency-Key is still in progress; retry shortly.',
+      );
+    }
+    if (row.request_fingerprint !== fingerprint) {
+      this.logger.warn(
+        `Idempotency-Key reused with a different body by organiser ${organizerId}; replaying the original response`,
+      );
+    }
+    return {
+      status: row.response_status,
+      headers: row.response_headers ?? {},
+      body: JSON.parse(row.response_body) as unknown,
+    };
+  }
+}
