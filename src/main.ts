@@ -5,11 +5,8 @@ import { startService } from './bootstrap';
 import { ConfigError, loadAppConfig, type AppConfig } from './config/app-config';
 import { localSecret } from './config/local-secrets';
 import { createRootLogger } from './common/logging/logger';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './database/embedded-postgres';
-import { ensureDatabase } from './database/ensure-database';
+import { openEmbeddedDefault, type EmbeddedDefault } from './database/embedded-default';
 import { seedDemoIfEmpty } from './demo/demo-seed';
-
-const EMBEDDED_DATABASE_NAME = 'events_api';
 
 /** Human-facing lines (where to connect, demo keys) go to stdout as plain text, never into the JSON log. */
 function announce(lines: string[]): void {
@@ -27,23 +24,19 @@ async function main(): Promise<void> {
   }
   const logger = createRootLogger(config.logLevel);
 
-  let embedded: EmbeddedDatabase | null = null;
+  let embedded: EmbeddedDefault | null = null;
   if (config.databaseUrl === null) {
     try {
-      embedded = await startEmbeddedPostgres({
-        directory: join(config.dataDir, 'pg'),
-        persistent: true,
-        log: (message) => logger.info({ context: 'embedded-postgres' }, message),
-      });
-      await ensureDatabase(embedded.adminUrl, EMBEDDED_DATABASE_NAME);
+      embedded = await openEmbeddedDefault(config.dataDir, (message) =>
+        logger.info({ context: 'embedded-postgres' }, message),
+      );
     } catch (error) {
       logger.fatal({ err: error }, 'the embedded PostgreSQL server failed to start');
-      await embedded?.stop();
       process.exit(1);
     }
     config = {
       ...config,
-      databaseUrl: embedded.urlFor(EMBEDDED_DATABASE_NAME),
+      databaseUrl: embedded.url,
       adminToken: config.adminToken ?? localSecret(config.dataDir, 'admin-token', 24),
       webhooks: {
         ...config.webhooks,

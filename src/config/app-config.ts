@@ -15,6 +15,8 @@ export interface AppConfig {
   publicWebUrl: string;
   logLevel: string;
   bodyLimitBytes: number;
+  /** False for `npm run ops`: a one-shot command must not start delivery workers or other timers. */
+  runBackgroundWork: boolean;
   rateLimit: { reads: number; writes: number; windowSeconds: number };
   webhooks: {
     allowPrivateCidrs: string[];
@@ -88,6 +90,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     publicWebUrl: url(env, 'PUBLIC_WEB_URL', 'http://localhost:3000'),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    runBackgroundWork: true,
     rateLimit: {
       reads: integer(env, 'RATE_LIMIT_READS', 600, 1, 10_000_000),
       writes: integer(env, 'RATE_LIMIT_WRITES', 120, 1, 10_000_000),

@@ -1,0 +1,75 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { EventsService } from '../events/events.service';
+import { ApiKeysService } from '../identity/api-keys.service';
+import { OrganisersService } from '../identity/organisers.service';
+import { VenuesService } from '../venues/venues.service';
+import { optionalFlag, OpsUsageError, requiredFlag, type OpsArguments } from './ops-arguments';
+
+export type OpsCommand = (app: INestApplicationContext, args: OpsArguments) => Promise<unknown>;
+
+function principalFrom(args: OpsArguments): { type: 'organiser' | 'venue'; id: string } | undefined {
+  const organiser = optionalFlag(args, 'organiser');
+  const venue = optionalFlag(args, 'venue');
+  if (organiser !== undefined && venue !== undefined) throw new OpsUsageError('give --organiser or --venue, not both');
+  if (organiser !== undefined) return { type: 'organiser', id: organiser };
+  if (venue !== undefined) return { type: 'venue', id: venue };
+  return undefined;
+}
+
+/**
+ * The dashboard operations on the command line. Each calls the same domain
+ * service as the internal HTTP API, so the same rules apply and the same
+ * domain events are emitted. Output is JSON; secrets other than a newly
+ * minted key are never printed.
+ */
+export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = {
+  'organisers:create': {
+    usage: '--name <name> [--placeholder]',
+    run: (app, args) =>
+      app
+        .get(OrganisersService)
+        .create({ name: requiredFlag(args, 'name'), placeholder: args.flags.get('placeholder') === true }),
+  },
+  'organisers:list': {
+    usage: '',
+    run: (app) => app.get(OrganisersService).list(),
+  },
+  'keys:create': {
+    usage: '(--organiser <id> | --venue <id>) --role <owner|org_manager> [--scopes a,b] [--name <name>]',
+    run: (app, args) => {
+      const principal = principalFrom(args);
+      if (principal === undefined) throw new OpsUsageError('--organiser <id> or --venue <id> is required');
+      const scopes = optionalFlag(args, 'scopes');
+      return app.get(ApiKeysService).mint({
+        principal,
+        scopes: scopes?.split(',').map((scope) => scope.trim()),
+        actorRole: requiredFlag(args, 'role'),
+        name: optionalFlag(args, 'name'),
+      });
+    },
+  },
+  'keys:revoke': {
+    usage: '--key <keyId> --role <owner|org_manager>',
+    run: (app, args) => app.get(ApiKeysService).revoke(requiredFlag(args, 'key'), requiredFlag(args, 'role')),
+  },
+  'keys:list': {
+    usage: '[--organiser <id> | --venue <id>]',
+    run: (app, args) => app.get(ApiKeysService).list(principalFrom(args)),
+  },
+  'venues:create': {
+    usage: "--name <name> [--slug <slug>] [--json '<full POST /internal/venues body>']",
+    run: (app, args) => {
+      const json = optionalFlag(args, 'json');
+      const body = json === undefined ? {} : (JSON.parse(json) as Record<string, unknown>);
+      return app.get(VenuesService).create({
+        ...body,
+        name: optionalFlag(args, 'name') ?? (body['name'] as string),
+        slug: optionalFlag(args, 'slug') ?? (body['slug'] as string | undefined),
+      });
+    },
+  },
+  'events:publish': {
+    usage: '--event <eventId>',
+    run: (app, args) => app.get(EventsService).publish(requiredFlag(args, 'event')),
+  },
+};

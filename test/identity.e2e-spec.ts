@@ -1,0 +1,300 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from 'pg';
+import { databaseClient } from './support/database-client';
+import { assertErrorBody } from './support/error-body';
+import { fixtures, type Organiser, type Venue } from './support/fixtures';
+import { internalApi, publicApi } from './support/http-client';
+import { startTestService, type TestService } from './support/test-service';
+
+describe('identity and access', () => {
+  let service: TestService;
+  let api: ReturnType<typeof publicApi>;
+  let admin: ReturnType<typeof internalApi>;
+  let db: Client;
+  let organiser: Organiser;
+  let venue: Venue;
+
+  before(async () => {
+    service = await startTestService();
+    api = publicApi(service);
+    admin = internalApi(service);
+    db = await databaseClient(service.databaseUrl);
+    organiser = await fixtures(service).organiser({
+      scopes: ['events:read', 'orders:read', 'events:write', 'webhooks:read', 'webhooks:write'],
+    });
+    venue = await fixtures(service).venue({ scopes: ['events:read', 'webhooks:read'] });
+  });
+  after(async () => {
+    await db.end();
+    await service.close();
+  });
+
+  describe('minting keys', () => {
+    it('mints svc_live_ plus 48 lowercase hex, returned once with its prefix, principal and scopes', async () => {
+      const minted = await admin('POST', '/internal/keys', {
+        body: { principal: { type: 'organiser', id: organiser.id }, actorRole: 'org_manager' },
+      });
+      assert.equal(minted.status, 201);
+      const data = minted.body.data;
+      assert.deepEqual(Object.keys(data).sort(), ['id', 'key', 'keyPrefix', 'principal', 'scopes']);
+      assert.match(data.key, /^svc_live_[0-9a-f]{48}$/);
+      assert.ok(data.key.startsWith(data.keyPrefix.replace('…', '')));
+      assert.ok(data.keyPrefix.length < 20);
+      assert.deepEqual(data.principal, { type: 'organiser', id: organiser.id });
+    });
+
+    it('gives an organiser key events:read and orders:read by default, and a venue key events:read', async () => {
+      const forOrganiser = await admin('POST', '/internal/keys', {
+        body: { principal: { type: 'organiser', id: organiser.id }, actorRole: 'owner' },
+      });
+      assert.deepEqual(forOrganiser.body.data.scopes, ['events:read', 'orders:read']);
+      const forVenue = await admin('POST', '/internal/keys', {
+        body: { principal: { type: 'venue', id: venue.id }, actorRole: 'owner' },
+      });
+      assert.deepEqual(forVenue.body.data.scopes, ['events:read']);
+    });
+
+    it('refuses to mint unless actorRole is owner or org_manager, writing nothing', async () => {
+      const before = Number((await db.query('SELECT count(*) FROM api_key')).rows[0].count);
+      for (const actorRole of ['member', 'viewer', 'OWNER']) {
+        const result = await admin('POST', '/internal/keys', {
+          body: { principal: { type: 'organiser', id: organiser.id }, actorRole },
+        });
+        assertErrorBody(result, 403, 'forbidden');
+      }
+      assert.equal(Number((await db.query('SELECT count(*) FROM api_key')).rows[0].count), before);
+    });
+
+    it('refuses professional principals, unknown principal ids, unknown scopes and venue keys with events:write or orders:read', async () => {
+      const before = Number((await db.query('SELECT count(*) FROM api_key')).rows[0].count);
+      const cases: Array<Record<string, unknown>> = [
+        { principal: { type: 'professional', id: 'pro_1' } },
+        { principal: { type: 'organiser', id: 'org_unknown' } },
+        { principal: { type: 'venue', id: 'ven_unknown' } },
+        { principal: { type: 'robot', id: organiser.id } },
+        { principal: { type: 'organiser', id: organiser.id }, scopes: ['events:read', 'events:delete'] },
+        { principal: { type: 'organiser', id: organiser.id }, scopes: 'events:read' },
+        { principal: { type: 'organiser', id: organiser.id }, scopes: [] },
+        { principal: { type: 'venue', id: venue.id }, scopes: ['events:write'] },
+        { principal: { type: 'venue', id: venue.id }, scopes: ['events:read', 'orders:read'] },
+        { principal: 'organiser' },
+      ];
+      for (const body of cases) {
+        const result = await admin('POST', '/internal/keys', { body: { ...body, actorRole: 'owner' } });
+        assertErrorBody(result, 400, 'invalid_argument');
+      }
+      assert.equal(Number((await db.query('SELECT count(*) FROM api_key')).rows[0].count), before);
+    });
+
+    it('stores no plaintext key anywhere in the database', async () => {
+      const key = await fixtures(service).key({ type: 'organiser', id: organiser.id });
+      const randomPart = key.slice('svc_live_'.length, 'svc_live_'.length + 40);
+      const tables = await db.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
+      assert.ok(tables.rows.length >= 3);
+      for (const { table_name: table } of tables.rows as Array<{ table_name: string }>) {
+        const rows = await db.query(`SELECT * FROM "${table}"`);
+        const dump = JSON.stringify(rows.rows);
+        assert.ok(!dump.includes(randomPart), `table ${table} holds the key`);
+      }
+    });
+  });
+
+  describe('authentication', () => {
+    it('answers every malformed, unknown or missing key with the identical 401', async () => {
+      const valid = organiser.key;
+      const unknownButWellFormed = await fixtures(service).key({ type: 'organiser', id: organiser.id });
+      await admin(
+        'DELETE',
+        `/internal/keys/${(await db.query('SELECT id FROM api_key ORDER BY created_at DESC LIMIT 1')).rows[0].id}`,
+      );
+      const forms: Array<Record<string, string>> = [
+        {},
+        { authorization: '' },
+        { authorization: `Basic ${valid}` },
+        { authorization: 'Bearer' },
+        { authorization: `Bearer  ${valid}` },
+        { authorization: `Bearer ${valid},other` },
+        { authorization: `Bearer ${valid}x` },
+        { authorization: `Bearer x${valid}` },
+        { authorization: `Bearer ${valid.slice(0, -1)}` },
+        { authorization: `Bearer ${valid.replace('svc_live_', 'svc_test_')}` },
+        { authorization: `Bearer ${valid.toUpperCase()}` },
+        { authorization: `Bearer ${valid.slice(0, -1)}g` },
+        { authorization: `Bearer ${valid.slice(0, -1)}${valid.endsWith('0') ? '1' : '0'}` },
+        { authorization: `Bearer ${unknownButWellFormed}` },
+        { authorization: `Token ${valid}` },
+      ];
+      const bodies = new Set<string>();
+      for (const headers of forms) {
+        const result = await api('GET', '/v1/me', { headers });
+        assertErrorBody(result, 401, 'unauthorized');
+        bodies.add(JSON.stringify({ ...result.body, request_id: null }));
+      }
+      assert.equal(bodies.size, 1);
+    });
+
+    it('refuses a revoked key from the very next request', async () => {
+      const minted = await admin('POST', '/internal/keys', {
+        body: { principal: { type: 'organiser', id: organiser.id }, actorRole: 'owner' },
+      });
+      const { id, key } = minted.body.data as { id: string; key: string };
+      assert.equal((await api('GET', '/v1/me', { key })).status, 200);
+      const revoked = await admin('DELETE', `/internal/keys/${id}`);
+      assert.deepEqual(revoked.body.data, { id, revoked: true });
+      assertErrorBody(await api('GET', '/v1/me', { key }), 401, 'unauthorized');
+    });
+
+    it('answers revoking an unknown key with 404, and refuses a non-manager actorRole', async () => {
+      assertErrorBody(await admin('DELETE', '/internal/keys/key_unknown'), 404, 'not_found');
+      const minted = await admin('POST', '/internal/keys', {
+        body: { principal: { type: 'organiser', id: organiser.id }, actorRole: 'owner' },
+      });
+      const refused = await admin('DELETE', `/internal/keys/${minted.body.data.id}`, { body: { actorRole: 'viewer' } });
+      assertErrorBody(refused, 403, 'forbidden');
+      assert.equal((await api('GET', '/v1/me', { key: minted.body.data.key })).status, 200);
+    });
+  });
+
+  describe('authorisation', () => {
+    it('refuses a valid key without the required scope with 403 insufficient_scope', async () => {
+      const ordersOnly = await fixtures(service).key({ type: 'organiser', id: organiser.id }, ['orders:read']);
+      assertErrorBody(await api('GET', '/v1/events', { key: ordersOnly }), 403, 'insufficient_scope');
+    });
+
+    it('refuses a principal type the route does not serve with 403 insufficient_scope', async () => {
+      assertErrorBody(await api('GET', '/v1/venues', { key: organiser.key }), 403, 'insufficient_scope');
+      assertErrorBody(
+        await api('POST', '/v1/events', { key: venue.key, body: {}, headers: { 'idempotency-key': 'k' } }),
+        403,
+        'insufficient_scope',
+      );
+    });
+  });
+
+  describe('GET /v1 and GET /v1/me', () => {
+    it('describes the API to an organiser key with every member of the contract', async () => {
+      const result = await api('GET', '/v1', { key: organiser.key });
+      assert.equal(result.status, 200);
+      const body = result.body;
+      assert.equal(typeof body.api, 'string');
+      assert.equal(body.version, 'v1');
+      assert.equal(body.organizerId, organiser.id);
+      assert.deepEqual(body.scopes, ['events:read', 'orders:read', 'events:write', 'webhooks:read', 'webhooks:write']);
+      assert.equal(typeof body.endpoints, 'object');
+      assert.ok(Object.values(body.endpoints).every((value) => typeof value === 'string'));
+      assert.ok(Object.keys(body.endpoints).includes('GET /v1/events/{eventId}'));
+      assert.ok(Object.keys(body.endpoints).includes('PATCH /v1/events/{eventId}'));
+      assert.ok(!Object.keys(body.endpoints).some((route) => route.includes('/internal')));
+      assert.deepEqual(body.events_available, ['order.confirmed', 'event.published']);
+      assert.equal(typeof body.auth, 'string');
+      assert.deepEqual(body.pagination, {
+        style: 'cursor',
+        parameters: ['limit', 'cursor', 'updated_after'],
+        maxLimit: 100,
+        defaultLimit: 50,
+        envelope: ['data', 'has_more', 'next_cursor'],
+      });
+      assert.equal(typeof body.filters.updated_after, 'string');
+      assert.match(body.rateLimits.reads, /^600 /);
+      assert.match(body.rateLimits.writes, /^120 /);
+      assert.ok(body.rateLimits.writeMethods.includes('DELETE'));
+      assert.ok(Array.isArray(body.rateLimits.headers));
+      assert.match(body.rateLimits.scope, /account/);
+      assert.equal(body.requestId, result.headers.get('x-request-id'));
+      assert.equal(body.docs, 'https://events.example.test/docs');
+      const { data, ...topLevel } = body;
+      assert.deepEqual(data, topLevel, 'data mirrors the top-level members');
+    });
+
+    it('describes the API to a venue key, with only event.published available', async () => {
+      const result = await api('GET', '/v1', { key: venue.key });
+      assert.equal(result.status, 200);
+      assert.equal(typeof result.body.organizerId, 'string');
+      assert.deepEqual(result.body.events_available, ['event.published']);
+      assert.deepEqual(result.body.scopes, ['events:read', 'webhooks:read']);
+    });
+
+    it('reports the principal, scopes and key prefix on /v1/me, with organizerId null for a venue', async () => {
+      const mine = await api('GET', '/v1/me', { key: organiser.key });
+      assert.deepEqual(Object.keys(mine.body.data).sort(), [
+        'apiVersion',
+        'keyPrefix',
+        'organizerId',
+        'principal',
+        'scopes',
+      ]);
+      assert.deepEqual(mine.body.data.principal, { type: 'organiser', id: organiser.id });
+      assert.equal(mine.body.data.organizerId, organiser.id);
+      assert.equal(mine.body.data.apiVersion, 'v1');
+      assert.ok(organiser.key.startsWith(mine.body.data.keyPrefix.replace('…', '')));
+      const theirs = await api('GET', '/v1/me', { key: venue.key });
+      assert.deepEqual(theirs.body.data.principal, { type: 'venue', id: venue.id });
+      assert.equal(theirs.body.data.organizerId, null);
+    });
+  });
+});
+
+describe('per-account rate limits', () => {
+  let service: TestService;
+  let api: ReturnType<typeof publicApi>;
+  let organiser: Organiser;
+
+  before(async () => {
+    service = await startTestService({ RATE_LIMIT_READS: '5', RATE_LIMIT_WRITES: '2' });
+    api = publicApi(service);
+    organiser = await fixtures(service).organiser({ scopes: ['events:read', 'webhooks:read', 'webhooks:write'] });
+  });
+  after(async () => service.close());
+
+  it('makes every key of an account draw on one budget, and leaves other accounts alone', async () => {
+    const second = await fixtures(service).key({ type: 'organiser', id: organiser.id }, ['events:read']);
+    const bystander = await fixtures(service).organiser();
+    const statuses: number[] = [];
+    for (const key of [organiser.key, second, organiser.key, second, organiser.key, second, organiser.key]) {
+      statuses.push((await api('GET', '/v1/me', { key })).status);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429, 429]);
+    assert.equal((await api('GET', '/v1/me', { key: bystander.key })).status, 200);
+  });
+
+  it('counts DELETE as a write, and writes against their own budget', async () => {
+    const writer = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    const first = await api('DELETE', '/v1/webhooks/whk_missing', { key: writer.key });
+    const second = await api('DELETE', '/v1/webhooks/whk_missing', { key: writer.key });
+    assert.notEqual(first.status, 429);
+    assert.notEqual(second.status, 429);
+    assertErrorBody(await api('DELETE', '/v1/webhooks/whk_missing', { key: writer.key }), 429, 'rate_limited');
+    assert.equal((await api('GET', '/v1/me', { key: writer.key })).status, 200, 'reads have their own budget');
+  });
+
+  it('answers 429 rate_limited with integer, consistent Retry-After and X-RateLimit headers', async () => {
+    const reader = await fixtures(service).organiser();
+    let limited;
+    for (let i = 0; i < 7 && limited === undefined; i += 1) {
+      const result = await api('GET', '/v1/me', { key: reader.key });
+      if (result.status === 429) limited = result;
+    }
+    assert.ok(limited, 'the budget of 5 ran out');
+    assertErrorBody(limited, 429, 'rate_limited');
+    const header = (name: string): string => limited.headers.get(name) ?? '';
+    for (const name of ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+      assert.match(header(name), /^\d+$/, name);
+    }
+    assert.equal(header('x-ratelimit-limit'), '5');
+    assert.equal(header('x-ratelimit-remaining'), '0');
+    const retryAfter = Number(header('retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 60);
+    const now = Math.floor(Date.now() / 1000);
+    assert.ok(Math.abs(Number(header('x-ratelimit-reset')) - (now + retryAfter)) <= 1);
+    assert.equal(Number(header('x-ratelimit-reset')) % 60, 0, 'windows are aligned to the minute');
+  });
+
+  it('sends the X-RateLimit headers on successful responses too', async () => {
+    const reader = await fixtures(service).organiser();
+    const result = await api('GET', '/v1/me', { key: reader.key });
+    assert.equal(result.headers.get('x-ratelimit-limit'), '5');
+    assert.equal(result.headers.get('x-ratelimit-remaining'), '4');
+    assert.match(result.headers.get('x-ratelimit-reset') ?? '', /^\d+$/);
+  });
+});

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { freshDatabase } from './support/test-database';
+
+const run = promisify(execFile);
+const OPS = join(__dirname, '..', 'src', 'ops', 'ops.main.js');
+
+describe('npm run ops (the CLI shares the domain services)', () => {
+  let env: NodeJS.ProcessEnv;
+
+  const ops = async (...args: string[]): Promise<{ code: number; json: any; stderr: string }> => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [OPS, ...args], { env });
+      return { code: 0, json: JSON.parse(stdout), stderr };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return {
+        code: failed.code,
+        json: failed.stdout === '' ? undefined : JSON.parse(failed.stdout),
+        stderr: failed.stderr,
+      };
+    }
+  };
+
+  before(async () => {
+    env = { ...process.env, DATABASE_URL: await freshDatabase(), LOG_LEVEL: 'silent' };
+  });
+
+  it('creates organisers, mints, lists and revokes keys, and never lists a secret', async () => {
+    const organiser = await ops('organisers:create', '--name', 'CLI Org');
+    assert.equal(organiser.code, 0, organiser.stderr);
+    const organiserId = organiser.json.data.id as string;
+    const minted = await ops(
+      'keys:create',
+      '--organiser',
+      organiserId,
+      '--role',
+      'owner',
+      '--scopes',
+      'events:read,events:write',
+    );
+    assert.equal(minted.code, 0, minted.stderr);
+    assert.match(minted.json.data.key, /^svc_live_[0-9a-f]{48}$/);
+    assert.deepEqual(minted.json.data.scopes, ['events:read', 'events:write']);
+
+    const listed = await ops('keys:list', '--organiser', organiserId);
+    assert.equal(listed.json.data.length, 1);
+    assert.ok(!JSON.stringify(listed.json).includes(minted.json.data.key.slice(9)), 'keys:list never prints a secret');
+
+    const revoked = await ops('keys:revoke', '--key', minted.json.data.id, '--role', 'org_manager');
+    assert.deepEqual(revoked.json.data, { id: minted.json.data.id, revoked: true });
+    const after = await ops('keys:list', '--organiser', organiserId);
+    assert.ok(after.json.data[0].revokedAt !== null);
+  });
+
+  it('applies the same rules as the internal API and exits non-zero with the error code', async () => {
+    const organiser = await ops('organisers:create', '--name', 'Rules Org');
+    const refused = await ops('keys:create', '--organiser', organiser.json.data.id, '--role', 'viewer');
+    assert.equal(refused.code, 1);
+    assert.equal(refused.json.error, 'forbidden');
+    const usage = await ops('keys:create', '--role', 'owner');
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--organiser/);
+  });
+});
