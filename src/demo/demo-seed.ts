@@ -30,7 +30,9 @@ export async function seedDemoIfEmpty(app: INestApplicationContext): Promise<Dem
     name: 'Demo Hall',
     slug: 'demo-hall',
     description: { EN: 'A demo venue for trying the API.' },
-    locations: [{ displayName: 'Main room', address: '1 Demo Street', city: 'Berlin', country: 'DE', timeZone: 'Europe/Berlin' }],
+    locations: [
+      { displayName: 'Main room', address: '1 Demo Street', city: 'Berlin', country: 'DE', timeZone: 'Europe/Berlin' },
+    ],
   });
   const organiserKey = await keys.mint({
     principal: { type: 'organiser', id: organiser.id },

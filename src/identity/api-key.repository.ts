@@ -18,11 +18,16 @@ export class ApiKeyRepository {
 
   /** One indexed read per request; a revoked key is simply not found. */
   async findActiveByHash(keyHash: string): Promise<ActiveKey | null> {
-    const rows: Array<{ id: string; principal_type: PrincipalType; principal_id: string; scopes: Scope[]; key_prefix: string }> =
-      await this.keys.query(
-        `SELECT id, principal_type, principal_id, scopes, key_prefix FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,
-        [keyHash],
-      );
+    const rows: Array<{
+      id: string;
+      principal_type: PrincipalType;
+      principal_id: string;
+      scopes: Scope[];
+      key_prefix: string;
+    }> = await this.keys.query(
+      `SELECT id, principal_type, principal_id, scopes, key_prefix FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,
+      [keyHash],
+    );
     const row = rows[0];
     if (row === undefined) return null;
     return {

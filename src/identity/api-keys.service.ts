@@ -1,10 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import {
-  displayPrefixOf,
-  generateApiKey,
-  hashApiKey,
-  isWellFormedApiKey,
-} from '../../libs/keys/api-key-format';
+import { displayPrefixOf, generateApiKey, hashApiKey, isWellFormedApiKey } from '../../libs/keys/api-key-format';
 import { newResourceId } from '../../libs/ids/resource-id';
 import { formatInstant } from '../../libs/time/instant';
 import {
@@ -116,7 +111,10 @@ export class ApiKeysService {
     }
   }
 
-  private async validPrincipal(raw: { type?: unknown; id?: unknown }): Promise<Principal & { type: 'organiser' | 'venue' }> {
+  private async validPrincipal(raw: {
+    type?: unknown;
+    id?: unknown;
+  }): Promise<Principal & { type: 'organiser' | 'venue' }> {
     if (!isPrincipalType(raw.type)) {
       throw DomainError.invalidArgument('principal.type must be one of organiser, venue.');
     }

@@ -38,7 +38,8 @@ export class IdentityController {
     const endpoints: Record<string, string> = {};
     for (const route of this.catalogue.publicRoutes()) {
       const scope = route.access?.scope ?? 'none (any valid key)';
-      endpoints[`${route.method} ${route.path}`] = `scope: ${scope}; principals: ${(route.access?.principals ?? []).join(', ')}`;
+      endpoints[`${route.method} ${route.path}`] =
+        `scope: ${scope}; principals: ${(route.access?.principals ?? []).join(', ')}`;
     }
     const body = {
       api: 'events-orders-webhooks',

@@ -31,7 +31,10 @@ export class IdentityInternalController {
   }
 
   @Delete('keys/:keyId')
-  revokeKey(@Param('keyId') keyId: string, @Body() body: RevokeKeyDto | undefined): Promise<{ id: string; revoked: true }> {
+  revokeKey(
+    @Param('keyId') keyId: string,
+    @Body() body: RevokeKeyDto | undefined,
+  ): Promise<{ id: string; revoked: true }> {
     return this.keys.revoke(keyId, body?.actorRole);
   }
 }

@@ -42,7 +42,11 @@ export function publicApi(service: TestService) {
 
 /** Real HTTP against the internal listener, with the admin token unless told otherwise. */
 export function internalApi(service: TestService) {
-  return (method: string, path: string, options: CallOptions & { token?: string | null } = {}): Promise<HttpResult<any>> => {
+  return (
+    method: string,
+    path: string,
+    options: CallOptions & { token?: string | null } = {},
+  ): Promise<HttpResult<any>> => {
     const headers = { ...options.headers };
     const token = options.token === undefined ? service.adminToken : options.token;
     if (token !== null) headers['authorization'] = `Bearer ${token}`;

@@ -19,10 +19,9 @@ function contextFor(method: string, warnings: unknown[], headers: Record<string,
     keyPrefix: 'svc_live_abc',
   });
   const reply = { headers: (values: Record<string, string>) => Object.assign(headers, values) };
-  class Handler {
-    handle(): void {}
-  }
-  return new ExecutionContextHost([request, reply], Handler, Handler.prototype.handle);
+  class Handler {}
+  const handle = (): void => undefined;
+  return new ExecutionContextHost([request, reply], Handler, handle);
 }
 
 async function guardWith(storage: { increment: (...args: unknown[]) => Promise<unknown> }) {
