@@ -1,0 +1,95 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { DataSource } from 'typeorm';
+import { startService, type RunningService } from '../../src/bootstrap';
+import { loadAppConfig } from '../../src/config/app-config';
+import { dataSourceOptions } from '../../src/database/data-source-options';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/database/embedded-postgres';
+import { ensureDatabase } from '../../src/database/ensure-database';
+
+export interface BenchEnvironment {
+  database: EmbeddedDatabase;
+  databaseUrl: string;
+  service: RunningService;
+  adminToken: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A throwaway embedded PostgreSQL, migrated, with the real service on
+ * loopback in front of it. `seed` runs before the service starts.
+ */
+export async function benchEnvironment(
+  seed: (db: DataSource) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<BenchEnvironment> {
+  const database = await startEmbeddedPostgres({
+    directory: join(mkdtempSync(join(tmpdir(), 'events-api-bench-')), 'pg'),
+    persistent: false,
+    log: () => undefined,
+  });
+  await ensureDatabase(database.adminUrl, 'bench');
+  const databaseUrl = database.urlFor('bench');
+  const db = new DataSource({ ...dataSourceOptions(databaseUrl), entities: [] });
+  await db.initialize();
+  await db.runMigrations();
+  await seed(db);
+  await db.query('ANALYZE');
+  await db.destroy();
+  const adminToken = 'bench-admin-token';
+  const config = loadAppConfig({
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    ADMIN_HOST: '127.0.0.1',
+    ADMIN_PORT: '0',
+    ADMIN_TOKEN: adminToken,
+    RATE_LIMIT_READS: '10000000',
+    RATE_LIMIT_WRITES: '10000000',
+    WEBHOOK_SECRET_KEY: 'a'.repeat(64),
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const service = await startService(config, pino({ level: 'silent' }));
+  return {
+    database,
+    databaseUrl,
+    service,
+    adminToken,
+    async close() {
+      await service.close();
+      await database.stop();
+    },
+  };
+}
+
+export interface LatencySummary {
+  requests: number;
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+  perSecond: number;
+}
+
+/** Runs `request` `count` times with `concurrency` in flight and summarises the latencies. */
+export async function measure(count: number, concurrency: number, request: () => Promise<void>): Promise<LatencySummary> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next += 1;
+        const t0 = performance.now();
+        await request();
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = performance.now() - started;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number): number => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 100) / 100;
+  return { requests: latencies.length, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99), perSecond: Math.round((latencies.length / elapsed) * 1000) };
+}
