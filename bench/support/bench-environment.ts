@@ -74,7 +74,11 @@ export interface LatencySummary {
 }
 
 /** Runs `request` `count` times with `concurrency` in flight and summarises the latencies. */
-export async function measure(count: number, concurrency: number, request: () => Promise<void>): Promise<LatencySummary> {
+export async function measure(
+  count: number,
+  concurrency: number,
+  request: () => Promise<void>,
+): Promise<LatencySummary> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -90,6 +94,13 @@ export async function measure(count: number, concurrency: number, request: () =>
   );
   const elapsed = performance.now() - started;
   latencies.sort((a, b) => a - b);
-  const at = (q: number): number => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 100) / 100;
-  return { requests: latencies.length, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99), perSecond: Math.round((latencies.length / elapsed) * 1000) };
+  const at = (q: number): number =>
+    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 100) / 100;
+  return {
+    requests: latencies.length,
+    p50Ms: at(0.5),
+    p95Ms: at(0.95),
+    p99Ms: at(0.99),
+    perSecond: Math.round((latencies.length / elapsed) * 1000),
+  };
 }
