@@ -29,6 +29,12 @@ describe('CursorCodec', () => {
     assert.equal(codec.decode(foreign), null);
   });
 
+  it('refuses a cursor with characters added to or removed from its tag', () => {
+    const cursor = codec.encode({ ordering: 'o', value: 'v', id: 'i' });
+    assert.equal(codec.decode(`${cursor}A`), null);
+    assert.equal(codec.decode(cursor.slice(0, -1)), null);
+  });
+
   it('refuses malformed text without throwing', () => {
     for (const text of ['', '.', 'abc', 'abc.', '.abc', 'a.b.c', 'x'.repeat(600)]) {
       assert.equal(codec.decode(text), null, text);

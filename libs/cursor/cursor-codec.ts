@@ -32,8 +32,9 @@ export class CursorCodec {
     const dot = cursor.indexOf('.');
     if (dot <= 0) return null;
     const payload = cursor.slice(0, dot);
-    const tag = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.tag(payload), 'base64url');
+    // Compare the tag as text: base64url decoding would ignore a dangling extra character.
+    const tag = Buffer.from(cursor.slice(dot + 1), 'utf8');
+    const expected = Buffer.from(this.tag(payload), 'utf8');
     if (tag.length !== expected.length || !timingSafeEqual(tag, expected)) return null;
     try {
       const parsed: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

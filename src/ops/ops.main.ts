@@ -1,5 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import pino from 'pino';
+import { PinoNestLogger } from '../common/logging/logger';
 import { AppModule } from '../app.module';
 import { ConfigError, loadAppConfig } from '../config/app-config';
 import { DomainError } from '../common/errors/domain-error';
@@ -32,8 +34,9 @@ async function main(): Promise<number> {
     embedded = await openEmbeddedDefault(config.dataDir, () => undefined);
     config = { ...config, databaseUrl: embedded.url };
   }
+  // stdout carries only the command's JSON; the service's own warnings go to stderr.
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, new RouteTable()), {
-    logger: ['error', 'warn'],
+    logger: new PinoNestLogger(pino({ level: 'warn' }, pino.destination(2))),
   });
   try {
     print({ data: await command.run(app, args) });

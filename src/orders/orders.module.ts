@@ -1,5 +1,17 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { OrderLineItemEntity } from './entities/order-line-item.entity';
+import { OrderEntity } from './entities/order.entity';
+import { OrderRepository } from './order.repository';
+import { OrdersController } from './orders.controller';
+import { OrdersInternalController } from './orders.internal.controller';
+import { OrdersService } from './orders.service';
 
-/** The Orders bounded context (filled in by its own issue). */
-@Module({})
+/** The Orders bounded context; other contexts use OrdersService or listen for `order.confirmed`. */
+@Module({
+  imports: [TypeOrmModule.forFeature([OrderEntity, OrderLineItemEntity])],
+  controllers: [OrdersController, OrdersInternalController],
+  providers: [OrderRepository, OrdersService],
+  exports: [OrdersService],
+})
 export class OrdersModule {}

@@ -1,6 +1,15 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 import { IsIanaTimeZone, IsLocaleMap } from '../../common/validation/validators';
 
 export class CreateLocationDto {
@@ -47,7 +56,12 @@ export class VenueResponseDto {
   @ApiProperty({ type: String, nullable: true }) category!: string | null;
   @ApiProperty({ type: String, nullable: true }) claimStatus!: string | null;
   @ApiProperty({ format: 'uri', description: 'Built from the venue id, not the slug.' }) url!: string;
-  @ApiPropertyOptional({ type: [VenueLocationResponseDto], maxItems: 30 }) locations!: VenueLocationResponseDto[];
+  @ApiProperty({
+    type: [VenueLocationResponseDto],
+    maxItems: 30,
+    description: 'The oldest 30 live locations, in creation order; deleted ones are omitted.',
+  })
+  locations!: VenueLocationResponseDto[];
 }
 
 export class LocationResponseDto extends VenueLocationResponseDto {

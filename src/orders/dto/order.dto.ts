@@ -1,0 +1,111 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { ORDER_STATUSES, type OrderStatus } from '../order-status';
+
+/**
+ * Money and counts are integers that must survive a JSON round trip exactly,
+ * so they are capped at Number.MAX_SAFE_INTEGER (the bigint columns are too).
+ */
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+export class CreateLineItemDto {
+  @IsInt() @Min(0) @Max(MAX_SAFE) quantity!: number;
+  @IsOptional() @IsInt() @Min(0) @Max(MAX_SAFE) unitAmountMinor?: number | null;
+}
+
+/** Body of internal `POST /internal/orders` (internal-api.md). */
+export class CreateOrderDto {
+  @IsString() @IsNotEmpty() @MaxLength(100) eventId!: string;
+  @IsOptional() @IsIn(ORDER_STATUSES) status?: OrderStatus | null;
+  @IsOptional() @IsBoolean() isRsvp?: boolean | null;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  @IsObject({ each: true })
+  @ValidateNested({ each: true })
+  @Type(() => CreateLineItemDto)
+  lineItems!: CreateLineItemDto[];
+
+  @IsInt() @Min(0) @Max(MAX_SAFE) totalAmountMinor!: number;
+
+  /** Stored as given, in any case; output uppercases it and reads null or empty as EUR. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^(?:[A-Za-z]{3})?$/, { message: 'currency must be a three-letter ISO 4217 code (any case), empty or null' })
+  currency?: string | null;
+
+  @IsOptional() @IsString() @MaxLength(500) billingName?: string | null;
+  @IsOptional() @IsString() @MaxLength(500) billingEmail?: string | null;
+  @IsOptional() @IsString() @MaxLength(500) attributionSource?: string | null;
+  @IsOptional() @IsString() @MaxLength(100) paymentProvider?: string | null;
+}
+
+/** Body of internal `PATCH /internal/orders/{orderId}`: a rewrite; `null` clears a field. */
+export class UpdateOrderDto {
+  @IsOptional() @IsString() @MaxLength(500) billingName?: string | null;
+  @IsOptional() @IsString() @MaxLength(500) billingEmail?: string | null;
+  @IsOptional() @IsString() @MaxLength(500) attributionSource?: string | null;
+}
+
+/** The Order of api-v1.md, field for field. */
+export class OrderResponseDto {
+  @ApiProperty() id!: string;
+  @ApiProperty({ type: String, nullable: true }) eventId!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Always `confirmed` in public responses.' })
+  status!: string | null;
+  @ApiProperty() isRsvp!: boolean;
+  @ApiProperty({ type: 'integer', description: "Sum over the order's line items." }) quantity!: number;
+  @ApiProperty({ type: 'integer', description: 'Minor currency units.' }) totalAmountMinor!: number;
+  @ApiProperty({ description: 'Uppercase ISO 4217, never null, default EUR.', example: 'EUR' }) currency!: string;
+  @ApiProperty({ type: String, nullable: true }) billingName!: string | null;
+  @ApiProperty({ type: String, nullable: true }) billingEmail!: string | null;
+  @ApiProperty({ type: String, nullable: true }) attributionSource!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) createdAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Compared by `updated_after`.' })
+  updatedAt!: string | null;
+}
+
+/** The page envelope around Orders, for the OpenAPI document. */
+export class OrderPageResponseDto {
+  @ApiProperty({ type: [OrderResponseDto] }) data!: OrderResponseDto[];
+  @ApiProperty({ description: 'Observed: the server read one row beyond the page.' }) has_more!: boolean;
+  @ApiProperty({ type: String, nullable: true, description: 'Null exactly when has_more is false.' })
+  next_cursor!: string | null;
+}
+
+/** What the webhooks context needs for an `order.confirmed` delivery (api-v1.md Events). */
+export interface OrderWebhookData {
+  orderId: string;
+  eventId: string | null;
+  /**
+   * Integer minor units, the same number as the Order's `totalAmountMinor`.
+   * The contract leaves the unit open; minor units keep money integer end to
+   * end (the float major-unit `totalAmount` was removed in the 2026-09-21 revision).
+   */
+  totalAmount: number;
+  /** Uppercase; `EUR` when the stored value is null or empty, as on the Order. */
+  currency: string | null;
+  isRsvp: boolean;
+  quantity: number;
+  billingName: string | null;
+  billingEmail: string | null;
+  paymentProvider: string | null;
+}

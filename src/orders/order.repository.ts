@@ -1,0 +1,276 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, Repository } from 'typeorm';
+import { Page } from '../common/envelope/page';
+import { KeysetPager, type KeysetQuery } from '../common/pagination/keyset-pager';
+import type { PageRequest } from '../common/pagination/page-request';
+import type { OrderResponseDto, OrderWebhookData } from './dto/order.dto';
+import { OrderLineItemEntity } from './entities/order-line-item.entity';
+import { OrderEntity } from './entities/order.entity';
+import type { OrderStatus } from './order-status';
+
+const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+/** Stored currencies are inconsistent in case (and may be null or empty); the contract's is uppercase, default EUR. */
+const CURRENCY = `COALESCE(NULLIF(upper(btrim(o.currency)), ''), 'EUR')`;
+
+/**
+ * Exactly the response columns, with timestamps formatted by PostgreSQL once:
+ * list pages skip both pg's Date conversion and entity hydration.
+ */
+const ORDER_COLUMNS = [
+  'o.id',
+  'o.event_id AS "eventId"',
+  'o.status',
+  'o.is_rsvp AS "isRsvp"',
+  'o.quantity',
+  'o.total_amount_minor AS "totalAmountMinor"',
+  `${CURRENCY} AS currency`,
+  'o.billing_name AS "billingName"',
+  'o.billing_email AS "billingEmail"',
+  'o.attribution_source AS "attributionSource"',
+  `to_char(o.created_at AT TIME ZONE 'UTC', ${ISO_MS}) AS "createdAt"`,
+  `to_char(o.updated_at AT TIME ZONE 'UTC', ${ISO_MS}) AS "updatedAt"`,
+].join(', ');
+
+/** Only confirmed orders are ever listed; a literal, so the partial indexes apply. */
+const CONFIRMED = `o.status = 'confirmed'`;
+
+/**
+ * Every write moves updatedAt, even a second write in the same millisecond or
+ * transaction, so an `updated_after` poll never misses one.
+ */
+const MOVED_UPDATED_AT = `GREATEST(now(), updated_at + interval '1 millisecond')`;
+
+/** Each list has its own cursor names, so a cursor from one list is refused by the other. */
+const ORGANISER_ORDERINGS: KeysetQuery['orderings'] = {
+  default: { name: 'orders:created_at_desc', column: 'o.created_at', direction: 'DESC' },
+  updatedAfter: { name: 'orders:updated_at_asc', column: 'o.updated_at', direction: 'ASC' },
+};
+const EVENT_ORDERINGS: KeysetQuery['orderings'] = {
+  default: { name: 'event_orders:created_at_desc', column: 'o.created_at', direction: 'DESC' },
+  updatedAfter: { name: 'event_orders:updated_at_asc', column: 'o.updated_at', direction: 'ASC' },
+};
+
+interface OrderRow {
+  id: string;
+  eventId: string | null;
+  status: string;
+  isRsvp: boolean;
+  /** bigint arrives as text; CHECK constraints keep it a safe integer. */
+  quantity: string;
+  totalAmountMinor: string;
+  currency: string;
+  billingName: string | null;
+  billingEmail: string | null;
+  attributionSource: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function toOrder(row: OrderRow): OrderResponseDto {
+  return {
+    id: row.id,
+    eventId: row.eventId,
+    status: row.status,
+    isRsvp: row.isRsvp,
+    quantity: Number(row.quantity),
+    totalAmountMinor: Number(row.totalAmountMinor),
+    currency: row.currency,
+    billingName: row.billingName,
+    billingEmail: row.billingEmail,
+    attributionSource: row.attributionSource,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+export interface NewOrder {
+  id: string;
+  eventId: string;
+  organizerId: string | null;
+  status: OrderStatus;
+  isRsvp: boolean;
+  quantity: number;
+  totalAmountMinor: number;
+  currency: string | null;
+  billingName: string | null;
+  billingEmail: string | null;
+  attributionSource: string | null;
+  paymentProvider: string | null;
+}
+
+export interface NewLineItem {
+  quantity: number;
+  unitAmountMinor: number | null;
+}
+
+export type OrderRewrite = Partial<Pick<OrderEntity, 'billingName' | 'billingEmail' | 'attributionSource'>>;
+
+@Injectable()
+export class OrderRepository {
+  constructor(
+    @InjectRepository(OrderEntity) private readonly orders: Repository<OrderEntity>,
+    private readonly pager: KeysetPager,
+  ) {}
+
+  /** Confirmed orders across the organiser's events: one scan of a partial index per page. */
+  async pageForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
+    return this.pager.page<OrderRow, OrderResponseDto>(
+      {
+        select: ORDER_COLUMNS,
+        from: `"order" o`,
+        idColumn: 'o.id',
+        where: ['o.organizer_id = $1', CONFIRMED],
+        params: [organizerId],
+        anchorTable: `"order"`,
+        orderings: ORGANISER_ORDERINGS,
+      },
+      request,
+      toOrder,
+    );
+  }
+
+  /**
+   * Confirmed orders of one event, limited to the organiser's own. A row in
+   * the page therefore proves the organiser owns the event; only an empty
+   * page needs `organiserOwnsEvent` to tell "none yet" from "not yours".
+   */
+  async pageForEvent(organizerId: string, eventId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
+    return this.pager.page<OrderRow, OrderResponseDto>(
+      {
+        select: ORDER_COLUMNS,
+        from: `"order" o`,
+        idColumn: 'o.id',
+        where: ['o.event_id = $1', 'o.organizer_id = $2', CONFIRMED],
+        params: [eventId, organizerId],
+        anchorTable: `"order"`,
+        orderings: EVENT_ORDERINGS,
+      },
+      request,
+      toOrder,
+    );
+  }
+
+  async organiserOwnsEvent(organizerId: string, eventId: string): Promise<boolean> {
+    const rows = await this.orders.manager.query<unknown[]>(`SELECT 1 FROM event WHERE id = $1 AND organizer_id = $2`, [
+      eventId,
+      organizerId,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** The order in its response shape, whatever its status (internal responses). */
+  async findView(orderId: string, manager: EntityManager): Promise<OrderResponseDto | null> {
+    const rows = await manager.query<OrderRow[]>(`SELECT ${ORDER_COLUMNS} FROM "order" o WHERE o.id = $1`, [orderId]);
+    const row = rows[0];
+    return row === undefined ? null : toOrder(row);
+  }
+
+  /**
+   * The event's owner, with the event row share-locked until the transaction
+   * ends: an owner change waits for the new order to commit, and then its
+   * trigger moves that order too. Null when the event does not exist.
+   */
+  async lockEventOwner(eventId: string, manager: EntityManager): Promise<{ organizerId: string | null } | null> {
+    const rows = await manager.query<Array<{ organizer_id: string | null }>>(
+      `SELECT organizer_id FROM event WHERE id = $1 FOR SHARE`,
+      [eventId],
+    );
+    const row = rows[0];
+    return row === undefined ? null : { organizerId: row.organizer_id };
+  }
+
+  async insert(order: NewOrder, lineItems: NewLineItem[], manager: EntityManager): Promise<void> {
+    await manager.insert(OrderEntity, order);
+    await manager.insert(
+      OrderLineItemEntity,
+      lineItems.map((item, position) => ({
+        orderId: order.id,
+        position,
+        quantity: item.quantity,
+        unitAmountMinor: item.unitAmountMinor,
+      })),
+    );
+  }
+
+  /**
+   * The pending to confirmed transition, as one conditional update: of any
+   * number of concurrent attempts exactly one changes the row (the others
+   * wait for its lock, re-check `status` and match nothing). Returns the
+   * order's event and owner when this call made the transition, else null.
+   */
+  async confirmIfPending(
+    orderId: string,
+    manager: EntityManager,
+  ): Promise<{ eventId: string | null; organizerId: string | null } | null> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(OrderEntity)
+      .set({ status: 'confirmed', updatedAt: () => MOVED_UPDATED_AT })
+      .where('id = :orderId AND status = :pending', { orderId, pending: 'pending' })
+      .returning(['eventId', 'organizerId'])
+      .execute();
+    // `returning` names entity properties; the raw rows carry column names.
+    const row = (result.raw as Array<{ event_id: string | null; organizer_id: string | null }>)[0];
+    return row === undefined ? null : { eventId: row.event_id, organizerId: row.organizer_id };
+  }
+
+  async statusOf(orderId: string, manager: EntityManager): Promise<OrderStatus | null> {
+    const rows = await manager.query<Array<{ status: OrderStatus }>>(`SELECT status FROM "order" WHERE id = $1`, [
+      orderId,
+    ]);
+    return rows[0]?.status ?? null;
+  }
+
+  /** Returns false when no order has that id. */
+  async rewrite(orderId: string, changes: OrderRewrite, manager: EntityManager): Promise<boolean> {
+    const result = await manager
+      .createQueryBuilder()
+      .update(OrderEntity)
+      .set({ ...changes, updatedAt: () => MOVED_UPDATED_AT })
+      .where('id = :orderId', { orderId })
+      .execute();
+    return (result.affected ?? 0) > 0;
+  }
+
+  /** Hard delete (line items go with it); returns false when no order has that id. */
+  async delete(orderId: string): Promise<boolean> {
+    const result = await this.orders.delete({ id: orderId });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async webhookData(orderId: string, manager: EntityManager): Promise<OrderWebhookData | null> {
+    const rows = await manager.query<
+      Array<{
+        id: string;
+        event_id: string | null;
+        total_amount_minor: string;
+        currency: string;
+        is_rsvp: boolean;
+        quantity: string;
+        billing_name: string | null;
+        billing_email: string | null;
+        payment_provider: string | null;
+      }>
+    >(
+      `SELECT o.id, o.event_id, o.total_amount_minor, ${CURRENCY} AS currency, o.is_rsvp, o.quantity,
+              o.billing_name, o.billing_email, o.payment_provider
+         FROM "order" o WHERE o.id = $1`,
+      [orderId],
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    return {
+      orderId: row.id,
+      eventId: row.event_id,
+      totalAmount: Number(row.total_amount_minor),
+      currency: row.currency,
+      isRsvp: row.is_rsvp,
+      quantity: Number(row.quantity),
+      billingName: row.billing_name,
+      billingEmail: row.billing_email,
+      paymentProvider: row.payment_provider,
+    };
+  }
+}

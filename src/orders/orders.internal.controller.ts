@@ -1,0 +1,33 @@
+import { Body, Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { CreateOrderDto, UpdateOrderDto, type OrderResponseDto } from './dto/order.dto';
+import { OrdersService } from './orders.service';
+
+/** The dashboard side of orders (internal-api.md); answers only on the internal listener. */
+@ApiExcludeController()
+@Controller('internal/orders')
+export class OrdersInternalController {
+  constructor(private readonly orders: OrdersService) {}
+
+  @Post()
+  @HttpCode(201)
+  create(@Body() body: CreateOrderDto): Promise<OrderResponseDto> {
+    return this.orders.create(body);
+  }
+
+  @Post(':orderId/confirm')
+  @HttpCode(200)
+  confirm(@Param('orderId') orderId: string): Promise<OrderResponseDto> {
+    return this.orders.confirm(orderId);
+  }
+
+  @Patch(':orderId')
+  rewrite(@Param('orderId') orderId: string, @Body() body: UpdateOrderDto): Promise<OrderResponseDto> {
+    return this.orders.rewrite(orderId, body);
+  }
+
+  @Delete(':orderId')
+  delete(@Param('orderId') orderId: string): Promise<{ id: string; deleted: true }> {
+    return this.orders.delete(orderId);
+  }
+}

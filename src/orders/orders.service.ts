@@ -1,0 +1,167 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { newResourceId } from '../../libs/ids/resource-id';
+import { DomainEventBus } from '../common/domain-events/domain-event-bus';
+import { Page } from '../common/envelope/page';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { KeysetPager } from '../common/pagination/keyset-pager';
+import { UnitOfWork, type Transaction } from '../database/unit-of-work';
+import { OrderConfirmedDomainEvent } from './domain-events/order-confirmed.domain-event';
+import type {
+  CreateLineItemDto,
+  CreateOrderDto,
+  OrderResponseDto,
+  OrderWebhookData,
+  UpdateOrderDto,
+} from './dto/order.dto';
+import { OrderRepository, type OrderRewrite } from './order.repository';
+
+/**
+ * Orders: read-only on the public API (confirmed orders of the organiser's
+ * events), written by the internal API. Confirmation is the one transition
+ * with a consequence: `order.confirmed`, published exactly once.
+ */
+@Injectable()
+export class OrdersService {
+  constructor(
+    private readonly orders: OrderRepository,
+    private readonly pager: KeysetPager,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly bus: DomainEventBus,
+  ) {}
+
+  /** GET /v1/orders: confirmed orders across the organiser's events. */
+  async listForOrganiser(organizerId: string, query: Record<string, unknown>): Promise<Page<OrderResponseDto>> {
+    return this.orders.pageForOrganiser(organizerId, this.pager.request(query));
+  }
+
+  /** GET /v1/events/{eventId}/orders: 404 for an event the organiser does not own, or that does not exist. */
+  async listForEvent(
+    organizerId: string,
+    eventId: string,
+    query: Record<string, unknown>,
+  ): Promise<Page<OrderResponseDto>> {
+    const request = this.pager.request(query);
+    let page: Page<OrderResponseDto>;
+    try {
+      page = await this.orders.pageForEvent(organizerId, eventId, request);
+    } catch (error) {
+      // "Not yours" outranks a bad cursor: never tell a stranger more than 404.
+      if (!(await this.orders.organiserOwnsEvent(organizerId, eventId))) throw DomainError.notFound('Event');
+      throw error;
+    }
+    // A non-empty page already proves ownership (its rows carry the organiser).
+    if (page.items.length === 0 && !(await this.orders.organiserOwnsEvent(organizerId, eventId))) {
+      throw DomainError.notFound('Event');
+    }
+    return page;
+  }
+
+  /**
+   * Order and line items in one transaction. Created as `confirmed`, it counts
+   * as the pending to confirmed transition and publishes `order.confirmed` in
+   * that same transaction.
+   */
+  async create(input: CreateOrderDto): Promise<OrderResponseDto> {
+    const quantity = totalQuantity(input.lineItems);
+    const status = input.status ?? 'pending';
+    const orderId = newResourceId('ord');
+    return this.unitOfWork.run(async (tx) => {
+      const event = await this.orders.lockEventOwner(input.eventId, tx.manager);
+      if (event === null) throw DomainError.invalidArgument('eventId does not name an existing event.');
+      await this.orders.insert(
+        {
+          id: orderId,
+          eventId: input.eventId,
+          organizerId: event.organizerId,
+          status,
+          isRsvp: input.isRsvp ?? false,
+          quantity,
+          totalAmountMinor: input.totalAmountMinor,
+          currency: input.currency ?? null,
+          billingName: input.billingName ?? null,
+          billingEmail: input.billingEmail ?? null,
+          attributionSource: input.attributionSource ?? null,
+          paymentProvider: input.paymentProvider ?? null,
+        },
+        input.lineItems.map((item) => ({ quantity: item.quantity, unitAmountMinor: item.unitAmountMinor ?? null })),
+        tx.manager,
+      );
+      if (status === 'confirmed') await this.publishConfirmed(orderId, input.eventId, event.organizerId, tx);
+      return this.view(orderId, tx.manager);
+    });
+  }
+
+  /**
+   * pending → confirmed, publishing `order.confirmed` only when this call's
+   * conditional update made the transition. An order already confirmed is
+   * returned unchanged and nothing is published; failed and abandoned are final.
+   */
+  async confirm(orderId: string): Promise<OrderResponseDto> {
+    return this.unitOfWork.run(async (tx) => {
+      const confirmed = await this.orders.confirmIfPending(orderId, tx.manager);
+      if (confirmed !== null) {
+        await this.publishConfirmed(orderId, confirmed.eventId, confirmed.organizerId, tx);
+      } else {
+        const status = await this.orders.statusOf(orderId, tx.manager);
+        if (status === null) throw DomainError.notFound('Order');
+        if (status !== 'confirmed') {
+          throw new DomainError(ErrorCode.Conflict, `Only a pending order can be confirmed; this order is ${status}.`);
+        }
+      }
+      return this.view(orderId, tx.manager);
+    });
+  }
+
+  /** A rewrite of billing details: updatedAt moves, nothing is published, whatever the status. */
+  async rewrite(orderId: string, input: UpdateOrderDto): Promise<OrderResponseDto> {
+    const changes: OrderRewrite = {};
+    if (input.billingName !== undefined) changes.billingName = input.billingName;
+    if (input.billingEmail !== undefined) changes.billingEmail = input.billingEmail;
+    if (input.attributionSource !== undefined) changes.attributionSource = input.attributionSource;
+    return this.unitOfWork.run(async (tx) => {
+      if (!(await this.orders.rewrite(orderId, changes, tx.manager))) throw DomainError.notFound('Order');
+      return this.view(orderId, tx.manager);
+    });
+  }
+
+  async delete(orderId: string): Promise<{ id: string; deleted: true }> {
+    if (!(await this.orders.delete(orderId))) throw DomainError.notFound('Order');
+    return { id: orderId, deleted: true };
+  }
+
+  /**
+   * For the webhooks context: the `order.confirmed` delivery data, read with
+   * the caller's transaction (the one that published the event), so it sees
+   * the confirmation before it commits. Null when the order does not exist.
+   */
+  async webhookData(orderId: string, manager: EntityManager): Promise<OrderWebhookData | null> {
+    return this.orders.webhookData(orderId, manager);
+  }
+
+  private async publishConfirmed(
+    orderId: string,
+    eventId: string | null,
+    organizerId: string | null,
+    tx: Transaction,
+  ): Promise<void> {
+    await this.bus.publish(new OrderConfirmedDomainEvent(orderId, eventId, organizerId, new Date()), tx);
+  }
+
+  private async view(orderId: string, manager: EntityManager): Promise<OrderResponseDto> {
+    const order = await this.orders.findView(orderId, manager);
+    // Only reached inside the transaction that just wrote or locked the order.
+    if (order === null) throw DomainError.notFound('Order');
+    return order;
+  }
+}
+
+/** The order's quantity: the sum over its line items, which must itself stay an exact integer. */
+function totalQuantity(lineItems: CreateLineItemDto[]): number {
+  const sum = lineItems.reduce((total, item) => total + item.quantity, 0);
+  if (!Number.isSafeInteger(sum)) {
+    throw DomainError.invalidArgument('The line items add up to a quantity that is too large.');
+  }
+  return sum;
+}
