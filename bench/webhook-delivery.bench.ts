@@ -1,0 +1,252 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { ensureDatabase } from '../src/database/ensure-database';
+import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver';
+
+/**
+ * Webhook delivery, end to end on this machine: a real service process
+ * (`node dist/src/main.js`) over an embedded PostgreSQL, delivering over
+ * HTTPS to a receiver on 127.0.0.1 (loopback only).
+ *
+ * 1. Latency: orders confirmed one at a time through the internal API; the
+ *    time from sending `confirm` to the webhook arriving (p50, p99).
+ * 2. Throughput: a burst of confirmations fanned out to ten subscriptions;
+ *    deliveries per second from the first confirm to the last arrival.
+ */
+const LATENCY_ORDERS = 200;
+const BURST_ORDERS = 300;
+const BURST_SUBSCRIPTIONS = 10;
+const BURST_CONCURRENCY = 8;
+
+interface Api {
+  call(method: string, path: string, body?: unknown, key?: string): Promise<any>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; admin: Api; api: Api }> {
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [resolve(__dirname, '..', 'src', 'main.js')], {
+    env: {
+      ...process.env,
+      ...env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ADMIN_HOST: '127.0.0.1',
+      ADMIN_PORT: String(adminPort),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  await new Promise<void>((ready, fail) => {
+    const read = (chunk: Buffer): void => {
+      output = (output + chunk.toString('utf8')).slice(-20_000);
+      if (process.env['BENCH_LOG_LEVEL'] !== undefined) process.stderr.write(chunk);
+      if (output.includes('Ready in')) ready();
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.once('exit', (code) => fail(new Error(`service exited with ${code}:\n${output}`)));
+  });
+  const client = (base: string, token?: string): Api => ({
+    async call(method, path, body, key) {
+      const headers: Record<string, string> = {};
+      const bearer = key ?? token;
+      if (bearer !== undefined) headers['authorization'] = `Bearer ${bearer}`;
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const response = await fetch(`${base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const parsed = (await response.json()) as any;
+      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
+      return parsed.data;
+    },
+  });
+  return {
+    child,
+    admin: client(`http://127.0.0.1:${adminPort}`, env['ADMIN_TOKEN']),
+    api: client(`http://127.0.0.1:${port}`),
+  };
+}
+
+async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const item = items[next];
+        next += 1;
+        await work(item);
+      }
+    }),
+  );
+}
+
+async function waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 5));
+  }
+}
+
+export async function main(): Promise<void> {
+  const folder = mkdtempSync(join(tmpdir(), 'webhook-bench-'));
+  const certificate = generateReceiverCertificate(folder);
+  const database = await startEmbeddedPostgres({
+    directory: join(folder, 'pg'),
+    persistent: false,
+    log: () => undefined,
+  });
+  let service: ChildProcess | null = null;
+  let receiver: HttpsReceiver | null = null;
+  try {
+    await ensureDatabase(database.adminUrl, 'bench');
+    // Arrival times are taken in the receiver's request handler, keyed by order id.
+    const arrivals = new Map<string, number[]>();
+    receiver = await startHttpsReceiver((request) => {
+      const orderId = String(request.body?.data?.orderId);
+      const list = arrivals.get(orderId) ?? [];
+      list.push(performance.now());
+      arrivals.set(orderId, list);
+      return { status: 204 };
+    });
+    const adminToken = randomBytes(16).toString('hex');
+    const started = await startService({
+      DATABASE_URL: database.urlFor('bench'),
+      ADMIN_TOKEN: adminToken,
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+      WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
+      NODE_EXTRA_CA_CERTS: certificate.certFile,
+      RATE_LIMIT_WRITES: '1000000',
+      RATE_LIMIT_READS: '1000000',
+      DATA_DIR: join(folder, 'data'),
+      LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'warn',
+    });
+    service = started.child;
+    const { admin, api } = started;
+
+    const organiser = await admin.call('POST', '/internal/organisers', { name: 'Bench organiser' });
+    const key = (
+      await admin.call('POST', '/internal/keys', {
+        principal: { type: 'organiser', id: organiser.id },
+        scopes: ['webhooks:read', 'webhooks:write'],
+        actorRole: 'owner',
+      })
+    ).key as string;
+    const event = await admin.call('POST', '/internal/events', {
+      organizerId: organiser.id,
+      title: { EN: 'Bench' },
+      startTime: '2030-01-01T20:00:00Z',
+    });
+    const newOrder = (): Promise<{ id: string }> =>
+      admin.call('POST', '/internal/orders', {
+        eventId: event.id,
+        lineItems: [{ quantity: 1, unitAmountMinor: 1000 }],
+        totalAmountMinor: 1000,
+      });
+
+    // 1. Latency, one subscription, one confirmation at a time.
+    const hook = await api.call('POST', '/v1/webhooks', { url: `${receiver.origin}/latency`, events: ['order.confirmed'] }, key);
+    if (process.env['BENCH_LOG_LEVEL'] !== undefined) {
+      const order = await newOrder();
+      await admin.call('POST', `/internal/orders/${order.id}/confirm`);
+      await new Promise((done) => setTimeout(done, 1000));
+      process.stderr.write(`DEBUG ${JSON.stringify(await admin.call('GET', `/internal/webhooks/${hook.id}/deliveries`))} ${receiver.requests.length}\n`);
+    }
+    const latencies: number[] = [];
+    for (let i = 0; i < LATENCY_ORDERS; i += 1) {
+      const order = await newOrder();
+      const sent = performance.now();
+      await admin.call('POST', `/internal/orders/${order.id}/confirm`);
+      await waitUntil(() => arrivals.has(order.id), 10_000, `order ${order.id} to arrive`);
+      latencies.push((arrivals.get(order.id) ?? [sent])[0] - sent);
+    }
+    latencies.sort((a, b) => a - b);
+
+    // 2. Throughput: ten subscriptions, a burst of confirmations.
+    for (let i = 1; i < BURST_SUBSCRIPTIONS; i += 1) {
+      await api.call(
+        'POST',
+        '/v1/webhooks',
+        { url: `${receiver.origin}/burst/${i}`, events: ['order.confirmed'] },
+        key,
+      );
+    }
+    const orders: Array<{ id: string }> = [];
+    for (let i = 0; i < BURST_ORDERS; i += 1) orders.push(await newOrder());
+    const burstStart = performance.now();
+    await pool(orders, BURST_CONCURRENCY, async (order) => {
+      await admin.call('POST', `/internal/orders/${order.id}/confirm`);
+    });
+    const confirmsDone = performance.now();
+    const expected = BURST_ORDERS * BURST_SUBSCRIPTIONS;
+    const delivered = (): number => orders.reduce((sum, order) => sum + (arrivals.get(order.id)?.length ?? 0), 0);
+    await waitUntil(() => delivered() >= expected, 90_000, `${expected} burst deliveries`);
+    const lastArrival = Math.max(...orders.map((order) => Math.max(...(arrivals.get(order.id) ?? [0]))));
+    const burstSeconds = (lastArrival - burstStart) / 1000;
+
+    const report = {
+      latency: {
+        deliveries: LATENCY_ORDERS,
+        confirmToArrivalMs: {
+          p50: Math.round(percentile(latencies, 50) * 10) / 10,
+          p99: Math.round(percentile(latencies, 99) * 10) / 10,
+          max: Math.round(latencies[latencies.length - 1] * 10) / 10,
+        },
+      },
+      throughput: {
+        subscriptions: BURST_SUBSCRIPTIONS,
+        confirmations: BURST_ORDERS,
+        deliveries: expected,
+        confirmSeconds: Math.round((confirmsDone - burstStart) / 10) / 100,
+        totalSeconds: Math.round(burstSeconds * 100) / 100,
+        deliveriesPerSecond: Math.round(expected / burstSeconds),
+        receiverMaxInFlight: receiver.maxInFlight,
+      },
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } finally {
+    if (service !== null && service.exitCode === null) {
+      const exited = new Promise((done) => service?.once('exit', done));
+      service.kill('SIGTERM');
+      await exited;
+    }
+    await receiver?.close();
+    await database.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(
+        `webhook delivery benchmark failed: ${error instanceof Error ? error.stack : String(error)}\n`,
+      );
+      process.exit(1);
+    },
+  );
+}
