@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { databaseClient } from './support/database-client';
 import { freshDatabase } from './support/test-database';
 
 const run = promisify(execFile);
@@ -54,6 +55,32 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.deepEqual(revoked.json.data, { id: minted.json.data.id, revoked: true });
     const after = await ops('keys:list', '--organiser', organiserId);
     assert.ok(after.json.data[0].revokedAt !== null);
+  });
+
+  it('creates venues, publishes events and confirms orders through the same services', async () => {
+    const venue = await ops('venues:create', '--name', 'CLI Hall', '--json', '{"locations":[{"city":"Berlin"}]}');
+    assert.equal(venue.code, 0, venue.stderr);
+    assert.equal(venue.json.data.locations.length, 1);
+    const organiser = await ops('organisers:create', '--name', 'Publishing Org');
+    const db = await databaseClient(env['DATABASE_URL']!);
+    try {
+      await db.query(`INSERT INTO event (id, organizer_id, start_time) VALUES ('evt_cli', $1, now())`, [
+        organiser.json.data.id,
+      ]);
+      await db.query(
+        `INSERT INTO "order" (id, event_id, organizer_id, status, quantity, total_amount_minor)
+         VALUES ('ord_cli', 'evt_cli', $1, 'pending', 1, 500)`,
+        [organiser.json.data.id],
+      );
+    } finally {
+      await db.end();
+    }
+    const published = await ops('events:publish', '--event', 'evt_cli');
+    assert.equal(published.json.data.visibility, 'public');
+    const confirmed = await ops('orders:confirm', '--order', 'ord_cli');
+    assert.equal(confirmed.json.data.status, 'confirmed');
+    const missing = await ops('orders:confirm', '--order', 'ord_missing');
+    assert.equal(missing.json.error, 'not_found');
   });
 
   it('applies the same rules as the internal API and exits non-zero with the error code', async () => {

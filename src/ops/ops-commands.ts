@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { EventsService } from '../events/events.service';
 import { ApiKeysService } from '../identity/api-keys.service';
+import { OrdersService } from '../orders/orders.service';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
 import { optionalFlag, OpsUsageError, requiredFlag, type OpsArguments } from './ops-arguments';
@@ -71,5 +72,9 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'events:publish': {
     usage: '--event <eventId>',
     run: (app, args) => app.get(EventsService).publish(requiredFlag(args, 'event')),
+  },
+  'orders:confirm': {
+    usage: '--order <orderId>',
+    run: (app, args) => app.get(OrdersService).confirm(requiredFlag(args, 'order')),
   },
 };
