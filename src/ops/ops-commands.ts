@@ -4,6 +4,7 @@ import { ApiKeysService } from '../identity/api-keys.service';
 import { OrdersService } from '../orders/orders.service';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
+import { WebhooksService } from '../webhooks/webhooks.service';
 import { optionalFlag, OpsUsageError, requiredFlag, type OpsArguments } from './ops-arguments';
 
 export type OpsCommand = (app: INestApplicationContext, args: OpsArguments) => Promise<unknown>;
@@ -72,6 +73,10 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'events:publish': {
     usage: '--event <eventId>',
     run: (app, args) => app.get(EventsService).publish(requiredFlag(args, 'event')),
+  },
+  'webhooks:enable': {
+    usage: '--webhook <webhookId>',
+    run: (app, args) => app.get(WebhooksService).enable(requiredFlag(args, 'webhook')),
   },
   'orders:confirm': {
     usage: '--order <orderId>',

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { ensureDatabase } from '../../src/database/ensure-database';
+import { generateReceiverCertificate } from './https-receiver';
 import { TEMPLATE_DATABASE } from './test-database';
 
 /**
@@ -28,14 +29,36 @@ function findTests(folder: string): string[] {
   return found;
 }
 
+/**
+ * Webhook tests deliver to an HTTPS receiver on 127.0.0.1 with a certificate
+ * made for this run. Node reads NODE_EXTRA_CA_CERTS only at process start, so
+ * it is set here for the test processes (and the service processes they
+ * spawn), added to any bundle the caller already had.
+ */
+function receiverCertificateEnv(folder: string): Record<string, string> {
+  const { cert } = generateReceiverCertificate(folder);
+  const bundle = join(folder, 'extra-ca-bundle.pem');
+  const existing = process.env['NODE_EXTRA_CA_CERTS'];
+  let previous: string;
+  try {
+    previous = existing === undefined ? '' : `${readFileSync(existing, 'utf8').trim()}\n`;
+  } catch {
+    previous = '';
+  }
+  writeFileSync(bundle, `${previous}${cert.toString('utf8')}`);
+  return { NODE_EXTRA_CA_CERTS: bundle, TEST_RECEIVER_CERT_DIR: folder };
+}
+
 async function main(): Promise<void> {
   const filter = process.argv.slice(2);
   const files = ['src', 'libs', 'test']
     .flatMap((folder) => findTests(join(distRoot, folder)))
     .filter((file) => filter.length === 0 || filter.some((part) => file.includes(part)))
     .sort();
+  const runFolder = mkdtempSync(join(tmpdir(), 'events-api-test-'));
+  const certificateEnv = receiverCertificateEnv(runFolder);
   const server = await startEmbeddedPostgres({
-    directory: join(mkdtempSync(join(tmpdir(), 'events-api-test-')), 'pg'),
+    directory: join(runFolder, 'pg'),
     persistent: false,
     log: (message) => process.stderr.write(`[test-postgres] ${message}\n`),
   });
@@ -52,7 +75,12 @@ async function main(): Promise<void> {
     code = await new Promise<number>((resolveCode) => {
       const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...files], {
         stdio: 'inherit',
-        env: { ...process.env, TEST_PG_ADMIN_URL: server.adminUrl, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'silent' },
+        env: {
+          ...process.env,
+          ...certificateEnv,
+          TEST_PG_ADMIN_URL: server.adminUrl,
+          LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'silent',
+        },
       });
       child.on('exit', (exitCode) => resolveCode(exitCode ?? 1));
     });

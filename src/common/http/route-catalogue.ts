@@ -1,6 +1,7 @@
 import { Injectable, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { DECORATORS } from '@nestjs/swagger';
 import { ACCESS_KEY, type RequiredAccess } from '../auth-context/require-access.decorator';
 import { listenerForPath } from './listener';
 
@@ -53,6 +54,10 @@ export class RouteCatalogue {
         const methodPath = Reflect.getMetadata(PATH_METADATA, handler) as string | undefined;
         const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
         if (methodPath === undefined || method === undefined) continue;
+        // Routes hidden from the reference (a 400-only helper route) stay out of the endpoint list too.
+        const excluded = Reflect.getMetadata(DECORATORS.API_EXCLUDE_ENDPOINT, handler) as
+          { disable?: boolean } | undefined;
+        if (excluded?.disable === true) continue;
         entries.push({
           method: RequestMethod[method],
           path: joinPath(controllerPath, methodPath),

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { planAfterAttempt, type RetrySchedule } from './attempt-plan';
+
+const schedule: RetrySchedule = { baseMs: 1_000, maxMs: 60_000, maxAttempts: 5 };
+const now = new Date('2026-01-01T00:00:00Z');
+const noJitter = (): number => 0.5;
+
+function plan(attemptsBefore: number, outcome: Parameters<typeof planAfterAttempt>[0]['outcome'], retryAfter?: string) {
+  return planAfterAttempt({ attemptsBefore, outcome, retryAfter, now, schedule, random: noJitter });
+}
+
+void describe('planAfterAttempt', () => {
+  void it('acknowledges any 2xx', () => {
+    for (const status of [200, 201, 202, 204, 299]) {
+      assert.deepEqual(plan(0, status), { succeeded: true, status: 'succeeded', retryInMs: null });
+    }
+  });
+
+  void it('treats a redirect, a client error and a server error alike as failures to retry', () => {
+    for (const status of [301, 302, 307, 308, 400, 404, 410, 500, 502]) {
+      assert.deepEqual(plan(0, status), { succeeded: false, status: 'pending', retryInMs: 1_000 }, String(status));
+    }
+  });
+
+  void it('retries a timeout and a network error on the doubling schedule', () => {
+    assert.equal(plan(0, 'timeout').retryInMs, 1_000);
+    assert.equal(plan(1, 'network_error').retryInMs, 2_000);
+    assert.equal(plan(3, 'timeout').retryInMs, 8_000);
+  });
+
+  void it('marks the delivery failed once maxAttempts attempts have failed', () => {
+    assert.equal(plan(3, 500).status, 'pending');
+    assert.deepEqual(plan(4, 500), { succeeded: false, status: 'failed', retryInMs: null });
+  });
+
+  void it('drops a delivery whose host resolved to a refused address, without retrying', () => {
+    assert.deepEqual(plan(0, 'blocked_host'), { succeeded: false, status: 'dropped', retryInMs: null });
+  });
+
+  void it('takes Retry-After on 429 and 503 as the next wait, clamped to the schedule bounds', () => {
+    assert.equal(plan(0, 429, '30').retryInMs, 30_000);
+    assert.equal(plan(0, 503, '0').retryInMs, 1_000);
+    assert.equal(plan(0, 503, '86400').retryInMs, 60_000);
+    assert.equal(plan(0, 429, 'Thu, 01 Jan 2026 00:00:10 GMT').retryInMs, 10_000);
+  });
+
+  void it('ignores Retry-After on other statuses and when it cannot be read', () => {
+    assert.equal(plan(0, 500, '30').retryInMs, 1_000);
+    assert.equal(plan(0, 429, 'soon').retryInMs, 1_000);
+  });
+});

@@ -1,0 +1,53 @@
+import { retryAfterDelayMs, retryDelayMs } from '../../../libs/webhooks';
+import type { DeliveryStatus } from '../entities/webhook-delivery.entity';
+import type { AttemptOutcome } from '../webhook-event-types';
+
+export interface RetrySchedule {
+  baseMs: number;
+  maxMs: number;
+  maxAttempts: number;
+}
+
+export interface AttemptPlan {
+  succeeded: boolean;
+  status: DeliveryStatus;
+  /** Wait before the next attempt when the delivery stays pending. */
+  retryInMs: number | null;
+}
+
+export function isAcknowledged(outcome: AttemptOutcome): boolean {
+  return typeof outcome === 'number' && outcome >= 200 && outcome <= 299;
+}
+
+/**
+ * What becomes of a delivery after one attempt. Any 2xx acknowledges. A host
+ * that resolves to a refused address is dropped: retrying cannot make it
+ * allowed, and every retry would be one more probe of the network. Other
+ * failures retry on the backoff schedule until `maxAttempts`, except that a
+ * 429 or 503 with Retry-After sets the wait itself, clamped to the schedule's
+ * bounds so a receiver can neither make us hammer it nor park a delivery
+ * past the schedule.
+ */
+export function planAfterAttempt(input: {
+  attemptsBefore: number;
+  outcome: AttemptOutcome;
+  retryAfter: string | undefined;
+  now: Date;
+  schedule: RetrySchedule;
+  random?: () => number;
+}): AttemptPlan {
+  const { outcome, schedule } = input;
+  if (isAcknowledged(outcome)) return { succeeded: true, status: 'succeeded', retryInMs: null };
+  if (outcome === 'blocked_host') return { succeeded: false, status: 'dropped', retryInMs: null };
+  const attempt = input.attemptsBefore + 1;
+  if (attempt >= schedule.maxAttempts) return { succeeded: false, status: 'failed', retryInMs: null };
+  const asked =
+    outcome === 429 || outcome === 503
+      ? retryAfterDelayMs(input.retryAfter, input.now, { minMs: schedule.baseMs, maxMs: schedule.maxMs })
+      : null;
+  return {
+    succeeded: false,
+    status: 'pending',
+    retryInMs: asked ?? retryDelayMs(attempt, { baseMs: schedule.baseMs, maxMs: schedule.maxMs }, input.random),
+  };
+}

@@ -1,0 +1,197 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { randomUUID } from 'node:crypto';
+import { describeSchedule, parseCidrList, signPayload, type ParsedCidr } from '../../../libs/webhooks';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
+import { WebhookDeliveryRepository, type ClaimedDelivery } from '../webhook-delivery.repository';
+import { planAfterAttempt, type RetrySchedule } from './attempt-plan';
+import { DeliveryNotifications } from './delivery-notifications';
+import { WebhookSender } from './webhook-sender';
+
+export const SWEEP_INTERVAL_NAME = 'webhook-delivery-sweep';
+/** Attempts in flight from this instance, across all subscriptions. */
+const MAX_IN_FLIGHT = 64;
+/** Attempts in flight per subscription, across all instances (design notes). */
+export const MAX_IN_FLIGHT_PER_SUBSCRIPTION = 4;
+/** A lease outlives the attempt's deadline by this much, for the write that records it. */
+const LEASE_MARGIN_MS = 5_000;
+/** How long shutdown waits for attempts in flight before cutting them short. */
+const SHUTDOWN_GRACE_MS = 5_000;
+const USER_AGENT = 'Service-Webhooks/1.0';
+
+interface InFlight {
+  delivery: ClaimedDelivery;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Sends what the outbox holds. It wakes on a timer (`WEBHOOK_POLL_MS`,
+ * registered with the SchedulerRegistry), on this instance's commits (the
+ * outbox listener) and on other instances' commits (LISTEN/NOTIFY); each
+ * wake claims due deliveries under a lease and starts one attempt per
+ * claimed delivery. Every attempt ends in a recorded outcome; an attempt that
+ * never gets recorded (crash, kill) leaves a lease that expires, and the
+ * delivery is sent again. Several instances can run this at once: claims
+ * skip whatever another worker holds.
+ */
+@Injectable()
+export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(WebhookDeliveryWorker.name);
+  private readonly sender = new WebhookSender();
+  private readonly allowedPrivate: ParsedCidr[];
+  private readonly schedule: RetrySchedule;
+  private readonly inFlight = new Map<string, InFlight>();
+  private running = false;
+  private sweep: Promise<void> | null = null;
+  private wanted = false;
+
+  constructor(
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly cipher: WebhookSecretCipher,
+    private readonly notifications: DeliveryNotifications,
+    private readonly scheduler: SchedulerRegistry,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.allowedPrivate = parseCidrList(config.webhooks.allowPrivateCidrs);
+    this.schedule = {
+      baseMs: config.webhooks.backoffBaseMs,
+      maxMs: config.webhooks.backoffMaxMs,
+      maxAttempts: config.webhooks.maxAttempts,
+    };
+  }
+
+  onApplicationBootstrap(): void {
+    // `npm run ops` boots the same module for one command: it writes deliveries, a running service sends them.
+    if (!this.config.runBackgroundWork) return;
+    this.running = true;
+    const interval = setInterval(() => this.wake(), this.config.webhooks.pollMs);
+    interval.unref();
+    this.scheduler.addInterval(SWEEP_INTERVAL_NAME, interval);
+    this.notifications.start(() => this.wake());
+    const waits = describeSchedule(this.schedule).map((ms) => `${Math.round(ms / 1000)}s`);
+    this.logger.log(
+      `webhook delivery: ${this.schedule.maxAttempts} attempts, retry waits ${waits.join(', ') || 'none'} (±20%), ` +
+        `${this.config.webhooks.timeoutMs} ms deadline`,
+    );
+    this.wake();
+  }
+
+  /** Looks for due deliveries now. Cheap and idempotent: concurrent wakes fold into one sweep. */
+  wake(): void {
+    if (!this.running) return;
+    this.wanted = true;
+    this.sweep ??= this.drain().finally(() => {
+      this.sweep = null;
+      // A wake that arrived while the sweep was finishing must not wait for the next poll.
+      if (this.wanted) this.wake();
+    });
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    if (this.scheduler.doesExist('interval', SWEEP_INTERVAL_NAME)) this.scheduler.deleteInterval(SWEEP_INTERVAL_NAME);
+    await this.notifications.stop();
+    await this.sweep;
+    // Attempts in flight get a brief chance to finish and be recorded ...
+    const grace = Math.min(this.config.webhooks.timeoutMs + 500, SHUTDOWN_GRACE_MS);
+    await Promise.race([
+      Promise.allSettled([...this.inFlight.values()].map((attempt) => attempt.done)),
+      new Promise((resolve) => setTimeout(resolve, grace).unref()),
+    ]);
+    // ... then are cut short and their leases given back, so another instance sends them at once.
+    const cut = [...this.inFlight.values()];
+    for (const attempt of cut) attempt.abort.abort();
+    await Promise.allSettled(cut.map((attempt) => attempt.done));
+    try {
+      await this.deliveries.releaseLeases(cut.map(({ delivery }) => delivery));
+    } catch (error) {
+      this.logger.warn(`could not give back ${cut.length} delivery leases; they expire on their own: ${String(error)}`);
+    }
+    this.sender.destroy();
+  }
+
+  private async drain(): Promise<void> {
+    while (this.running && this.wanted) {
+      this.wanted = false;
+      const room = MAX_IN_FLIGHT - this.inFlight.size;
+      // Full: each attempt that finishes wakes the worker again.
+      if (room <= 0) return;
+      let claimed: ClaimedDelivery[];
+      try {
+        claimed = await this.deliveries.claim({
+          maxDeliveries: room,
+          perSubscription: MAX_IN_FLIGHT_PER_SUBSCRIPTION,
+          leaseMs: this.config.webhooks.timeoutMs + LEASE_MARGIN_MS,
+          leaseToken: randomUUID(),
+        });
+      } catch (error) {
+        if (this.running) this.logger.error(`could not claim webhook deliveries: ${String(error)}`);
+        // The poll tries again; re-waking now would spin on a database that is down.
+        this.wanted = false;
+        return;
+      }
+      for (const delivery of claimed) this.start(delivery);
+      if (claimed.length === room) this.wanted = true;
+    }
+  }
+
+  private start(delivery: ClaimedDelivery): void {
+    const abort = new AbortController();
+    const done = this.attempt(delivery, abort.signal)
+      .catch((error: unknown) => {
+        // Unrecorded: the lease expires and the delivery is attempted again.
+        this.logger.error(`webhook delivery ${delivery.id} attempt was not recorded: ${String(error)}`);
+      })
+      .finally(() => {
+        this.inFlight.delete(delivery.id);
+        this.wake();
+      });
+    this.inFlight.set(delivery.id, { delivery, abort, done });
+  }
+
+  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    const secret = this.cipher.open(delivery.subscriptionId, delivery.secretSealed);
+    const attemptedAt = new Date();
+    // A fresh `t` per attempt over the same stored bytes: retries are byte-identical, signatures are not.
+    const signature = signPayload(secret, delivery.payload, Math.floor(attemptedAt.getTime() / 1000));
+    const result = await this.sender.send(
+      {
+        url: delivery.url,
+        body: delivery.payload,
+        headers: {
+          'Content-Type': 'application/json',
+          'User-Agent': USER_AGENT,
+          'Service-Event': delivery.eventType,
+          'Service-Delivery': delivery.id,
+          'Service-Signature': signature,
+        },
+      },
+      { timeoutMs: this.config.webhooks.timeoutMs, allowedPrivate: this.allowedPrivate, signal },
+    );
+    if (result.aborted) return;
+    const plan = planAfterAttempt({
+      attemptsBefore: delivery.attempts,
+      outcome: result.outcome,
+      retryAfter: result.retryAfter,
+      now: new Date(),
+      schedule: this.schedule,
+    });
+    const recorded = await this.deliveries.recordAttempt({
+      delivery,
+      attemptedAt,
+      outcome: result.outcome,
+      durationMs: result.durationMs,
+      succeeded: plan.succeeded,
+      next: { status: plan.status, retryInMs: plan.retryInMs },
+    });
+    if (recorded.disabledNow) {
+      this.logger.warn(`webhook ${delivery.subscriptionId} was disabled after consecutive failed deliveries`);
+    }
+    if (!recorded.deliveryUpdated) {
+      this.logger.warn(`webhook delivery ${delivery.id} outlived its lease; another attempt may follow`);
+    }
+  }
+}

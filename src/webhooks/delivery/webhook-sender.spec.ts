@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { parseCidrList, type AddressLookup } from '../../../libs/webhooks';
+import { startHttpsReceiver, type HttpsReceiver } from '../../../test/support/https-receiver';
+import { WebhookSender } from './webhook-sender';
+
+// The receiver's certificate is trusted through NODE_EXTRA_CA_CERTS, which the test runner sets.
+const loopback = parseCidrList(['127.0.0.0/8']);
+const body = Buffer.from('{"id":"d1","type":"order.confirmed"}');
+
+void describe('WebhookSender', () => {
+  let receiver: HttpsReceiver;
+  const sender = new WebhookSender();
+
+  before(async () => {
+    receiver = await startHttpsReceiver();
+  });
+  after(async () => {
+    sender.destroy();
+    await receiver.close();
+  });
+
+  const send = (path: string, options: Partial<Parameters<WebhookSender['send']>[1]> = {}) =>
+    sender.send(
+      { url: `${receiver.origin}${path}`, body, headers: { 'Content-Type': 'application/json', 'Service-Event': 'x' } },
+      { timeoutMs: 1_000, allowedPrivate: loopback, ...options },
+    );
+
+  void it('POSTs the exact bytes with the given headers and reports the status', async () => {
+    receiver.reply(() => ({ status: 202 }));
+    const result = await send('/in?x=1');
+    assert.equal(result.outcome, 202);
+    assert.equal(result.aborted, false);
+    const request = receiver.requests.at(-1)!;
+    assert.equal(request.method, 'POST');
+    assert.equal(request.path, '/in?x=1');
+    assert.ok(request.rawBody.equals(body));
+    assert.equal(request.headers['service-event'], 'x');
+    assert.equal(request.headers['content-length'], String(body.length));
+  });
+
+  void it('reports a redirect as its status without following it', async () => {
+    const before = receiver.requests.length;
+    receiver.reply(() => ({ status: 307, headers: { location: `${receiver.origin}/elsewhere` } }));
+    assert.equal((await send('/in')).outcome, 307);
+    assert.equal(receiver.requests.length, before + 1);
+  });
+
+  void it('hands back Retry-After and stops reading a long body at 4 KiB', async () => {
+    receiver.reply(() => ({ status: 503, headers: { 'retry-after': '120' }, body: 'x'.repeat(1_000_000) }));
+    const result = await send('/in');
+    assert.equal(result.outcome, 503);
+    assert.equal(result.retryAfter, '120');
+  });
+
+  void it('gives up at the deadline with timeout', async () => {
+    receiver.reply(() => ({ status: 200, delayMs: 500 }));
+    const result = await send('/slow', { timeoutMs: 100 });
+    assert.equal(result.outcome, 'timeout');
+    assert.ok(result.durationMs >= 90 && result.durationMs < 450, `${result.durationMs} ms`);
+  });
+
+  void it('refuses an address outside the allow-list as blocked_host without connecting', async () => {
+    const before = receiver.requests.length;
+    receiver.reply(() => ({ status: 200 }));
+    assert.equal((await send('/in', { allowedPrivate: [] })).outcome, 'blocked_host');
+    assert.equal(receiver.requests.length, before);
+  });
+
+  void it('resolves a name once, refuses it when any answer is private, and never looks it up again', async () => {
+    const calls: string[] = [];
+    const rebinding: AddressLookup = async (hostname) => {
+      calls.push(hostname);
+      return [
+        { address: '127.0.0.1', family: 4 },
+        { address: '10.0.0.1', family: 4 },
+      ];
+    };
+    const port = new URL(receiver.origin).port;
+    const result = await sender.send(
+      { url: `https://hooks.example.test:${port}/in`, body, headers: {} },
+      { timeoutMs: 1_000, allowedPrivate: loopback, lookup: rebinding },
+    );
+    assert.equal(result.outcome, 'blocked_host');
+    assert.deepEqual(calls, ['hooks.example.test']);
+  });
+
+  void it('connects to the checked address but verifies TLS against the host name', async () => {
+    // The lookup says 127.0.0.1, where the receiver is; its certificate names 127.0.0.1, not this host,
+    // so the handshake must fail: the name, not the pinned address, is what TLS checks.
+    const calls: string[] = [];
+    const pinned: AddressLookup = async (hostname) => {
+      calls.push(hostname);
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    const before = receiver.requests.length;
+    const port = new URL(receiver.origin).port;
+    const result = await sender.send(
+      { url: `https://hooks.example.test:${port}/in`, body, headers: {} },
+      { timeoutMs: 1_000, allowedPrivate: loopback, lookup: pinned },
+    );
+    assert.equal(result.outcome, 'network_error');
+    assert.deepEqual(calls, ['hooks.example.test']);
+    assert.equal(receiver.requests.length, before);
+  });
+
+  void it('reports a refused connection as network_error', async () => {
+    const result = await sender.send(
+      { url: 'https://127.0.0.1:1/in', body, headers: {} },
+      { timeoutMs: 1_000, allowedPrivate: loopback },
+    );
+    assert.equal(result.outcome, 'network_error');
+  });
+
+  void it('stops when the caller aborts and says so', async () => {
+    receiver.reply(() => 'hang');
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const result = await send('/hang', { signal: controller.signal, timeoutMs: 5_000 });
+    assert.equal(result.aborted, true);
+  });
+});

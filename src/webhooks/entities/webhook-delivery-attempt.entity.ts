@@ -1,0 +1,12 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** Every attempt, successful or not: the deliveries table is the truth, never a log line. */
+@Entity('webhook_delivery_attempt')
+export class WebhookDeliveryAttemptEntity {
+  @PrimaryColumn({ type: 'bigint', insert: false, update: false }) id!: string;
+  @Column({ name: 'delivery_id', type: 'text', collation: 'C' }) deliveryId!: string;
+  @Column({ name: 'attempted_at', type: 'timestamptz', precision: 3 }) attemptedAt!: Date;
+  /** An HTTP status as digits, or `timeout`, `network_error`, `blocked_host`. */
+  @Column({ type: 'text' }) outcome!: string;
+  @Column({ name: 'duration_ms', type: 'integer' }) durationMs!: number;
+}

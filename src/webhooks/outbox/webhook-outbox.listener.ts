@@ -1,0 +1,89 @@
+import { Injectable } from '@nestjs/common';
+import { OnEvent } from '@nestjs/event-emitter';
+import { randomUUID } from 'node:crypto';
+import { COMMITTED } from '../../common/domain-events/domain-event-bus';
+import type { Transaction } from '../../database/unit-of-work';
+import { EventPublishedDomainEvent } from '../../events/domain-events/event-published.domain-event';
+import { EventsService } from '../../events/events.service';
+import { OrderConfirmedDomainEvent } from '../../orders/domain-events/order-confirmed.domain-event';
+import { OrdersService } from '../../orders/orders.service';
+import { WebhookDeliveryWorker } from '../delivery/webhook-delivery.worker';
+import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import type { WebhookEventType } from '../webhook-event-types';
+import { WebhookSubscriptionRepository, type Recipient } from '../webhook-subscription.repository';
+import { serialiseEnvelope } from './webhook-envelope';
+
+/**
+ * The outbox: turns a domain fact into one pending delivery per matching,
+ * enabled subscription, inside the transaction that made the fact true (the
+ * bus hands us that transaction). If it rolls back, no delivery exists; if it
+ * commits, the deliveries do, whatever happens to this process next. Errors
+ * are not suppressed: a failed insert fails the publishing transaction rather
+ * than losing the webhook.
+ */
+@Injectable()
+export class WebhookOutboxListener {
+  constructor(
+    private readonly subscriptions: WebhookSubscriptionRepository,
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly orders: OrdersService,
+    private readonly events: EventsService,
+    private readonly worker: WebhookDeliveryWorker,
+  ) {}
+
+  @OnEvent(OrderConfirmedDomainEvent.type, { suppressErrors: false })
+  async onOrderConfirmed(event: OrderConfirmedDomainEvent, tx: Transaction): Promise<void> {
+    if (event.organizerId === null) return;
+    const recipients = await this.subscriptions.findOrderConfirmedRecipients(event.organizerId, tx.manager);
+    if (recipients.length === 0) return;
+    const data = await this.orders.webhookData(event.orderId, tx.manager);
+    if (data === null)
+      throw new Error(`order ${event.orderId} was confirmed but cannot be read in its own transaction`);
+    await this.enqueue(OrderConfirmedDomainEvent.type, event.orderId, event.occurredAt, recipients, data, tx);
+  }
+
+  @OnEvent(EventPublishedDomainEvent.type, { suppressErrors: false })
+  async onEventPublished(event: EventPublishedDomainEvent, tx: Transaction): Promise<void> {
+    const recipients = await this.subscriptions.findEventPublishedRecipients(
+      event.eventId,
+      event.organizerId,
+      tx.manager,
+    );
+    if (recipients.length === 0) return;
+    const data = await this.events.webhookData(event.eventId, tx.manager);
+    if (data === null)
+      throw new Error(`event ${event.eventId} was published but cannot be read in its own transaction`);
+    await this.enqueue(EventPublishedDomainEvent.type, event.eventId, event.occurredAt, recipients, data, tx);
+  }
+
+  /** After commit only: the deliveries exist now, so the worker can send them without waiting for its poll. */
+  @OnEvent(OrderConfirmedDomainEvent.type + COMMITTED)
+  @OnEvent(EventPublishedDomainEvent.type + COMMITTED)
+  wakeWorker(): void {
+    this.worker.wake();
+  }
+
+  private async enqueue(
+    type: WebhookEventType,
+    subjectId: string,
+    occurredAt: Date,
+    recipients: Recipient[],
+    data: object,
+    tx: Transaction,
+  ): Promise<void> {
+    const createdAt = occurredAt.toISOString();
+    await this.deliveries.enqueue(
+      recipients.map((recipient) => {
+        const id = randomUUID();
+        return {
+          id,
+          subscriptionId: recipient.subscriptionId,
+          eventType: type,
+          subjectId,
+          payload: serialiseEnvelope({ id, type, createdAt, principal: recipient.principal, data }),
+        };
+      }),
+      tx.manager,
+    );
+  }
+}

@@ -1,0 +1,35 @@
+import type { PrincipalType } from '../common/auth-context/access';
+
+/** Contract strings (api-v1.md "WebhookEventType"), kept exactly as written. */
+export const WEBHOOK_EVENT_TYPES = ['order.confirmed', 'event.published'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export function isWebhookEventType(value: unknown): value is WebhookEventType {
+  return typeof value === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
+}
+
+/** Principals that may hold subscriptions. */
+export type SubscriberType = Extract<PrincipalType, 'organiser' | 'venue'>;
+
+/** Authentication 9: a venue key may subscribe to `event.published` only. */
+export const EVENT_TYPES_FOR: Record<SubscriberType, readonly WebhookEventType[]> = {
+  organiser: WEBHOOK_EVENT_TYPES,
+  venue: ['event.published'],
+};
+
+/** `lastStatus`: an HTTP status, or why no status was received. */
+export type AttemptOutcome = number | 'timeout' | 'network_error' | 'blocked_host';
+
+/** Stored as text; an HTTP status comes back as a number. */
+export function outcomeFromText(text: string | null): AttemptOutcome | null {
+  if (text === null) return null;
+  if (/^\d{3}$/.test(text)) return Number(text);
+  return text as AttemptOutcome;
+}
+
+/** The subscription limit of an account (api-v1.md "Limits"). */
+export const MAX_SUBSCRIPTIONS_PER_ACCOUNT = 10;
+/** Consecutive failed attempts that disable a subscription (api-v1.md "Delivery guarantees" 4). */
+export const FAILURES_BEFORE_DISABLE = 20;
+/** Description is trimmed, then cut to this many characters. */
+export const MAX_DESCRIPTION_LENGTH = 200;

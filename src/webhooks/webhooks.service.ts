@@ -1,0 +1,188 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { newResourceId } from '../../libs/ids/resource-id';
+import { checkWebhookUrl, generateWebhookSecret, parseCidrList, type ParsedCidr } from '../../libs/webhooks';
+import type { Principal } from '../common/auth-context/access';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { UnitOfWork } from '../database/unit-of-work';
+import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
+import type {
+  CreateWebhookDto,
+  DeletedWebhookResponseDto,
+  WebhookDeliveryResponseDto,
+  WebhookResponseDto,
+} from './dto/webhook.dto';
+import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
+import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
+import { WebhookDeliveryRepository } from './webhook-delivery.repository';
+import {
+  EVENT_TYPES_FOR,
+  isWebhookEventType,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_SUBSCRIPTIONS_PER_ACCOUNT,
+  outcomeFromText,
+  type AttemptOutcome,
+  type SubscriberType,
+  type WebhookEventType,
+} from './webhook-event-types';
+import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
+
+const MAX_URL_LENGTH = 2048;
+/** The internal deliveries list shows this many, newest first. */
+const DELIVERIES_SHOWN = 500;
+
+function subscriberTypeOf(owner: Principal): SubscriberType {
+  // The route admits organiser and venue keys only (@RequireAccess); anything else is a wiring bug.
+  if (owner.type !== 'organiser' && owner.type !== 'venue') throw new Error(`${owner.type} cannot own webhooks`);
+  return owner.type;
+}
+
+/**
+ * Webhook subscriptions: the contract's rules for creating them, the
+ * account's limit of ten, and the internal operations (re-enable, deliveries).
+ */
+@Injectable()
+export class WebhooksService {
+  private readonly allowedPrivate: ParsedCidr[];
+
+  constructor(
+    private readonly subscriptions: WebhookSubscriptionRepository,
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly cipher: WebhookSecretCipher,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly worker: WebhookDeliveryWorker,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.allowedPrivate = parseCidrList(config.webhooks.allowPrivateCidrs);
+  }
+
+  async list(owner: Principal): Promise<WebhookResponseDto[]> {
+    const rows = await this.subscriptions.listForAccount(owner);
+    return rows.map((row) => this.toResponse(row));
+  }
+
+  async create(owner: Principal, input: CreateWebhookDto): Promise<WebhookResponseDto> {
+    const type = subscriberTypeOf(owner);
+    const url = this.validUrl(input.url);
+    const events = this.validEvents(type, input.events);
+    const description = this.validDescription(input.description);
+
+    const subscription = new WebhookSubscriptionEntity();
+    subscription.id = newResourceId('whk');
+    subscription.principalType = type;
+    subscription.principalId = owner.id;
+    subscription.url = url;
+    subscription.events = events;
+    subscription.secretSealed = this.cipher.seal(subscription.id, generateWebhookSecret());
+    // Only the literal boolean disables: 0, "false" and null leave it on.
+    subscription.enabled = input.enabled !== false;
+    subscription.description = description;
+    subscription.lastStatus = null;
+    subscription.consecutiveFailures = 0;
+
+    await this.unitOfWork.run(async ({ manager }) => {
+      await this.subscriptions.lockAccount(owner, manager);
+      if ((await this.subscriptions.countForAccount(owner, manager)) >= MAX_SUBSCRIPTIONS_PER_ACCOUNT) {
+        throw new DomainError(
+          ErrorCode.LimitReached,
+          `This account already has ${MAX_SUBSCRIPTIONS_PER_ACCOUNT} webhook subscriptions; delete one first.`,
+        );
+      }
+      await this.subscriptions.insert(subscription, manager);
+    });
+    return this.toResponse(subscription);
+  }
+
+  /** Pending deliveries are dropped with it; an attempt already in flight is not recalled. */
+  async remove(owner: Principal, webhookId: string | undefined): Promise<DeletedWebhookResponseDto> {
+    if (webhookId === undefined || webhookId.trim() === '') {
+      throw DomainError.invalidArgument('A webhookId is required in the path: DELETE /v1/webhooks/{webhookId}.');
+    }
+    await this.unitOfWork.run(async ({ manager }) => {
+      if (!(await this.subscriptions.softDelete(owner, webhookId, manager))) throw DomainError.notFound('Webhook');
+      await this.deliveries.dropPending(webhookId, manager);
+    });
+    return { id: webhookId, deleted: true };
+  }
+
+  /** The dashboard's re-enable: failures reset to 0, and whatever waited is sent again. */
+  async enable(webhookId: string): Promise<WebhookResponseDto> {
+    const subscription = await this.subscriptions.enable(webhookId);
+    if (subscription === null) throw DomainError.notFound('Webhook');
+    this.worker.wake();
+    return this.toResponse(subscription);
+  }
+
+  async deliveriesOf(webhookId: string): Promise<WebhookDeliveryResponseDto[]> {
+    if ((await this.subscriptions.findById(webhookId)) === null) throw DomainError.notFound('Webhook');
+    const rows = await this.deliveries.listForSubscription(webhookId, DELIVERIES_SHOWN);
+    return rows.map((row) => ({
+      id: row.id,
+      type: row.eventType,
+      status: row.status,
+      attempts: row.attempts,
+      lastStatus: outcomeFromText(row.lastStatus),
+      nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null,
+      createdAt: row.createdAt.toISOString(),
+      attemptLog: row.attemptLog.map((attempt) => ({
+        at: attempt.at.toISOString(),
+        outcome: outcomeFromText(attempt.outcome) as AttemptOutcome,
+        durationMs: attempt.durationMs,
+      })),
+    }));
+  }
+
+  private validUrl(raw: unknown): string {
+    if (raw === undefined || raw === null) throw DomainError.invalidArgument('url is required.');
+    if (typeof raw === 'string' && raw.length > MAX_URL_LENGTH) {
+      throw DomainError.invalidArgument(`url must be at most ${MAX_URL_LENGTH} characters.`);
+    }
+    const check = checkWebhookUrl(raw, this.allowedPrivate);
+    // The reason never echoes an address, so the answer cannot be used to map a network.
+    if (!check.ok) throw DomainError.invalidArgument(`${check.reason}.`);
+    return (raw as string).trim();
+  }
+
+  private validEvents(type: SubscriberType, raw: unknown): WebhookEventType[] {
+    if (raw === undefined || raw === null) throw DomainError.invalidArgument('events is required.');
+    if (!Array.isArray(raw)) throw DomainError.invalidArgument('events must be an array of event types.');
+    const known = [...new Set(raw.filter(isWebhookEventType))];
+    if (known.length === 0) {
+      throw DomainError.invalidArgument(
+        `events names no known event type; known: ${EVENT_TYPES_FOR.organiser.join(', ')}.`,
+      );
+    }
+    const allowed = EVENT_TYPES_FOR[type];
+    // Refused, not narrowed: a venue asking for order.confirmed should learn it cannot have it.
+    const refused = known.filter((event) => !allowed.includes(event));
+    if (refused.length > 0) {
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        `A ${type} key may subscribe to ${allowed.join(', ')} only; refused: ${refused.join(', ')}.`,
+      );
+    }
+    return known;
+  }
+
+  private validDescription(raw: unknown): string | null {
+    if (raw === undefined || raw === null) return null;
+    if (typeof raw !== 'string') throw DomainError.invalidArgument('description must be a string.');
+    // Cut by code points so a truncated emoji never leaves half a surrogate pair.
+    const cut = Array.from(raw.trim()).slice(0, MAX_DESCRIPTION_LENGTH).join('');
+    return cut === '' ? null : cut;
+  }
+
+  private toResponse(row: WebhookSubscriptionEntity): WebhookResponseDto {
+    return {
+      id: row.id,
+      url: row.url,
+      events: row.events,
+      secret: this.cipher.open(row.id, row.secretSealed),
+      enabled: row.enabled,
+      description: row.description,
+      lastStatus: outcomeFromText(row.lastStatus),
+      consecutiveFailures: row.consecutiveFailures,
+    };
+  }
+}

@@ -1,0 +1,609 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Client } from 'pg';
+import { verifySignature } from '../libs/webhooks';
+import type { Scope } from '../src/common/auth-context/access';
+import { fixtures, type Organiser } from './support/fixtures';
+import { internalApi, publicApi } from './support/http-client';
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReplyPlan } from './support/https-receiver';
+import { freshDatabase } from './support/test-database';
+import { startTestService, type TestService } from './support/test-service';
+
+const ORGANISER_SCOPES: Scope[] = ['events:read', 'orders:read', 'webhooks:read', 'webhooks:write'];
+const VENUE_SCOPES: Scope[] = ['events:read', 'webhooks:read', 'webhooks:write'];
+/** Small backoff and deadline so retries happen in milliseconds; 127.0.0.0/8 is where the receivers live. */
+const DELIVERY_ENV = {
+  WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
+  WEBHOOK_BACKOFF_BASE_MS: '50',
+  WEBHOOK_BACKOFF_MAX_MS: '200',
+  WEBHOOK_POLL_MS: '50',
+  WEBHOOK_TIMEOUT_MS: '300',
+  WEBHOOK_MAX_ATTEMPTS: '25',
+};
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+/** Polls until `probe` returns something other than undefined. */
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(40);
+  }
+}
+
+const deliveryIdOf = (request: ReceivedRequest): string => String(request.headers['service-delivery']);
+
+/** Test data through the APIs, as integrators and the dashboard would make it. */
+function world(publicUrl: string, adminUrl: string, adminToken: string) {
+  const service = { publicUrl, adminUrl, adminToken } as TestService;
+  const api = publicApi(service);
+  const admin = internalApi(service);
+  const make = fixtures(service);
+  return {
+    api,
+    admin,
+    organiser: (): Promise<Organiser> => make.organiser({ scopes: ORGANISER_SCOPES }),
+    venue: (locations = 1) => make.venue({ scopes: VENUE_SCOPES, locations }),
+
+    async subscribe(key: string, url: string, events: string[], extra: Record<string, unknown> = {}) {
+      const created = await api('POST', '/v1/webhooks', { key, body: { url, events, ...extra } });
+      assert.equal(created.status, 201, created.text);
+      return created.body.data as { id: string; secret: string; enabled: boolean };
+    },
+
+    async event(organizerId: string, fields: Record<string, unknown> = {}) {
+      const created = await admin('POST', '/internal/events', {
+        body: { organizerId, title: { EN: 'Webhook test' }, startTime: '2030-05-01T18:00:00Z', ...fields },
+      });
+      assert.equal(created.status, 201, created.text);
+      return created.body.data as {
+        id: string;
+        title: string | null;
+        startTime: string;
+        endTime: string | null;
+        url: string;
+      };
+    },
+
+    async publish(eventId: string) {
+      const published = await admin('POST', `/internal/events/${eventId}/publish`);
+      assert.equal(published.status, 200, published.text);
+    },
+
+    async order(eventId: string, fields: Record<string, unknown> = {}) {
+      const created = await admin('POST', '/internal/orders', {
+        body: {
+          eventId,
+          status: 'confirmed',
+          lineItems: [{ quantity: 2, unitAmountMinor: 1500 }],
+          totalAmountMinor: 3000,
+          currency: 'eur',
+          billingName: 'Zoë Ōtsuka',
+          billingEmail: 'zoe@example.com',
+          paymentProvider: 'stripe',
+          ...fields,
+        },
+      });
+      assert.equal(created.status, 201, created.text);
+      return created.body.data as { id: string };
+    },
+
+    async deliveries(webhookId: string): Promise<any[]> {
+      const listed = await admin('GET', `/internal/webhooks/${webhookId}/deliveries`);
+      assert.equal(listed.status, 200, listed.text);
+      return listed.body.data as any[];
+    },
+
+    async webhook(key: string, webhookId: string): Promise<any> {
+      const listed = await api('GET', '/v1/webhooks', { key });
+      return (listed.body.data as Array<{ id: string }>).find((webhook) => webhook.id === webhookId);
+    },
+  };
+}
+
+describe('webhook delivery', () => {
+  let service: TestService;
+  let w: ReturnType<typeof world>;
+  const receivers: HttpsReceiver[] = [];
+
+  before(async () => {
+    service = await startTestService(DELIVERY_ENV);
+    w = world(service.publicUrl, service.adminUrl, service.adminToken);
+  });
+  after(async () => {
+    await service.close();
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+  });
+
+  async function receiver(plan?: ReplyPlan): Promise<HttpsReceiver> {
+    const started = await startHttpsReceiver(plan);
+    receivers.push(started);
+    return started;
+  }
+
+  async function settled(webhookId: string, count = 1): Promise<any[]> {
+    return eventually(async () => {
+      const deliveries = await w.deliveries(webhookId);
+      return deliveries.length >= count && deliveries.every((d) => d.status !== 'pending') ? deliveries : undefined;
+    }, `${count} settled deliveries of ${webhookId}`);
+  }
+
+  it('signs each delivery over the raw body with the subscription secret and sends the contract envelope', async () => {
+    const receiving = await receiver();
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/hooks/orders?source=events`, ['order.confirmed']);
+    const event = await w.event(owner.id);
+    const order = await w.order(event.id);
+
+    const [request] = await receiving.waitFor((requests) => requests.length >= 1);
+    assert.equal(request.method, 'POST');
+    assert.equal(request.path, '/hooks/orders?source=events');
+    assert.equal(request.headers['content-type'], 'application/json');
+    assert.equal(request.headers['user-agent'], 'Service-Webhooks/1.0');
+    assert.equal(request.headers['service-event'], 'order.confirmed');
+    const header = String(request.headers['service-signature']);
+    assert.match(header, /^t=\d+,v1=[0-9a-f]{64}$/);
+    assert.ok(Math.abs(Number(/^t=(\d+)/.exec(header)?.[1]) - Date.now() / 1000) < 30);
+    assert.deepEqual(verifySignature({ secret: hook.secret, rawBody: request.rawBody, header }), { ok: true });
+    // Re-serialised JSON is not what was signed.
+    const reserialised = Buffer.from(JSON.stringify(request.body, null, 2));
+    assert.deepEqual(verifySignature({ secret: hook.secret, rawBody: reserialised, header }), {
+      ok: false,
+      reason: 'signature_mismatch',
+    });
+
+    const envelope = request.body;
+    assert.deepEqual(Object.keys(envelope), ['id', 'type', 'createdAt', 'principal', 'data']);
+    assert.match(envelope.id, UUID);
+    assert.equal(request.headers['service-delivery'], envelope.id);
+    assert.equal(envelope.type, 'order.confirmed');
+    assert.ok(!Number.isNaN(Date.parse(envelope.createdAt)));
+    assert.deepEqual(envelope.principal, { type: 'organiser', id: owner.id });
+    assert.deepEqual(envelope.data, {
+      orderId: order.id,
+      eventId: event.id,
+      totalAmount: 3000,
+      currency: 'EUR',
+      isRsvp: false,
+      quantity: 2,
+      billingName: 'Zoë Ōtsuka',
+      billingEmail: 'zoe@example.com',
+      paymentProvider: 'stripe',
+    });
+
+    const [delivery] = await settled(hook.id);
+    assert.deepEqual(Object.keys(delivery), [
+      'id',
+      'type',
+      'status',
+      'attempts',
+      'lastStatus',
+      'nextAttemptAt',
+      'createdAt',
+      'attemptLog',
+    ]);
+    assert.equal(delivery.id, envelope.id);
+    assert.equal(delivery.type, 'order.confirmed');
+    assert.equal(delivery.status, 'succeeded');
+    assert.equal(delivery.attempts, 1);
+    assert.equal(delivery.lastStatus, 200);
+    assert.equal(delivery.nextAttemptAt, null);
+    assert.equal(delivery.attemptLog.length, 1);
+    assert.equal(delivery.attemptLog[0].outcome, 200);
+    assert.ok(Number.isInteger(delivery.attemptLog[0].durationMs));
+    const webhook = await w.webhook(owner.key, hook.id);
+    assert.equal(webhook.lastStatus, 200);
+    assert.equal(webhook.consecutiveFailures, 0);
+  });
+
+  it('retries after a 500 with the same delivery id and byte-identical bodies, each freshly signed', async () => {
+    const receiving = await receiver((_request, index) => ({ status: index < 2 ? 500 : 204 }));
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed']);
+    await w.order((await w.event(owner.id)).id);
+
+    const requests = await receiving.waitFor((all) => all.length >= 3);
+    const [first, ...retries] = requests;
+    for (const retry of retries) {
+      assert.equal(deliveryIdOf(retry), deliveryIdOf(first));
+      assert.ok(retry.rawBody.equals(first.rawBody), 'retry body differs from the first attempt');
+      const header = String(retry.headers['service-signature']);
+      assert.deepEqual(verifySignature({ secret: hook.secret, rawBody: retry.rawBody, header }), { ok: true });
+    }
+    const [delivery] = await settled(hook.id);
+    assert.equal(delivery.status, 'succeeded');
+    assert.equal(delivery.attempts, 3);
+    assert.deepEqual(
+      delivery.attemptLog.map((attempt: { outcome: unknown }) => attempt.outcome),
+      [500, 500, 204],
+    );
+    const webhook = await w.webhook(owner.key, hook.id);
+    assert.equal(webhook.lastStatus, 204);
+    assert.equal(webhook.consecutiveFailures, 0);
+  });
+
+  it('retries after a timeout with byte-identical bodies', async () => {
+    // WEBHOOK_TIMEOUT_MS is 300: the first answer comes too late.
+    const receiving = await receiver((_request, index) => ({ status: 200, delayMs: index === 0 ? 1_000 : 0 }));
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/slow`, ['order.confirmed']);
+    await w.order((await w.event(owner.id)).id);
+
+    const [first, second] = await receiving.waitFor((all) => all.length >= 2);
+    assert.equal(deliveryIdOf(second), deliveryIdOf(first));
+    assert.ok(second.rawBody.equals(first.rawBody));
+    const [delivery] = await settled(hook.id);
+    assert.deepEqual(
+      delivery.attemptLog.map((attempt: { outcome: unknown }) => attempt.outcome),
+      ['timeout', 200],
+    );
+    assert.ok(delivery.attemptLog[0].durationMs >= 250, `timeout after ${delivery.attemptLog[0].durationMs} ms`);
+  });
+
+  it('treats a redirect as a failure and never follows it', async () => {
+    const elsewhere = await receiver();
+    const receiving = await receiver((_request, index) =>
+      index === 0 ? { status: 302, headers: { location: `${elsewhere.origin}/moved` } } : { status: 200 },
+    );
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed']);
+    await w.order((await w.event(owner.id)).id);
+
+    const [delivery] = await settled(hook.id);
+    assert.deepEqual(
+      delivery.attemptLog.map((attempt: { outcome: unknown }) => attempt.outcome),
+      [302, 200],
+    );
+    assert.equal(elsewhere.requests.length, 0);
+    assert.equal(receiving.requests.length, 2);
+  });
+
+  it('records a refused connection as network_error and retries it', async () => {
+    const port = await freePort();
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `https://127.0.0.1:${port}/in`, ['order.confirmed']);
+    await w.order((await w.event(owner.id)).id);
+    const webhook = await eventually(async () => {
+      const found = await w.webhook(owner.key, hook.id);
+      return found.consecutiveFailures >= 2 ? found : undefined;
+    }, 'two failed attempts');
+    assert.equal(webhook.lastStatus, 'network_error');
+    const [delivery] = await w.deliveries(hook.id);
+    assert.equal(delivery.status, 'pending');
+    assert.ok(delivery.attemptLog.every((attempt: { outcome: unknown }) => attempt.outcome === 'network_error'));
+    await w.api('DELETE', `/v1/webhooks/${hook.id}`, { key: owner.key });
+  });
+
+  it('drops a delivery whose host now resolves to a refused address, as blocked_host, without retrying', async () => {
+    const receiving = await receiver();
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed']);
+    // The address behind a name can change after subscribing; here the stored url moves outside the allow-list.
+    const client = new Client({ connectionString: service.databaseUrl });
+    await client.connect();
+    try {
+      const port = new URL(receiving.origin).port;
+      await client.query(`UPDATE webhook_subscription SET url = $2 WHERE id = $1`, [
+        hook.id,
+        `https://[::1]:${port}/in`,
+      ]);
+    } finally {
+      await client.end();
+    }
+    await w.order((await w.event(owner.id)).id);
+
+    const [delivery] = await settled(hook.id);
+    assert.equal(delivery.status, 'dropped');
+    assert.equal(delivery.attempts, 1);
+    assert.equal(delivery.lastStatus, 'blocked_host');
+    assert.equal(delivery.attemptLog[0].outcome, 'blocked_host');
+    assert.equal((await w.webhook(owner.key, hook.id)).lastStatus, 'blocked_host');
+    assert.equal(receiving.requests.length, 0);
+  });
+
+  it('disables a subscription after 20 consecutive failures, and enable resets the count to 0', async () => {
+    const receiving = await receiver(() => ({ status: 500 }));
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/down`, ['order.confirmed']);
+    await w.order((await w.event(owner.id)).id);
+
+    const disabled = await eventually(
+      async () => {
+        const found = await w.webhook(owner.key, hook.id);
+        return found.enabled ? undefined : found;
+      },
+      'the subscription to be disabled',
+      20_000,
+    );
+    assert.equal(disabled.consecutiveFailures, 20);
+    assert.equal(disabled.lastStatus, 500);
+    await sleep(400);
+    assert.equal(receiving.requests.length, 20, 'a disabled subscription got another attempt');
+    const [waiting] = await w.deliveries(hook.id);
+    assert.equal(waiting.status, 'pending');
+    assert.equal(waiting.attempts, 20);
+
+    receiving.reply(() => ({ status: 200 }));
+    const enabled = await w.admin('POST', `/internal/webhooks/${hook.id}/enable`);
+    assert.equal(enabled.status, 200, enabled.text);
+    assert.equal(enabled.body.data.enabled, true);
+    assert.equal(enabled.body.data.consecutiveFailures, 0);
+    const [delivered] = await settled(hook.id);
+    assert.equal(delivered.status, 'succeeded');
+    assert.equal(delivered.attempts, 21);
+  });
+
+  it('emits one delivery per fact: publishing twice, confirming twice and rewriting add nothing', async () => {
+    const receiving = await receiver();
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed', 'event.published']);
+    const event = await w.event(owner.id);
+    await w.publish(event.id);
+    await w.publish(event.id);
+
+    const pending = await w.order(event.id, { status: 'pending' });
+    for (let i = 0; i < 2; i += 1) {
+      assert.equal((await w.admin('POST', `/internal/orders/${pending.id}/confirm`)).status, 200);
+    }
+    const direct = await w.order(event.id);
+    assert.equal((await w.admin('POST', `/internal/orders/${direct.id}/confirm`)).status, 200);
+    for (const orderId of [pending.id, direct.id]) {
+      const rewritten = await w.admin('PATCH', `/internal/orders/${orderId}`, { body: { billingName: 'Renamed' } });
+      assert.equal(rewritten.status, 200, rewritten.text);
+    }
+
+    await settled(hook.id, 3);
+    await sleep(300);
+    const deliveries = await w.deliveries(hook.id);
+    assert.equal(deliveries.length, 3);
+    assert.deepEqual(deliveries.map((d) => d.type).sort(), ['event.published', 'order.confirmed', 'order.confirmed']);
+    assert.equal(new Set(receiving.requests.map(deliveryIdOf)).size, 3);
+    const orderIds = receiving.requests
+      .filter((request) => request.body.type === 'order.confirmed')
+      .map((request) => request.body.data.orderId)
+      .sort();
+    assert.deepEqual(orderIds, [pending.id, direct.id].sort());
+  });
+
+  it('fans event.published out to the organiser and to each venue at the event location, each with its principal', async () => {
+    const toOrganiser = await receiver();
+    const toVenue = await receiver();
+    const toOtherVenue = await receiver();
+    const owner = await w.organiser();
+    const place = await w.venue(2);
+    const otherPlace = await w.venue();
+    const organiserHook = await w.subscribe(owner.key, `${toOrganiser.origin}/o`, ['event.published']);
+    const venueHook = await w.subscribe(place.key, `${toVenue.origin}/v`, ['event.published']);
+    await w.subscribe(otherPlace.key, `${toOtherVenue.origin}/x`, ['event.published']);
+    const event = await w.event(owner.id, {
+      title: { EN: 'Opening night' },
+      endTime: '2030-05-01T23:00:00Z',
+      locationId: place.locationIds[1],
+    });
+    await w.publish(event.id);
+
+    const [forOrganiser] = await toOrganiser.waitFor((all) => all.length >= 1);
+    const [forVenue] = await toVenue.waitFor((all) => all.length >= 1);
+    assert.deepEqual(forOrganiser.body.principal, { type: 'organiser', id: owner.id });
+    assert.deepEqual(forVenue.body.principal, { type: 'venue', id: place.id });
+    const expectedData = {
+      eventId: event.id,
+      title: 'Opening night',
+      startTime: event.startTime,
+      endTime: event.endTime,
+      url: event.url,
+    };
+    assert.deepEqual(forOrganiser.body.data, expectedData);
+    assert.deepEqual(forVenue.body.data, expectedData);
+    assert.notEqual(forOrganiser.body.id, forVenue.body.id);
+    for (const [request, secret] of [
+      [forOrganiser, organiserHook.secret],
+      [forVenue, venueHook.secret],
+    ] as const) {
+      const header = String(request.headers['service-signature']);
+      assert.deepEqual(verifySignature({ secret, rawBody: request.rawBody, header }), { ok: true });
+    }
+    await settled(organiserHook.id);
+    await settled(venueHook.id);
+    await sleep(200);
+    assert.equal(toOrganiser.requests.length, 1);
+    assert.equal(toVenue.requests.length, 1);
+    assert.equal(toOtherVenue.requests.length, 0);
+  });
+
+  it('sends nothing to disabled or deleted subscriptions, nor to those of other event types', async () => {
+    const receiving = await receiver();
+    const owner = await w.organiser();
+    const disabled = await w.subscribe(owner.key, `${receiving.origin}/disabled`, ['order.confirmed'], {
+      enabled: false,
+    });
+    const deleted = await w.subscribe(owner.key, `${receiving.origin}/deleted`, ['order.confirmed']);
+    assert.equal((await w.api('DELETE', `/v1/webhooks/${deleted.id}`, { key: owner.key })).status, 200);
+    await w.subscribe(owner.key, `${receiving.origin}/other-type`, ['event.published']);
+    const active = await w.subscribe(owner.key, `${receiving.origin}/active`, ['order.confirmed']);
+    await w.order((await w.event(owner.id)).id);
+
+    await settled(active.id);
+    await sleep(300);
+    assert.deepEqual(
+      receiving.requests.map((request) => request.path),
+      ['/active'],
+    );
+    assert.deepEqual(await w.deliveries(disabled.id), []);
+    assert.deepEqual(await w.deliveries(deleted.id), []);
+  });
+
+  it("holds a failing subscription's other deliveries back and probes with the oldest until a 2xx", async () => {
+    const receiving = await receiver(() => ({ status: 503 }));
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed']);
+    const event = await w.event(owner.id);
+    await w.order(event.id);
+    await receiving.waitFor((all) => all.length >= 2);
+    const probeId = deliveryIdOf(receiving.requests[0]);
+
+    for (let i = 0; i < 3; i += 1) await w.order(event.id);
+    await receiving.waitFor((all) => all.length >= 6);
+    assert.deepEqual(
+      [...new Set(receiving.requests.map(deliveryIdOf))],
+      [probeId],
+      'a delivery other than the probe was attempted while the subscription was failing',
+    );
+
+    const failuresSeen = receiving.requests.length;
+    receiving.reply(() => ({ status: 200 }));
+    const deliveries = await settled(hook.id, 4);
+    assert.ok(deliveries.every((delivery) => delivery.status === 'succeeded'));
+    assert.equal(deliveryIdOf(receiving.requests[failuresSeen]), probeId, 'the first success was not the probe');
+    assert.equal(new Set(receiving.requests.map(deliveryIdOf)).size, 4);
+    assert.equal((await w.webhook(owner.key, hook.id)).consecutiveFailures, 0);
+  });
+
+  it('keeps at most four attempts in flight per subscription', async () => {
+    const receiving = await receiver(() => ({ status: 200, delayMs: 150 }));
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed']);
+    const event = await w.event(owner.id);
+    await Promise.all(Array.from({ length: 10 }, () => w.order(event.id)));
+
+    await settled(hook.id, 10);
+    assert.equal(new Set(receiving.requests.map(deliveryIdOf)).size, 10);
+    assert.ok(receiving.maxInFlight <= 4, `${receiving.maxInFlight} attempts were in flight at once`);
+    assert.ok(receiving.maxInFlight >= 2, 'deliveries were not sent in parallel at all');
+  });
+});
+
+/** A loopback port nothing listens on (or will, for the few seconds a test needs it). */
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+interface ServiceProcess {
+  child: ChildProcess;
+  publicUrl: string;
+  adminUrl: string;
+  exited: Promise<void>;
+}
+
+/** `node dist/src/main.js`, as production runs it; resolves once it prints that it is ready. */
+async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const main = resolve(__dirname, '..', 'src', 'main.js');
+  const child = spawn(process.execPath, [main], {
+    env: {
+      ...process.env,
+      ...env,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ADMIN_HOST: '127.0.0.1',
+      ADMIN_PORT: String(adminPort),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  let output = '';
+  await new Promise<void>((ready, fail) => {
+    const timer = setTimeout(() => fail(new Error(`service did not start:\n${output}`)), 30_000);
+    const read = (chunk: Buffer): void => {
+      output += chunk.toString('utf8');
+      if (output.includes('Ready in')) {
+        clearTimeout(timer);
+        ready();
+      }
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`service exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    child,
+    publicUrl: `http://127.0.0.1:${port}`,
+    adminUrl: `http://127.0.0.1:${adminPort}`,
+    exited,
+  };
+}
+
+describe('webhook delivery across a crash', () => {
+  const processes: ServiceProcess[] = [];
+  let receiving: HttpsReceiver;
+
+  before(async () => {
+    receiving = await startHttpsReceiver(() => 'hang');
+  });
+  after(async () => {
+    for (const running of processes) {
+      if (running.child.exitCode === null) running.child.kill('SIGKILL');
+      await running.exited;
+    }
+    await receiving.close();
+  });
+
+  it('delivers every delivery at least once after the service is SIGKILLed mid-delivery and restarted', async () => {
+    const adminToken = randomBytes(16).toString('hex');
+    const env: Record<string, string> = {
+      ...DELIVERY_ENV,
+      // The lease is the deadline plus 5 s; a short deadline keeps the wait for the killed attempts short.
+      WEBHOOK_TIMEOUT_MS: '1000',
+      DATABASE_URL: await freshDatabase(),
+      ADMIN_TOKEN: adminToken,
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+      PUBLIC_WEB_URL: 'https://events.example.test',
+      DATA_DIR: join(process.env['TEST_RECEIVER_CERT_DIR'] ?? '.data', 'crash-test'),
+      LOG_LEVEL: 'silent',
+    };
+    const first = await startServiceProcess(env);
+    processes.push(first);
+    const before = world(first.publicUrl, first.adminUrl, adminToken);
+    const owner = await before.organiser();
+    const hook = await before.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed']);
+    const event = await before.event(owner.id);
+    for (let i = 0; i < 6; i += 1) await before.order(event.id);
+
+    // Four attempts hang in flight (the per-subscription cap), two wait in the queue.
+    await receiving.waitFor((all) => all.length >= 4);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const beforeCrash = receiving.requests.length;
+    receiving.reply(() => ({ status: 200 }));
+
+    const second = await startServiceProcess(env);
+    processes.push(second);
+    const after = world(second.publicUrl, second.adminUrl, adminToken);
+    const deliveries = await eventually(
+      async () => {
+        const all = await after.deliveries(hook.id);
+        return all.length === 6 && all.every((delivery) => delivery.status === 'succeeded') ? all : undefined;
+      },
+      'all six deliveries to succeed after the restart',
+      30_000,
+    );
+    const answered = new Set(receiving.requests.slice(beforeCrash).map(deliveryIdOf));
+    for (const delivery of deliveries) assert.ok(answered.has(delivery.id), `${delivery.id} never arrived`);
+    // What was in flight at the kill is sent again byte for byte.
+    for (const early of receiving.requests.slice(0, beforeCrash)) {
+      const again = receiving.requests.slice(beforeCrash).find((later) => deliveryIdOf(later) === deliveryIdOf(early));
+      assert.ok(again?.rawBody.equals(early.rawBody), 'the resent body differs');
+    }
+    second.child.kill('SIGTERM');
+    await second.exited;
+  });
+});
