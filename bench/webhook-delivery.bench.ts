@@ -1,12 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { ensureDatabase } from '../src/database/ensure-database';
+import { startServiceProcess } from '../test/support/service-process';
 import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver';
 
 /**
@@ -28,45 +28,13 @@ interface Api {
   call(method: string, path: string, body?: unknown, key?: string): Promise<any>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
+/** The service as a child process (`node dist/src/main.js`), with small JSON clients for both listeners. */
 async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; admin: Api; api: Api }> {
-  const [port, adminPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [resolve(__dirname, '..', 'src', 'main.js')], {
-    env: {
-      ...process.env,
-      ...env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ADMIN_HOST: '127.0.0.1',
-      ADMIN_PORT: String(adminPort),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((ready, fail) => {
-    const read = (chunk: Buffer): void => {
-      output = (output + chunk.toString('utf8')).slice(-20_000);
-      if (process.env['BENCH_LOG_LEVEL'] !== undefined) process.stderr.write(chunk);
-      if (output.includes('Ready in')) ready();
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('exit', (code) => fail(new Error(`service exited with ${code}:\n${output}`)));
-  });
+  const running = await startServiceProcess(env, { echo: process.env['BENCH_LOG_LEVEL'] !== undefined });
   const client = (base: string, token?: string): Api => ({
     async call(method, path, body, key) {
       const headers: Record<string, string> = {};
@@ -83,11 +51,7 @@ async function startService(env: Record<string, string>): Promise<{ child: Child
       return parsed.data;
     },
   });
-  return {
-    child,
-    admin: client(`http://127.0.0.1:${adminPort}`, env['ADMIN_TOKEN']),
-    api: client(`http://127.0.0.1:${port}`),
-  };
+  return { child: running.child, admin: client(running.adminUrl, env['ADMIN_TOKEN']), api: client(running.publicUrl) };
 }
 
 async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from 'pg';
+import { freeLoopbackPort } from '../libs/net/free-port';
 import { verifySignature } from '../libs/webhooks';
 import type { Scope } from '../src/common/auth-context/access';
 import { fixtures, type Organiser } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
+import { startServiceProcess, type ServiceProcess } from './support/service-process';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReplyPlan } from './support/https-receiver';
 import { freshDatabase } from './support/test-database';
 import { startTestService, type TestService } from './support/test-service';
@@ -267,7 +267,7 @@ describe('webhook delivery', () => {
   });
 
   it('records a refused connection as network_error and retries it', async () => {
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const owner = await w.organiser();
     const hook = await w.subscribe(owner.key, `https://127.0.0.1:${port}/in`, ['order.confirmed']);
     await w.order((await w.event(owner.id)).id);
@@ -480,67 +480,6 @@ describe('webhook delivery', () => {
     assert.ok(receiving.maxInFlight >= 2, 'deliveries were not sent in parallel at all');
   });
 });
-
-/** A loopback port nothing listens on (or will, for the few seconds a test needs it). */
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-interface ServiceProcess {
-  child: ChildProcess;
-  publicUrl: string;
-  adminUrl: string;
-  exited: Promise<void>;
-}
-
-/** `node dist/src/main.js`, as production runs it; resolves once it prints that it is ready. */
-async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  const [port, adminPort] = [await freePort(), await freePort()];
-  const main = resolve(__dirname, '..', 'src', 'main.js');
-  const child = spawn(process.execPath, [main], {
-    env: {
-      ...process.env,
-      ...env,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ADMIN_HOST: '127.0.0.1',
-      ADMIN_PORT: String(adminPort),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  let output = '';
-  await new Promise<void>((ready, fail) => {
-    const timer = setTimeout(() => fail(new Error(`service did not start:\n${output}`)), 30_000);
-    const read = (chunk: Buffer): void => {
-      output += chunk.toString('utf8');
-      if (output.includes('Ready in')) {
-        clearTimeout(timer);
-        ready();
-      }
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`service exited with ${code}:\n${output}`));
-    });
-  });
-  return {
-    child,
-    publicUrl: `http://127.0.0.1:${port}`,
-    adminUrl: `http://127.0.0.1:${adminPort}`,
-    exited,
-  };
-}
 
 describe('webhook delivery across a crash', () => {
   const processes: ServiceProcess[] = [];

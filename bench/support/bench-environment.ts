@@ -8,6 +8,7 @@ import { loadAppConfig } from '../../src/config/app-config';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/database/embedded-postgres';
 import { ensureDatabase } from '../../src/database/ensure-database';
+import { loopbackSettings } from '../../test/support/test-service';
 
 export interface BenchEnvironment {
   database: EmbeddedDatabase;
@@ -40,16 +41,10 @@ export async function benchEnvironment(
   await db.destroy();
   const adminToken = 'bench-admin-token';
   const config = loadAppConfig({
-    DATABASE_URL: databaseUrl,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    ADMIN_HOST: '127.0.0.1',
-    ADMIN_PORT: '0',
-    ADMIN_TOKEN: adminToken,
+    ...loopbackSettings(databaseUrl, adminToken),
+    // Benchmarks measure serving, not an account's budget.
     RATE_LIMIT_READS: '10000000',
     RATE_LIMIT_WRITES: '10000000',
-    WEBHOOK_SECRET_KEY: 'a'.repeat(64),
-    LOG_LEVEL: 'silent',
     ...env,
   });
   const service = await startService(config, pino({ level: 'silent' }));

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { userInfo } from 'node:os';
+import { freeLoopbackPort } from '../../libs/net/free-port';
 
 /** A running PostgreSQL server owned by this process. */
 export interface EmbeddedDatabase {
@@ -23,18 +23,6 @@ export interface EmbeddedPostgresOptions {
 }
 
 const SHUTDOWN_EVENTS: string[] = ['exit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit'];
-
-async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 const POSTGRES_OS_USER = 'postgres';
 

@@ -14,15 +14,9 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-/**
- * Boots the real application on loopback ports chosen by the OS, over a
- * fresh database, exactly as `npm start` does (minus the embedded server,
- * which the test run shares). `env` overrides settings, as the environment would.
- */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
-  const databaseUrl = await freshDatabase();
-  const adminToken = randomBytes(16).toString('hex');
-  const config = loadAppConfig({
+/** Settings for an in-process service on OS-chosen loopback ports, as tests and benchmarks run it. */
+export function loopbackSettings(databaseUrl: string, adminToken: string): Record<string, string> {
+  return {
     DATABASE_URL: databaseUrl,
     HOST: '127.0.0.1',
     PORT: '0',
@@ -32,8 +26,18 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     PUBLIC_WEB_URL: 'https://events.example.test',
     WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'silent',
-    ...env,
-  });
+  };
+}
+
+/**
+ * Boots the real application on loopback ports chosen by the OS, over a
+ * fresh database, exactly as `npm start` does (minus the embedded server,
+ * which the test run shares). `env` overrides settings, as the environment would.
+ */
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const databaseUrl = await freshDatabase();
+  const adminToken = randomBytes(16).toString('hex');
+  const config = loadAppConfig({ ...loopbackSettings(databaseUrl, adminToken), ...env });
   const running = await startService(config, pino({ level: config.logLevel }));
   if (running.adminUrl === null) throw new Error('the admin listener did not start');
   return {

@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { freeLoopbackPort } from '../../libs/net/free-port';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  publicUrl: string;
+  adminUrl: string;
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * `node dist/src/main.js` as production runs it, on loopback ports (free
+ * ones unless `PORT`/`ADMIN_PORT` are given); resolves once it prints that it
+ * is ready.
+ */
+export async function startServiceProcess(
+  env: Record<string, string>,
+  options: { echo?: boolean; readyTimeoutMs?: number } = {},
+): Promise<ServiceProcess> {
+  const port = env['PORT'] ?? String(await freeLoopbackPort());
+  const adminPort = env['ADMIN_PORT'] ?? String(await freeLoopbackPort());
+  const child = spawn(process.execPath, [resolve(__dirname, '..', '..', 'src', 'main.js')], {
+    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: port, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: adminPort },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  let output = '';
+  await new Promise<void>((ready, fail) => {
+    const timer = setTimeout(
+      () => fail(new Error(`service did not start:\n${output}`)),
+      options.readyTimeoutMs ?? 60_000,
+    );
+    const read = (chunk: Buffer): void => {
+      output += chunk.toString('utf8');
+      if (options.echo === true) process.stderr.write(chunk);
+      if (output.includes('Ready in')) {
+        clearTimeout(timer);
+        ready();
+      }
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`service exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    child,
+    publicUrl: `http://127.0.0.1:${port}`,
+    adminUrl: `http://127.0.0.1:${adminPort}`,
+    output: () => output,
+    exited,
+  };
+}
