@@ -7,7 +7,7 @@ import { RequireAccess } from '../common/auth-context/require-access.decorator';
 import type { Page } from '../common/envelope/page';
 import { headerMatches } from '../common/http/entity-tag';
 import { KeysetPager } from '../common/pagination/keyset-pager';
-import { AcceptsQuery, PAGING_PARAMETERS } from '../common/query/accepts-query.decorator';
+import { PagedList } from '../common/pagination/paged-list.decorator';
 import { EventResponseDto } from './dto/event.dto';
 import { EventsService } from './events.service';
 import { IdempotencyService } from './idempotency/idempotency.service';
@@ -29,7 +29,7 @@ export class EventsController {
 
   @Get()
   @RequireAccess({ scope: 'events:read', principals: ['organiser', 'venue'] })
-  @AcceptsQuery(...PAGING_PARAMETERS)
+  @PagedList()
   @ApiOperation({ summary: 'List visible events: startTime descending, or updatedAt ascending with updated_after' })
   list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>): Promise<Page<EventResponseDto>> {
     return this.events.list(auth.principal, this.pager.request(query));
