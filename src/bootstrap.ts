@@ -7,6 +7,7 @@ import { LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/app-config';
+import { answerFrameworkError } from './common/errors/framework-errors';
 import { installHttpConventions } from './common/http/http-conventions';
 import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
 import { RouteTable } from './common/http/route-table';
@@ -62,6 +63,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     // One line per request is written by the conventions hook; Fastify's own pair is off.
     logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
     genReqId: requestIdFor,
+    frameworkErrors: answerFrameworkError,
     bodyLimit: config.bodyLimitBytes,
     rewriteUrl: (request: IncomingMessage) => {
       const url = request.url ?? '/';

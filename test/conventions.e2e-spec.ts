@@ -62,6 +62,29 @@ describe('conventions every response shares', () => {
       assertErrorBody(result, 413, 'invalid_argument');
     });
 
+    it('answers a malformed or oversized URL with the error body and a request id', async () => {
+      assertErrorBody(await api('GET', '/v1/events/%E0%A4%A', { key: organiser.key }), 400, 'invalid_argument');
+      assertErrorBody(
+        await api('GET', `/v1/events/${'a'.repeat(5000)}`, { key: organiser.key }),
+        414,
+        'invalid_argument',
+      );
+    });
+
+    it('refuses the NUL character in path parameters and bodies instead of failing in the database', async () => {
+      assertErrorBody(await api('GET', '/v1/events/abc%00def', { key: organiser.key }), 400, 'invalid_argument');
+      assertErrorBody(
+        await admin('POST', '/internal/organisers', { body: { name: 'a\u0000b' } }),
+        400,
+        'invalid_argument',
+      );
+      assertErrorBody(
+        await admin('POST', '/internal/organisers', { body: { name: 'ok', ['x\u0000']: 1 } }),
+        400,
+        'invalid_argument',
+      );
+    });
+
     it('answers a non-JSON content type with 415 in the error body', async () => {
       const result = await admin('POST', '/internal/organisers', {
         rawBody: 'name=x',
