@@ -22,17 +22,40 @@ export class Transaction {
   }
 }
 
+/** PostgreSQL's "try again" answers: a deadlock or a serialization failure rolled the whole transaction back. */
+const RETRYABLE_SQLSTATES = new Set(['40P01', '40001']);
+const MAX_TRIES = 3;
+
+function isRetryable(error: unknown): boolean {
+  const code =
+    (error as { code?: unknown; driverError?: { code?: unknown } }).driverError?.code ??
+    (error as { code?: unknown }).code;
+  return typeof code === 'string' && RETRYABLE_SQLSTATES.has(code);
+}
+
 @Injectable()
 export class UnitOfWork {
   constructor(private readonly dataSource: DataSource) {}
 
+  /**
+   * Runs `work` in one transaction. A deadlock or serialization failure
+   * rolled everything back, so the work is simply run again (up to three
+   * times): `work` must keep its effects inside the transaction, which is
+   * what the bus's in-transaction listeners and `afterCommit` guarantee.
+   */
   async run<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
-    let transaction: Transaction | undefined;
-    const result = await this.dataSource.transaction(async (manager) => {
-      transaction = new Transaction(manager);
-      return work(transaction);
-    });
-    transaction?.runAfterCommit();
-    return result;
+    for (let attempt = 1; ; attempt += 1) {
+      let transaction: Transaction | undefined;
+      try {
+        const result = await this.dataSource.transaction(async (manager) => {
+          transaction = new Transaction(manager);
+          return work(transaction);
+        });
+        transaction?.runAfterCommit();
+        return result;
+      } catch (error) {
+        if (attempt >= MAX_TRIES || !isRetryable(error)) throw error;
+      }
+    }
   }
 }
