@@ -34,11 +34,16 @@ export function loopbackSettings(databaseUrl: string, adminToken: string): Recor
  * fresh database, exactly as `npm start` does (minus the embedded server,
  * which the test run shares). `env` overrides settings, as the environment would.
  */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  options: { logTo?: NodeJS.WritableStream } = {},
+): Promise<TestService> {
   const databaseUrl = await freshDatabase();
   const adminToken = randomBytes(16).toString('hex');
   const config = loadAppConfig({ ...loopbackSettings(databaseUrl, adminToken), ...env });
-  const running = await startService(config, pino({ level: config.logLevel }));
+  const logger =
+    options.logTo === undefined ? pino({ level: config.logLevel }) : pino({ level: config.logLevel }, options.logTo);
+  const running = await startService(config, logger);
   if (running.adminUrl === null) throw new Error('the admin listener did not start');
   return {
     publicUrl: running.publicUrl,

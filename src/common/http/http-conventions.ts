@@ -3,6 +3,7 @@ import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { listenerForPath, listenerOf, pathOf } from './listener';
 import type { RouteTable } from './route-table';
+import { requestContext } from '../request-id/request-context';
 import { REQUEST_ID_HEADER } from '../request-id/request-id';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -29,6 +30,11 @@ function containsNul(value: unknown, depth = 0): boolean {
 export function installHttpConventions(fastify: FastifyInstance, routes: RouteTable): void {
   fastify.addHook('onRoute', (route) => {
     routes.record(route.method, route.url ?? route.path);
+  });
+
+  // Everything after this hook (guards, services, their log lines) runs inside the request's context.
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    requestContext.run({ requestId: String(request.id) }, done);
   });
 
   fastify.addHook('onRequest', async (request, reply) => {

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
+import { currentRequestId } from '../request-id/request-context';
 
 /**
  * JSON logs through pino, the logger Fastify is built on: request lines carry
@@ -30,27 +31,36 @@ export function createRootLogger(level: string): Logger {
   });
 }
 
-/** Lets Nest's own messages (bootstrap, module errors) go to the same JSON log. */
+/**
+ * Lets Nest's Logger (bootstrap messages, and services' own `Logger`s) write
+ * to the same JSON log; a line written while serving a request carries that
+ * request's `reqId`, like Fastify's request lines.
+ */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    this.logger.info({ context }, String(message));
+    this.logger.info(this.fields({ context }), String(message));
   }
 
   error(message: unknown, trace?: string, context?: string): void {
-    this.logger.error({ context, trace }, String(message));
+    this.logger.error(this.fields({ context, trace }), String(message));
   }
 
   warn(message: unknown, context?: string): void {
-    this.logger.warn({ context }, String(message));
+    this.logger.warn(this.fields({ context }), String(message));
   }
 
   debug(message: unknown, context?: string): void {
-    this.logger.debug({ context }, String(message));
+    this.logger.debug(this.fields({ context }), String(message));
   }
 
   verbose(message: unknown, context?: string): void {
-    this.logger.trace({ context }, String(message));
+    this.logger.trace(this.fields({ context }), String(message));
+  }
+
+  private fields(fields: Record<string, unknown>): Record<string, unknown> {
+    const reqId = currentRequestId();
+    return reqId === undefined ? fields : { ...fields, reqId };
   }
 }

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import { fixtures, type Organiser } from './support/fixtures';
+import { publicApi } from './support/http-client';
+import { startTestService, type TestService } from './support/test-service';
+
+describe('JSON logs', () => {
+  let service: TestService;
+  let api: ReturnType<typeof publicApi>;
+  let organiser: Organiser;
+  const lines: Array<Record<string, unknown>> = [];
+  let raw = '';
+
+  before(async () => {
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => {
+      raw += chunk.toString();
+      for (const line of chunk
+        .toString()
+        .split('\n')
+        .filter((text) => text.trim() !== '')) {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      }
+    });
+    service = await startTestService({ LOG_LEVEL: 'info' }, { logTo: stream });
+    api = publicApi(service);
+    organiser = await fixtures(service).organiser({ scopes: ['events:read', 'events:write'] });
+  });
+  after(async () => service.close());
+
+  it('writes one JSON line per request carrying its request id', async () => {
+    await api('GET', '/v1/me', { key: organiser.key, headers: { 'x-request-id': 'log-check-1' } });
+    const line = lines.find((entry) => entry['reqId'] === 'log-check-1');
+    assert.ok(line, 'a request line with the request id');
+    assert.equal(line['statusCode'], 200);
+    assert.equal(line['url'], '/v1/me');
+  });
+
+  it('gives lines written by services during a request that request’s id', async () => {
+    const body = (title: string) => ({ startTime: '2027-01-01T10:00:00Z', title: { en: title } });
+    await api('POST', '/v1/events', { key: organiser.key, body: body('A'), headers: { 'idempotency-key': 'reused' } });
+    await api('POST', '/v1/events', {
+      key: organiser.key,
+      body: body('B'),
+      headers: { 'idempotency-key': 'reused', 'x-request-id': 'log-check-2' },
+    });
+    const warning = lines.find((entry) => String(entry['msg']).includes('Idempotency-Key reused'));
+    assert.ok(warning, 'the service logged the reuse');
+    assert.equal(warning['reqId'], 'log-check-2');
+  });
+
+  it('never logs an API key or the admin token', () => {
+    assert.ok(lines.length > 5);
+    assert.ok(!raw.includes(organiser.key.slice(9, 49)), 'no API key');
+    assert.ok(!raw.includes(service.adminToken), 'no admin token');
+  });
+});
