@@ -104,7 +104,7 @@ describe('conventions every response shares', () => {
     });
 
     it('echoes a plausible caller X-Request-Id of at most 64 characters', async () => {
-      for (const id of ['abc-123', 'req_01HF.x:y', 'a'.repeat(64)]) {
+      for (const id of ['abc-123', 'req_01HF.x:y', 'a'.repeat(64), 'dGVzdA+/=']) {
         const result = await api('GET', '/v1/me', { headers: { 'x-request-id': id } });
         assert.equal(result.headers.get('x-request-id'), id);
         assert.equal(result.body.request_id, id);

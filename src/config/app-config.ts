@@ -104,7 +104,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
               .split(',')
               .map((c) => c.trim())
               .filter((c) => c !== ''),
-      pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 3_600_000),
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 1, 3_600_000),
       backoffBaseMs: integer(env, 'WEBHOOK_BACKOFF_BASE_MS', DEFAULT_WEBHOOK_BACKOFF_BASE_MS, 1, 86_400_000),
       backoffMaxMs: integer(env, 'WEBHOOK_BACKOFF_MAX_MS', DEFAULT_WEBHOOK_BACKOFF_MAX_MS, 1, 7 * 86_400_000),
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', DEFAULT_WEBHOOK_MAX_ATTEMPTS, 1, 1000),

@@ -5,11 +5,12 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 
 /**
  * A caller's `X-Request-Id` is echoed when it is a plausible token: 1 to 64
- * characters, each a letter, digit or one of `-`, `_`, `.`, `:`. Anything else
+ * characters, each an ASCII letter, digit or one of `-`, `_`, `.`, `:`, `+`,
+ * `/`, `=` (UUIDs, ULIDs, trace ids and base64 ids all fit). Anything else
  * (too long, spaces, quotes, non-ASCII, several values) is replaced by a fresh
  * UUID so that logs and headers never carry caller-controlled junk.
  */
-const PLAUSIBLE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const PLAUSIBLE_REQUEST_ID = /^[A-Za-z0-9._:+/=-]{1,64}$/;
 
 export function isPlausibleRequestId(value: unknown): value is string {
   return typeof value === 'string' && PLAUSIBLE_REQUEST_ID.test(value);
