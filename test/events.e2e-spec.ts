@@ -397,6 +397,25 @@ describe('events', () => {
       );
     });
 
+    it('returns from PATCH the same ETag a following GET returns, so conditional writes can chain', async () => {
+      const created = await create({ startTime: '2027-09-05T10:00:00Z', title: { de: 'Eins' } });
+      const id = created.body.data.id;
+      const patched = await api('PATCH', `/v1/events/${id}`, {
+        key: organiser.key,
+        body: { title: { en: 'One' }, endTime: '2027-09-05T12:00:00+02:00' },
+        headers: { 'if-match': created.headers.get('etag')! },
+      });
+      const read = await api('GET', `/v1/events/${id}`, { key: organiser.key });
+      assert.equal(patched.headers.get('etag'), read.headers.get('etag'));
+      assert.deepEqual(patched.body, read.body);
+      const chained = await api('PATCH', `/v1/events/${id}`, {
+        key: organiser.key,
+        body: { tags: ['x'] },
+        headers: { 'if-match': patched.headers.get('etag')! },
+      });
+      assert.equal(chained.status, 200);
+    });
+
     it('lets exactly one of two concurrent PATCHes holding the same ETag win', async () => {
       const created = await create({ startTime: '2027-09-04T10:00:00Z' });
       const id = created.body.data.id;
