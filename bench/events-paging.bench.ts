@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { generateApiKey, hashApiKey } from '../libs/keys/api-key-format';
-import { benchEnvironment, measure } from './support/bench-environment';
+import { benchEnvironment, measure, runWhenExecuted } from './support/bench-environment';
 
 const EVENTS = 100_000;
 const LIMIT = 100;
@@ -54,9 +54,4 @@ export async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`${String(error)}\n`);
-    process.exit(1);
-  });
-}
+runWhenExecuted(module, main);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import { generateApiKey, hashApiKey } from '../libs/keys/api-key-format';
-import { benchEnvironment, measure } from './support/bench-environment';
+import { benchEnvironment, measure, runWhenExecuted } from './support/bench-environment';
 
 /**
  * Latency of `GET /v1/orders` (first page, limit 50) for one organiser with
@@ -74,9 +74,4 @@ export async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`${String(error)}\n`);
-    process.exit(1);
-  });
-}
+runWhenExecuted(module, main);

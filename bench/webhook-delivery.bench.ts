@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { ensureDatabase } from '../src/database/ensure-database';
 import { startServiceProcess } from '../test/support/service-process';
+import { runWhenExecuted } from './support/bench-environment';
 import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver';
 
 /**
@@ -197,14 +198,4 @@ export async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().then(
-    () => process.exit(0),
-    (error: unknown) => {
-      process.stderr.write(
-        `webhook delivery benchmark failed: ${error instanceof Error ? error.stack : String(error)}\n`,
-      );
-      process.exit(1);
-    },
-  );
-}
+runWhenExecuted(module, main);

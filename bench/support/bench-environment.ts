@@ -99,3 +99,16 @@ export async function measure(
     perSecond: Math.round((latencies.length / elapsed) * 1000),
   };
 }
+
+/** Runs a benchmark's `main` when its file is executed directly (not when the runner imports it). */
+export function runWhenExecuted(module: NodeJS.Module, main: () => Promise<unknown>): void {
+  if (require.main !== module) return;
+  // Exit explicitly: a benchmark is a whole process, and stray handles must not keep it alive.
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
