@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
+import { generateApiKey, hashApiKey } from '../libs/keys/api-key-format';
 import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
@@ -160,6 +161,37 @@ describe('identity and access', () => {
     it('refuses a valid key without the required scope with 403 insufficient_scope', async () => {
       const ordersOnly = await fixtures(service).key({ type: 'organiser', id: organiser.id }, ['orders:read']);
       assertErrorBody(await api('GET', '/v1/events', { key: ordersOnly }), 403, 'insufficient_scope');
+    });
+
+    it('serves a professional key (which only a database write can make) /v1 and /v1/me, and refuses it elsewhere without crashing', async () => {
+      const key = generateApiKey();
+      await db.query(
+        `INSERT INTO api_key (id, key_hash, key_prefix, principal_type, principal_id, scopes, created_by_role)
+         VALUES ('key_professional', $1, 'svc_live_prof…', 'professional', 'pro_1',
+                 '{events:read,orders:read,events:write,webhooks:read,webhooks:write}', 'owner')`,
+        [hashApiKey(key)],
+      );
+      assert.equal((await api('GET', '/v1', { key })).status, 200);
+      const me = await api('GET', '/v1/me', { key });
+      assert.deepEqual(me.body.data.principal, { type: 'professional', id: 'pro_1' });
+      assert.equal(me.body.data.organizerId, null);
+      for (const [method, path] of [
+        ['GET', '/v1/events'],
+        ['GET', '/v1/events/evt_x'],
+        ['PATCH', '/v1/events/evt_x'],
+        ['GET', '/v1/events/evt_x/orders'],
+        ['GET', '/v1/orders'],
+        ['GET', '/v1/venues'],
+        ['GET', '/v1/webhooks'],
+        ['POST', '/v1/webhooks'],
+        ['DELETE', '/v1/webhooks/whk_x'],
+      ] as const) {
+        assertErrorBody(
+          await api(method, path, { key, body: method === 'GET' ? undefined : {} }),
+          403,
+          'insufficient_scope',
+        );
+      }
     });
 
     it('refuses a principal type the route does not serve with 403 insufficient_scope', async () => {
