@@ -95,6 +95,14 @@ describe('conventions every response shares', () => {
   });
 
   describe('X-Request-Id', () => {
+    it('tells browsers not to sniff content types, on every response', async () => {
+      assert.equal(
+        (await api('GET', '/v1/me', { key: organiser.key })).headers.get('x-content-type-options'),
+        'nosniff',
+      );
+      assert.equal((await api('GET', '/nothing')).headers.get('x-content-type-options'), 'nosniff');
+    });
+
     it('puts a generated X-Request-Id on every response, equal to request_id', async () => {
       const ok = await api('GET', '/v1/me', { key: organiser.key });
       assert.match(ok.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);

@@ -61,6 +61,13 @@ describe('webhook subscriptions', () => {
       assert.equal(webhook.consecutiveFailures, 0);
     });
 
+    it('marks responses that carry secrets as not to be stored by any cache', async () => {
+      const created = await create(owner.key, { url: HOOK, events: ['order.confirmed'] });
+      assert.equal(created.headers.get('cache-control'), 'no-store');
+      const listed = await api('GET', '/v1/webhooks', { key: owner.key });
+      assert.equal(listed.headers.get('cache-control'), 'no-store');
+    });
+
     it('gives every subscription its own secret', async () => {
       const first = await create(owner.key, { url: HOOK, events: ['order.confirmed'] });
       const second = await create(owner.key, { url: HOOK, events: ['order.confirmed'] });

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
@@ -23,6 +23,8 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Get()
+  // The body holds signing secrets: no cache along the way may keep it.
+  @Header('Cache-Control', 'no-store')
   @RequireAccess({ scope: 'webhooks:read', principals: SUBSCRIBERS })
   @ApiOperation({
     summary: "The account's subscriptions (at most ten), secrets included: the response is a credential",
@@ -34,6 +36,7 @@ export class WebhooksController {
 
   @Post()
   @HttpCode(201)
+  @Header('Cache-Control', 'no-store')
   @RequireAccess({ scope: 'webhooks:write', principals: SUBSCRIBERS })
   @ApiOperation({ summary: 'Subscribe an https url to event types; the response carries the signing secret' })
   @ApiCreatedResponse({ type: WebhookResponseDto })

@@ -39,6 +39,8 @@ export function installHttpConventions(fastify: FastifyInstance, routes: RouteTa
 
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header(REQUEST_ID_HEADER, String(request.id));
+    // Every body is JSON (or the reference page); browsers must not guess otherwise.
+    void reply.header('x-content-type-options', 'nosniff');
     if (listenerForPath(pathOf(request.url)) !== listenerOf(request.raw)) {
       throw new DomainError(ErrorCode.NotFound, `No resource at ${pathOf(request.url).slice(0, 200)}.`);
     }
