@@ -3,7 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import pino from 'pino';
+import { startService } from '../src/bootstrap';
+import { loadAppConfig } from '../src/config/app-config';
+import { freshDatabase } from './support/test-database';
+import { loopbackSettings, startTestService, type TestService } from './support/test-service';
 
 describe('conventions every response shares', () => {
   let service: TestService;
@@ -235,5 +239,18 @@ describe('conventions every response shares', () => {
       assert.match(response.headers.get('content-type') ?? '', /text\/html/);
       assert.match(await response.text(), /swagger/i);
     });
+  });
+});
+
+describe('the internal listener without ADMIN_TOKEN', () => {
+  it('does not start when ADMIN_TOKEN is unset outside the embedded default', async () => {
+    const config = loadAppConfig({ ...loopbackSettings(await freshDatabase(), ''), ADMIN_TOKEN: '' });
+    const running = await startService(config, pino({ level: 'silent' }));
+    try {
+      assert.equal(running.adminUrl, null);
+      assert.equal((await fetch(`${running.publicUrl}/v1`)).status, 401, 'the public API still serves');
+    } finally {
+      await running.close();
+    }
   });
 });
