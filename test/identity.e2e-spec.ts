@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { generateApiKey, hashApiKey } from '../libs/keys/api-key-format';
+import { KeyUsageRecorder } from '../src/identity/key-usage.recorder';
 import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
@@ -133,6 +134,20 @@ describe('identity and access', () => {
         bodies.add(JSON.stringify({ ...result.body, request_id: null }));
       }
       assert.equal(bodies.size, 1);
+    });
+
+    it('records when a key was last used, in batches rather than a write per request', async () => {
+      const minted = await admin('POST', '/internal/keys', {
+        body: { principal: { type: 'organiser', id: organiser.id }, actorRole: 'owner' },
+      });
+      const { id, key } = minted.body.data as { id: string; key: string };
+      const lastUsed = async () =>
+        (await db.query('SELECT last_used_at FROM api_key WHERE id = $1', [id])).rows[0].last_used_at;
+      await api('GET', '/v1/me', { key });
+      assert.equal(await lastUsed(), null, 'not written on the request path');
+      await service.running.app.get(KeyUsageRecorder).flush();
+      const recorded = (await lastUsed()) as Date;
+      assert.ok(Math.abs(recorded.getTime() - Date.now()) < 60_000);
     });
 
     it('refuses a revoked key from the very next request', async () => {
