@@ -1,3 +1,4 @@
+import { LOCALE_CODE, MAX_LOCALES } from '../locale/localised-text';
 import { parseInstant } from '../time/instant';
 import {
   InvalidField,
@@ -24,7 +25,7 @@ export type Visibility = (typeof VISIBILITIES)[number];
 export const API_WRITABLE_VISIBILITIES = ['draft', 'unlisted'] as const satisfies readonly Visibility[];
 
 export const MAX_ADDITIONAL_LOCATIONS = 8;
-export const MAX_LOCALES = 50;
+export { MAX_LOCALES };
 const MAX_LOCALE_KEY_LENGTH = 35;
 const MAX_TAG_LENGTH = 200;
 const MAX_BLOB_NAME_LENGTH = 1_024;
@@ -100,17 +101,13 @@ export type EventPatchErrorCode = 'invalid_argument' | 'forbidden';
 export type EventPatchResult =
   { ok: true; patch: EventPatch } | { ok: false; code: EventPatchErrorCode; message: string };
 
-// en, de-CH, pt_BR, zh-Hant-TW. Each repetition must start with a separator
-// that the repeated class cannot match, so the pattern cannot backtrack badly.
-const LOCALE_KEY = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
-
 function parseLocaleMap(value: unknown, field: string): Record<string, string> {
   if (!isPlainObject(value)) throw new InvalidField(`${field} must be an object mapping locale codes to strings`);
   const keys = Object.keys(value);
   if (keys.length > MAX_LOCALES) throw new InvalidField(`${field} may hold at most ${MAX_LOCALES} locales`);
   const result: Record<string, string> = {};
   for (const key of keys) {
-    if (key.length > MAX_LOCALE_KEY_LENGTH || !LOCALE_KEY.test(key)) {
+    if (key.length > MAX_LOCALE_KEY_LENGTH || !LOCALE_CODE.test(key)) {
       throw new InvalidField(`${field} has an invalid locale code ${JSON.stringify(shortKey(key))}`);
     }
     const text = value[key];

@@ -21,10 +21,20 @@ export function uppercaseLocaleKeys(map: Record<string, string>): Record<string,
   return result;
 }
 
-const LOCALE_CODE = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
+/**
+ * A locale code: en, de-CH, pt_BR, zh-Hant-TW. Each repetition must start
+ * with a separator that the repeated class cannot match, so the pattern
+ * cannot backtrack badly. Shared by event titles and venue descriptions.
+ */
+export const LOCALE_CODE = /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$/;
+export const MAX_LOCALES = 50;
 
 /** True when the value is a map of plausible locale codes to strings. */
-export function isLocaleMap(value: unknown, maxLocales = 50, maxLength = 10_000): value is Record<string, string> {
+export function isLocaleMap(
+  value: unknown,
+  maxLocales = MAX_LOCALES,
+  maxLength = 10_000,
+): value is Record<string, string> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const entries = Object.entries(value as Record<string, unknown>);
   return (

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { flattenLocalisedText } from '../../libs/locale/localised-text';
 import type { Visibility } from '../../libs/event-rules';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { isoTimestampSql } from '../database/iso-timestamp-sql';
 import type { EventResponseDto } from './dto/event.dto';
 
 /** The columns every event read selects, with timestamps formatted once, in SQL. */
@@ -10,9 +11,9 @@ export const EVENT_RESPONSE_COLUMNS = (alias: string): string =>
     `${alias}.id`,
     `${alias}.title`,
     `${alias}.visibility`,
-    `to_char(${alias}.start_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS start_time`,
-    `to_char(${alias}.end_time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS end_time`,
-    `to_char(${alias}.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at`,
+    `${isoTimestampSql(`${alias}.start_time`)} AS start_time`,
+    `${isoTimestampSql(`${alias}.end_time`)} AS end_time`,
+    `${isoTimestampSql(`${alias}.updated_at`)} AS updated_at`,
   ].join(', ');
 
 export interface EventResponseRow {

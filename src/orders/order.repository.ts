@@ -4,12 +4,11 @@ import { EntityManager, Repository } from 'typeorm';
 import { Page } from '../common/envelope/page';
 import { KeysetPager, type KeysetQuery } from '../common/pagination/keyset-pager';
 import type { PageRequest } from '../common/pagination/page-request';
+import { isoTimestampSql } from '../database/iso-timestamp-sql';
 import type { OrderResponseDto, OrderWebhookData } from './dto/order.dto';
 import { OrderLineItemEntity } from './entities/order-line-item.entity';
 import { OrderEntity } from './entities/order.entity';
 import type { OrderStatus } from './order-status';
-
-const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /** Stored currencies are inconsistent in case (and may be null or empty); the contract's is uppercase, default EUR. */
 const CURRENCY = `COALESCE(NULLIF(upper(btrim(o.currency)), ''), 'EUR')`;
@@ -29,8 +28,8 @@ const ORDER_COLUMNS = [
   'o.billing_name AS "billingName"',
   'o.billing_email AS "billingEmail"',
   'o.attribution_source AS "attributionSource"',
-  `to_char(o.created_at AT TIME ZONE 'UTC', ${ISO_MS}) AS "createdAt"`,
-  `to_char(o.updated_at AT TIME ZONE 'UTC', ${ISO_MS}) AS "updatedAt"`,
+  `${isoTimestampSql('o.created_at')} AS "createdAt"`,
+  `${isoTimestampSql('o.updated_at')} AS "updatedAt"`,
 ].join(', ');
 
 /** Only confirmed orders are ever listed; a literal, so the partial indexes apply. */

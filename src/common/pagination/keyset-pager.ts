@@ -2,6 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { CursorCodec } from '../../../libs/cursor/cursor-codec';
 import { parseInstant } from '../../../libs/time/instant';
+import { isoTimestampSql } from '../../database/iso-timestamp-sql';
 import { ServiceSettings } from '../../database/service-settings';
 import { Page } from '../envelope/page';
 import { DomainError } from '../errors/domain-error';
@@ -34,8 +35,6 @@ export interface KeysetQuery {
 }
 
 type Queryable = Pick<DataSource | EntityManager, 'query'>;
-
-const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /**
  * Keyset pagination for every list (never OFFSET, so page 1,000 costs what
@@ -99,7 +98,7 @@ export class KeysetPager implements OnModuleInit {
     const limitParam = next(request.limit + 1);
     const pageSql =
       `SELECT ${query.select}, ${query.idColumn} AS "__id", ` +
-      `to_char(${ordering.column} AT TIME ZONE 'UTC', ${ISO_MS}) AS "__position" ` +
+      `${isoTimestampSql(ordering.column)} AS "__position" ` +
       `FROM ${query.from} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ` +
       `ORDER BY ${ordering.column} ${ordering.direction}, ${query.idColumn} ${ordering.direction} ` +
       `LIMIT ${limitParam}`;

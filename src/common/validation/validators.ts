@@ -1,4 +1,5 @@
 import { ValidateBy, type ValidationOptions } from 'class-validator';
+import { isValidTimeZone } from '../../../libs/event-rules';
 import { isLocaleMap } from '../../../libs/locale/localised-text';
 
 /** A map of locale codes to strings (`{"EN": "..."}`), as event titles and venue descriptions are. */
@@ -15,23 +16,13 @@ export function IsLocaleMap(options?: ValidationOptions): PropertyDecorator {
   );
 }
 
-export function isIanaTimeZone(value: unknown): boolean {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 64) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: value });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** An IANA time zone name such as `Europe/Berlin`. */
 export function IsIanaTimeZone(options?: ValidationOptions): PropertyDecorator {
   return ValidateBy(
     {
       name: 'isIanaTimeZone',
       validator: {
-        validate: isIanaTimeZone,
+        validate: (value: unknown) => typeof value === 'string' && isValidTimeZone(value),
         defaultMessage: (args) => `${args?.property ?? 'value'} must be an IANA time zone such as Europe/Berlin`,
       },
     },
