@@ -4,6 +4,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { AdminTokenGuard } from './common/auth-context/admin-token.guard';
+import { ApiKeyGuard } from './common/auth-context/api-key.guard';
 import { ScopeGuard } from './common/auth-context/scope.guard';
 import { DomainEventsModule } from './common/domain-events/domain-events.module';
 import { EnvelopeInterceptor } from './common/envelope/envelope.interceptor';
@@ -17,7 +18,6 @@ import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
-import { ApiKeyGuard } from './identity/api-key.guard';
 import { IdentityModule } from './identity/identity.module';
 import { OrdersModule } from './orders/orders.module';
 import { VenuesModule } from './venues/venues.module';
@@ -46,15 +46,16 @@ export class AppModule {
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
         { provide: APP_PIPE, useFactory: createValidationPipe },
-        // Guards run in this order, each skipping the listener it is not for:
-        // 1. the admin token, on the internal listener only;
+        // Guards run in this order. Each route's audience (src/common/http/listener.ts) says which apply;
+        // the caller was already authenticated before the body was read (request-authentication.ts).
+        // 1. the admin token (or a dashboard session), for internal routes on the internal listener;
         { provide: APP_GUARD, useClass: AdminTokenGuard },
-        // 2. the API key, which resolves the principal everything after relies on;
-        { provide: APP_GUARD, useExisting: ApiKeyGuard },
-        // 3. scope and principal type, read from @RequireAccess;
-        { provide: APP_GUARD, useClass: ScopeGuard },
-        // 4. the account's rate budget: after auth, because the budget is the account's;
+        // 2. an API key's principal, required on every public API route;
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        // 3. the account's rate budget, before scopes so that refused (403) requests cost the account too;
         { provide: APP_GUARD, useClass: AccountRateLimitGuard },
+        // 4. scope and principal type, read from @RequireAccess; a route without it is refused;
+        { provide: APP_GUARD, useClass: ScopeGuard },
         // 5. unknown query parameters, counted against the budget like any request.
         { provide: APP_GUARD, useClass: QueryParametersGuard },
       ],

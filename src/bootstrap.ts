@@ -6,9 +6,14 @@ import type { AddressInfo } from 'node:net';
 import { LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
+import { ApiKeysService } from './identity/api-keys.service';
 import type { AppConfig } from './config/app-config';
 import { answerFrameworkError } from './common/errors/framework-errors';
+import { installRequestAuthentication } from './common/auth-context/request-authentication';
 import { installHttpConventions } from './common/http/http-conventions';
+import { ID_LESS_DELETE_PATHS, routeIdLessDelete } from './common/http/id-less-delete';
+import { RouteCatalogue } from './common/http/route-catalogue';
+import { ClientFailureBudget } from './common/rate-limit/client-failure-budget';
 import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
 import { RouteTable } from './common/http/route-table';
 import { PinoNestLogger } from './common/logging/logger';
@@ -28,6 +33,15 @@ function urlOf(server: Server, host: string): string {
   const address = server.address() as AddressInfo;
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `http://${shownHost}:${address.port}`;
+}
+
+/** Fail closed at start: a public route that forgot `@RequireAccess` stops the service instead of serving anyone. */
+function refuseRoutesWithoutAccessRule(catalogue: RouteCatalogue): void {
+  const open = catalogue.routesWithoutAccess();
+  if (open.length > 0) {
+    const names = open.map((route) => `${route.method} ${route.path}`).join(', ');
+    throw new Error(`public routes without @RequireAccess: ${names}`);
+  }
 }
 
 function buildOpenApi(app: NestFastifyApplication, config: AppConfig): void {
@@ -53,6 +67,7 @@ function buildOpenApi(app: NestFastifyApplication, config: AppConfig): void {
  */
 export async function startService(config: AppConfig, logger: Logger): Promise<RunningService> {
   const routes = new RouteTable();
+  const failures = new ClientFailureBudget(config.rateLimit.failuresPerClient, config.rateLimit.windowSeconds);
   let handler: RequestHandler | undefined;
   const adapter = new FastifyAdapter({
     serverFactory: (fastifyHandler: RequestHandler) => {
@@ -67,17 +82,23 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     bodyLimit: config.bodyLimitBytes,
     rewriteUrl: (request: IncomingMessage) => {
       const url = request.url ?? '/';
-      return listenerOf(request) === 'admin' ? url : stripPrefixBeforeVersion(url);
+      return listenerOf(request) === 'admin' ? url : routeIdLessDelete(request.method, stripPrefixBeforeVersion(url));
     },
     exposeHeadRoutes: true,
+    // request.ip: the socket's peer unless that peer is a trusted proxy (then X-Forwarded-For, proxy-addr's rules).
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     return503OnClosing: true,
   });
-  installHttpConventions(adapter.getInstance(), routes);
+  installHttpConventions(adapter.getInstance(), routes, failures);
+  for (const path of ID_LESS_DELETE_PATHS) routes.record('DELETE', path);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, routes), adapter, {
     logger: new PinoNestLogger(logger),
     abortOnError: false,
   });
+  // Added after the conventions' hooks (so after the route decision) and before any route is registered.
+  installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService));
+  refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));
   buildOpenApi(app, config);
   await app.listen(config.port, config.host);
   const publicUrl = urlOf(app.getHttpServer(), config.host);

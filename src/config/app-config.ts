@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * The typed, validated settings of the service. `loadAppConfig` is the only
  * place that reads `process.env`; everything else receives an `AppConfig`.
@@ -17,7 +19,10 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** False for `npm run ops`: a one-shot command must not start delivery workers or other timers. */
   runBackgroundWork: boolean;
-  rateLimit: { reads: number; writes: number; windowSeconds: number };
+  /** `failuresPerClient`: 401s and unknown routes per client address per window; 0 turns it off. */
+  rateLimit: { reads: number; writes: number; failuresPerClient: number; windowSeconds: number };
+  /** CIDRs (or addresses) whose `X-Forwarded-For` is believed when the client address is taken. */
+  trustedProxies: string[];
   webhooks: {
     allowPrivateCidrs: string[];
     pollMs: number;
@@ -53,6 +58,25 @@ function optionalText(env: Env, name: string): string | null {
   return raw === undefined || raw.trim() === '' ? null : raw.trim();
 }
 
+/** A comma-separated list of addresses or CIDRs, each checked so a typo stops the start instead of trusting nothing. */
+function cidrList(env: Env, name: string): string[] {
+  const raw = optionalText(env, name);
+  if (raw === null) return [];
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const [address = '', bits, ...rest] = entry.split('/');
+    const maxBits = isIP(address) === 4 ? 32 : isIP(address) === 6 ? 128 : -1;
+    const bitsOk = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
+    if (maxBits === -1 || !bitsOk || rest.length > 0) {
+      throw new ConfigError(`${name} must list IP addresses or CIDRs separated by commas, got "${entry}"`);
+    }
+  }
+  return entries;
+}
+
 function url(env: Env, name: string, fallback: string): string {
   const value = text(env, name, fallback);
   try {
@@ -74,7 +98,6 @@ export const DEFAULT_WEBHOOK_BACKOFF_MAX_MS = 12 * 60 * 60 * 1000;
 export const DEFAULT_WEBHOOK_MAX_ATTEMPTS = 12;
 
 export function loadAppConfig(env: Env = process.env): AppConfig {
-  const cidrs = optionalText(env, 'WEBHOOK_ALLOW_PRIVATE_CIDRS');
   const secretKey = optionalText(env, 'WEBHOOK_SECRET_KEY');
   if (secretKey !== null && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
     throw new ConfigError('WEBHOOK_SECRET_KEY must be 64 hex characters (32 bytes)');
@@ -94,16 +117,12 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     rateLimit: {
       reads: integer(env, 'RATE_LIMIT_READS', 600, 1, 10_000_000),
       writes: integer(env, 'RATE_LIMIT_WRITES', 120, 1, 10_000_000),
+      failuresPerClient: integer(env, 'RATE_LIMIT_FAILURES_PER_CLIENT', 100, 0, 10_000_000),
       windowSeconds: 60,
     },
+    trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     webhooks: {
-      allowPrivateCidrs:
-        cidrs === null
-          ? []
-          : cidrs
-              .split(',')
-              .map((c) => c.trim())
-              .filter((c) => c !== ''),
+      allowPrivateCidrs: cidrList(env, 'WEBHOOK_ALLOW_PRIVATE_CIDRS'),
       pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 1, 3_600_000),
       backoffBaseMs: integer(env, 'WEBHOOK_BACKOFF_BASE_MS', DEFAULT_WEBHOOK_BACKOFF_BASE_MS, 1, 86_400_000),
       backoffMaxMs: integer(env, 'WEBHOOK_BACKOFF_MAX_MS', DEFAULT_WEBHOOK_BACKOFF_MAX_MS, 1, 7 * 86_400_000),

@@ -1,3 +1,4 @@
+import { bearerTokenOf } from '../common/auth-context/bearer-token';
 import { Injectable } from '@nestjs/common';
 import { displayPrefixOf, generateApiKey, hashApiKey, isWellFormedApiKey } from '../../libs/keys/api-key-format';
 import { newResourceId } from '../../libs/ids/resource-id';
@@ -90,10 +91,8 @@ export class ApiKeysService {
    * all get the same 401. Malformed keys never reach the database.
    */
   async authenticate(authorization: string | undefined): Promise<AuthContext | null> {
-    if (authorization === undefined) return null;
-    const match = /^Bearer ([^\s]+)$/i.exec(authorization);
-    const token = match?.[1];
-    if (token === undefined || !isWellFormedApiKey(token)) return null;
+    const token = bearerTokenOf(authorization);
+    if (token === null || !isWellFormedApiKey(token)) return null;
     const key = await this.keys.findActiveByHash(hashApiKey(token));
     if (key === null) return null;
     this.usage.used(key.id);

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VenuesModule } from '../venues/venues.module';
-import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyEntity } from './entities/api-key.entity';
@@ -14,7 +13,7 @@ import { OrganisersService } from './organisers.service';
 @Module({
   imports: [TypeOrmModule.forFeature([OrganiserEntity, ApiKeyEntity]), VenuesModule],
   controllers: [IdentityController, IdentityInternalController],
-  providers: [ApiKeyRepository, ApiKeysService, OrganisersService, KeyUsageRecorder, ApiKeyGuard],
-  exports: [ApiKeysService, OrganisersService, ApiKeyGuard],
+  providers: [ApiKeyRepository, ApiKeysService, OrganisersService, KeyUsageRecorder],
+  exports: [ApiKeysService, OrganisersService],
 })
 export class IdentityModule {}

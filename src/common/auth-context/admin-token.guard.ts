@@ -1,33 +1,60 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import { listenerOf } from '../http/listener';
+import { audienceOfRequest, listenerOf } from '../http/listener';
+import { RouteMiss } from '../http/route-miss';
+import { bearerTokenOf } from './bearer-token';
+import { DASHBOARD_ACCESS, DASHBOARD_ROUTE, type DashboardAccess, type DashboardRouteKind } from './dashboard-access';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-/** The internal listener's only credential: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. */
+/**
+ * Internal routes need both the admin listener and its credential:
+ * `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time. The
+ * listener is checked again here (the conventions hook already refuses a
+ * route on the wrong socket) so that neither check alone opens a route.
+ * Dashboard pages are the one exception to the bearer token: they ask the
+ * dashboard's session provider, and without one they are refused.
+ */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
   private readonly expected: Buffer | null;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly reflector: Reflector,
+    @Optional() @Inject(DASHBOARD_ACCESS) private readonly dashboard: DashboardAccess | null = null,
+  ) {
     this.expected = config.adminToken === null ? null : digest(config.adminToken);
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (listenerOf(request.raw) !== 'admin') return true;
-    const header = request.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer ([^\s]+)$/.exec(header) : null;
-    // Hashing both sides first makes the comparison constant-time whatever the lengths.
-    if (this.expected === null || match?.[1] === undefined || !timingSafeEqual(digest(match[1]), this.expected)) {
+    if (audienceOfRequest(request)?.credential !== 'admin-token') return true;
+    if (listenerOf(request.raw) !== 'admin') throw new RouteMiss();
+    const dashboardKind = this.reflector.getAllAndOverride<DashboardRouteKind | undefined>(DASHBOARD_ROUTE, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (dashboardKind !== undefined) {
+      if (this.dashboard !== null && (await this.dashboard.allows(request, dashboardKind))) return true;
+      throw new DomainError(ErrorCode.Unauthorized, 'Sign in to the dashboard first.');
+    }
+    if (!this.hasAdminToken(request.headers.authorization)) {
       throw new DomainError(ErrorCode.Unauthorized, 'A valid admin token is required.');
     }
     return true;
+  }
+
+  /** Hashing both sides first makes the comparison constant-time whatever the lengths. */
+  hasAdminToken(authorization: string | undefined): boolean {
+    const token = bearerTokenOf(authorization);
+    return this.expected !== null && token !== null && timingSafeEqual(digest(token), this.expected);
   }
 }

@@ -3,7 +3,8 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import { listenerOf } from '../http/listener';
+import { audienceOfRequest } from '../http/listener';
+import { UNAUTHENTICATED_MESSAGE } from './api-key.guard';
 import { authContextOf } from './auth.decorator';
 import { ACCESS_KEY, type RequiredAccess } from './require-access.decorator';
 
@@ -12,6 +13,7 @@ import { ACCESS_KEY, type RequiredAccess } from './require-access.decorator';
  * scope, or of a principal type the route does not serve, gets
  * `403 insufficient_scope` (one answer for both, so a venue key learns
  * nothing more from an organiser-only route than from a missing scope).
+ * A public API route without `@RequireAccess` is refused, never open.
  */
 @Injectable()
 export class ScopeGuard implements CanActivate {
@@ -19,14 +21,15 @@ export class ScopeGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (listenerOf(request.raw) === 'admin') return true;
+    if (audienceOfRequest(request)?.credential !== 'api-key') return true;
     const access = this.reflector.getAllAndOverride<RequiredAccess | undefined>(ACCESS_KEY, [
       context.getHandler(),
       context.getClass(),
     ]);
-    if (access === undefined) return true;
+    // Fail closed: a public route that forgot @RequireAccess serves nobody (start-up also refuses it).
+    if (access === undefined) throw new DomainError(ErrorCode.Forbidden, 'This route declares no access rule.');
     const auth = authContextOf(request);
-    if (auth === undefined) return false;
+    if (auth === undefined) throw new DomainError(ErrorCode.Unauthorized, UNAUTHENTICATED_MESSAGE);
     if (!access.principals.includes(auth.principal.type)) {
       throw new DomainError(
         ErrorCode.InsufficientScope,

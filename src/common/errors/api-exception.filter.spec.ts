@@ -1,4 +1,5 @@
 import { NotFoundException } from '@nestjs/common';
+import { RouteMiss } from '../http/route-miss';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -70,8 +71,17 @@ describe('ApiExceptionFilter', () => {
     const routes = new RouteTable();
     routes.record('GET', '/v1/me');
     const { host, sent } = hostFor();
-    new ApiExceptionFilter(routes, loadAppConfig({})).catch(new NotFoundException(), host);
+    new ApiExceptionFilter(routes, loadAppConfig({})).catch(new RouteMiss(), host);
     assert.equal(sent.status, 405);
     assert.deepEqual(sent.headers, { allow: 'GET, HEAD' });
+  });
+
+  it("answers a handler's NotFoundException with 404, never as a route miss with 405", () => {
+    const routes = new RouteTable();
+    routes.record('GET', '/v1/me');
+    const { host, sent } = hostFor();
+    new ApiExceptionFilter(routes, loadAppConfig({})).catch(new NotFoundException('No such thing.'), host);
+    assert.equal(sent.status, 404);
+    assert.deepEqual(sent.body, { error: 'not_found', message: 'No such thing.', request_id: 'req-1' });
   });
 });

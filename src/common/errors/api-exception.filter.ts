@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@n
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { listenerOf, pathOf } from '../http/listener';
+import { RouteMiss } from '../http/route-miss';
 import { RouteTable } from '../http/route-table';
 import { DomainError } from './domain-error';
 import type { ErrorBody } from './error-body';
@@ -44,15 +45,6 @@ function fastifyErrorOf(exception: unknown): FastifyErrorLike | undefined {
   return undefined;
 }
 
-/** `ValidationPipe` reports an array of sentences; the first few make a readable message. */
-function validationMessage(exception: HttpException): string | undefined {
-  const response = exception.getResponse();
-  if (typeof response !== 'object' || response === null) return undefined;
-  const message = (response as { message?: unknown }).message;
-  if (Array.isArray(message) && message.length > 0) return `${message.slice(0, 5).join('; ')}.`;
-  return undefined;
-}
-
 /**
  * Every failure leaves through here as `{error, message, request_id}`:
  * domain errors, route misses (404, or 405 with `Allow` when the path exists
@@ -79,12 +71,13 @@ export class ApiExceptionFilter implements ExceptionFilter {
   }
 
   private describe(exception: unknown, request: FastifyRequest): Described {
+    if (exception instanceof RouteMiss) return this.describeRouteMiss(request);
     if (exception instanceof DomainError) {
       return { status: exception.status, code: exception.code, message: exception.message, headers: exception.headers };
     }
     const fastifyError = fastifyErrorOf(exception);
     if (fastifyError !== undefined && fastifyError.statusCode < 500) return this.describeFastify(fastifyError);
-    if (exception instanceof HttpException) return this.describeHttp(exception, request);
+    if (exception instanceof HttpException) return this.describeHttp(exception);
     return {
       status: 500,
       code: ErrorCode.Internal,
@@ -93,14 +86,13 @@ export class ApiExceptionFilter implements ExceptionFilter {
     };
   }
 
-  private describeHttp(exception: HttpException, request: FastifyRequest): Described {
+  private describeHttp(exception: HttpException): Described {
     const status = exception.getStatus();
-    if (status === 404) return this.describeRouteMiss(request);
     const code = CODE_BY_STATUS[status] ?? (status >= 500 ? ErrorCode.Internal : ErrorCode.InvalidArgument);
     if (status >= 500) {
       return { status, code: ErrorCode.Internal, message: 'The server failed to complete the request.', headers: {} };
     }
-    return { status, code, message: validationMessage(exception) ?? exception.message, headers: {} };
+    return { status, code, message: exception.message, headers: {} };
   }
 
   private describeFastify({ code: fastifyCode, statusCode }: FastifyErrorLike): Described {
@@ -126,7 +118,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     }
   }
 
-  /** Nest's not-found handler only runs when no route matched the method and path. */
+  /** Raised by the conventions hook when no route of this listener matched the method and path. */
   private describeRouteMiss(request: FastifyRequest): Described {
     const path = pathOf(request.url);
     const allowed = this.routes.allowedMethods(path, listenerOf(request.raw));

@@ -1,7 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import { listenerForPath, listenerOf, pathOf } from './listener';
+import type { ClientFailureBudget } from '../rate-limit/client-failure-budget';
+import { audienceOfRequest, listenerOf, pathOf } from './listener';
+import { RouteMiss } from './route-miss';
 import type { RouteTable } from './route-table';
 import { requestContext } from '../request-id/request-context';
 import { REQUEST_ID_HEADER } from '../request-id/request-id';
@@ -18,16 +20,26 @@ function containsNul(value: unknown, depth = 0): boolean {
   return false;
 }
 
+const ROUTE_MISSED = Symbol('route-missed');
+
 /**
  * Conventions that must hold before any Nest code runs, so they also cover
  * 401, 404, 405 and 429 answers and the routes Nest does not own
  * (`/openapi.json`, `/docs`):
  * - every route is recorded in the route table (405 `Allow`, `GET /v1`);
  * - `X-Request-Id` is set first thing (the id itself comes from `genReqId`);
- * - each listener answers only its own paths, anything else is 404;
+ * - a client over its failure budget is refused before anything else;
+ * - each listener answers only the routes it serves, decided by the route
+ *   the router matched (after decoding and normalising the URL), never by
+ *   the URL's text; anything else is a route miss, answered before the body
+ *   is read;
  * - a JSON body must be an object.
  */
-export function installHttpConventions(fastify: FastifyInstance, routes: RouteTable): void {
+export function installHttpConventions(
+  fastify: FastifyInstance,
+  routes: RouteTable,
+  failures: ClientFailureBudget,
+): void {
   fastify.addHook('onRoute', (route) => {
     routes.record(route.method, route.url ?? route.path);
   });
@@ -41,8 +53,12 @@ export function installHttpConventions(fastify: FastifyInstance, routes: RouteTa
     void reply.header(REQUEST_ID_HEADER, String(request.id));
     // Every body is JSON (or the reference page); browsers must not guess otherwise.
     void reply.header('x-content-type-options', 'nosniff');
-    if (listenerForPath(pathOf(request.url)) !== listenerOf(request.raw)) {
-      throw new DomainError(ErrorCode.NotFound, `No resource at ${pathOf(request.url).slice(0, 200)}.`);
+    const audience = audienceOfRequest(request);
+    // The probes and the reference stay reachable: a load balancer must see health whatever a client did.
+    if (audience?.credential !== 'none') failures.assertWithinBudget(request.ip);
+    if (audience === null || !audience.listeners.includes(listenerOf(request.raw))) {
+      (request as FastifyRequest & { [ROUTE_MISSED]?: true })[ROUTE_MISSED] = true;
+      throw new RouteMiss();
     }
   });
 
@@ -69,6 +85,9 @@ export function installHttpConventions(fastify: FastifyInstance, routes: RouteTa
   });
 
   fastify.addHook('onResponse', async (request, reply) => {
+    if (reply.statusCode === 401 || (request as FastifyRequest & { [ROUTE_MISSED]?: true })[ROUTE_MISSED] === true) {
+      failures.recordFailure(request.ip);
+    }
     request.log.info(
       {
         method: request.method,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { listenerForPath, stripPrefixBeforeVersion } from './listener';
+import { audienceOfRoute, routeServes, stripPrefixBeforeVersion } from './listener';
 
 describe('stripPrefixBeforeVersion', () => {
   it('routes a path prefix in front of the v1 segment as the path from v1 on', () => {
@@ -16,11 +16,28 @@ describe('stripPrefixBeforeVersion', () => {
   });
 });
 
-describe('listenerForPath', () => {
-  it('puts /internal paths on the admin listener and everything else on the public one', () => {
-    assert.equal(listenerForPath('/internal/keys'), 'admin');
-    assert.equal(listenerForPath('/internal'), 'admin');
-    assert.equal(listenerForPath('/internals'), 'public');
-    assert.equal(listenerForPath('/v1/me'), 'public');
+describe('audienceOfRoute', () => {
+  it('puts /internal routes on the admin listener only, behind the admin token', () => {
+    assert.deepEqual(audienceOfRoute('/internal/keys/:keyId'), { listeners: ['admin'], credential: 'admin-token' });
+    assert.deepEqual(audienceOfRoute('/internal'), { listeners: ['admin'], credential: 'admin-token' });
+    assert.equal(routeServes('/internal/keys', 'public'), false);
+  });
+
+  it('serves the probes on both listeners without a credential', () => {
+    for (const probe of ['/healthz', '/readyz']) {
+      assert.deepEqual(audienceOfRoute(probe), { listeners: ['public', 'admin'], credential: 'none' });
+    }
+  });
+
+  it('serves the API reference on the public listener without a credential', () => {
+    for (const reference of ['/openapi.json', '/openapi.yaml', '/docs', '/docs/*']) {
+      assert.deepEqual(audienceOfRoute(reference), { listeners: ['public'], credential: 'none' });
+    }
+  });
+
+  it('requires an API key on every other route, including ones nobody planned for (fail closed)', () => {
+    for (const pattern of ['/v1/me', '/internals', '/healthz/extra', '/openapi.json.bak', '/anything']) {
+      assert.deepEqual(audienceOfRoute(pattern), { listeners: ['public'], credential: 'api-key' });
+    }
   });
 });

@@ -3,10 +3,21 @@ import type { IncomingMessage } from 'node:http';
 /**
  * One Fastify instance serves two sockets. The admin server tags each raw
  * request it accepts; anything untagged came through the public listener.
+ * The tag is set by the socket that accepted the connection, so nothing a
+ * caller writes in the request can change it.
  */
 const ADMIN_LISTENER = Symbol('admin-listener');
 
 export type Listener = 'public' | 'admin';
+
+/** The credential a route requires, decided by the route, never by the request. */
+export type Credential = 'api-key' | 'admin-token' | 'none';
+
+export interface RouteAudience {
+  /** The listeners whose sockets may reach the route. */
+  listeners: readonly Listener[];
+  credential: Credential;
+}
 
 export function markAdminRequest(raw: IncomingMessage): void {
   (raw as IncomingMessage & { [ADMIN_LISTENER]?: true })[ADMIN_LISTENER] = true;
@@ -16,9 +27,33 @@ export function listenerOf(raw: IncomingMessage): Listener {
   return (raw as IncomingMessage & { [ADMIN_LISTENER]?: true })[ADMIN_LISTENER] === true ? 'admin' : 'public';
 }
 
-/** Internal routes live under `/internal` and answer only on the admin listener; everything else only on the public one. */
-export function listenerForPath(path: string): Listener {
-  return path === '/internal' || path.startsWith('/internal/') ? 'admin' : 'public';
+const INTERNAL: RouteAudience = { listeners: ['admin'], credential: 'admin-token' };
+const PROBE: RouteAudience = { listeners: ['public', 'admin'], credential: 'none' };
+const REFERENCE: RouteAudience = { listeners: ['public'], credential: 'none' };
+const PUBLIC_API: RouteAudience = { listeners: ['public'], credential: 'api-key' };
+
+/** Routes that answer without a credential. Anything not named here needs one (fail closed). */
+const PROBES = new Set(['/healthz', '/readyz']);
+const REFERENCE_ROUTES = /^\/(?:openapi\.(?:json|yaml)|docs(?:\/.*)?)$/;
+
+/**
+ * Who may reach a route, from the route pattern it was registered with
+ * (`request.routeOptions.url`, e.g. `/internal/keys/:keyId`): text written by
+ * this codebase at start, never the URL a caller sent. Internal routes live
+ * under `/internal` and answer only on the admin listener with the admin
+ * token; the probes answer on both without a credential; the API reference
+ * on the public listener without one; every other route is the public API
+ * and needs an API key.
+ */
+export function audienceOfRoute(pattern: string): RouteAudience {
+  if (pattern === '/internal' || pattern.startsWith('/internal/')) return INTERNAL;
+  if (PROBES.has(pattern)) return PROBE;
+  if (REFERENCE_ROUTES.test(pattern)) return REFERENCE;
+  return PUBLIC_API;
+}
+
+export function routeServes(pattern: string, listener: Listener): boolean {
+  return audienceOfRoute(pattern).listeners.includes(listener);
 }
 
 export function pathOf(url: string): string {
@@ -37,4 +72,10 @@ export function stripPrefixBeforeVersion(url: string): string {
   const versionAt = segments.indexOf('v1');
   if (versionAt <= 1) return url;
   return `/${segments.slice(versionAt).join('/')}${query}`;
+}
+
+/** The audience of the route a request matched; null when it matched none (a 404 or 405 follows). */
+export function audienceOfRequest(request: { routeOptions: { url?: string | undefined } }): RouteAudience | null {
+  const pattern = request.routeOptions.url;
+  return pattern === undefined ? null : audienceOfRoute(pattern);
 }

@@ -3,13 +3,15 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DECORATORS } from '@nestjs/swagger';
 import { ACCESS_KEY, type RequiredAccess } from '../auth-context/require-access.decorator';
-import { listenerForPath } from './listener';
+import { audienceOfRoute } from './listener';
 
 export interface CatalogueEntry {
   method: string;
   /** Path with `{param}` placeholders, e.g. `/v1/events/{eventId}`. */
   path: string;
   access: RequiredAccess | undefined;
+  /** Hidden from the reference and from `GET /v1` (a 400-only helper route). */
+  excluded: boolean;
 }
 
 function joinPath(...parts: Array<string | undefined>): string {
@@ -21,13 +23,14 @@ function joinPath(...parts: Array<string | undefined>): string {
 }
 
 /**
- * The public routes with the access each requires, read from the
+ * The public API routes with the access each requires, read from the
  * controllers' own metadata, so `GET /v1` can describe the API without a
  * hand-kept list.
  */
 @Injectable()
 export class RouteCatalogue {
   private cached: CatalogueEntry[] | null = null;
+  private scanned: CatalogueEntry[] | null = null;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -35,8 +38,20 @@ export class RouteCatalogue {
   ) {}
 
   publicRoutes(): CatalogueEntry[] {
-    this.cached ??= this.scan().filter((entry) => listenerForPath(entry.path) === 'public');
+    this.cached ??= this.allApiKeyRoutes().filter((entry) => !entry.excluded);
     return this.cached;
+  }
+
+  /** Public API routes that declare no `@RequireAccess`: the service refuses to start with any. */
+  routesWithoutAccess(): CatalogueEntry[] {
+    return this.allApiKeyRoutes().filter((entry) => entry.access === undefined);
+  }
+
+  private allApiKeyRoutes(): CatalogueEntry[] {
+    this.scanned ??= this.scan().filter(
+      (entry) => audienceOfRoute(entry.path.replace(/\{(\w+)\}/g, ':$1')).credential === 'api-key',
+    );
+    return this.scanned;
   }
 
   private scan(): CatalogueEntry[] {
@@ -54,11 +69,10 @@ export class RouteCatalogue {
         const methodPath = Reflect.getMetadata(PATH_METADATA, handler) as string | undefined;
         const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
         if (methodPath === undefined || method === undefined) continue;
-        // Routes hidden from the reference (a 400-only helper route) stay out of the endpoint list too.
         const excluded = Reflect.getMetadata(DECORATORS.API_EXCLUDE_ENDPOINT, handler) as
           { disable?: boolean } | undefined;
-        if (excluded?.disable === true) continue;
         entries.push({
+          excluded: excluded?.disable === true,
           method: RequestMethod[method],
           path: joinPath(controllerPath, methodPath),
           access: (Reflect.getMetadata(ACCESS_KEY, handler) as RequiredAccess | undefined) ?? classAccess,

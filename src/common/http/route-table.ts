@@ -1,4 +1,4 @@
-import { listenerForPath, type Listener } from './listener';
+import { routeServes, type Listener } from './listener';
 
 export interface RouteEntry {
   method: string;
@@ -40,7 +40,7 @@ export class RouteTable {
   allowedMethods(concretePath: string, listener: Listener): string[] {
     const methods = new Set<string>();
     for (const route of this.routes) {
-      if (listenerForPath(route.path) !== listener) continue;
+      if (!routeServes(route.path, listener)) continue;
       if (route.pattern.test(concretePath)) methods.add(route.method);
     }
     if (methods.has('GET')) methods.add('HEAD');
@@ -50,7 +50,7 @@ export class RouteTable {
   /** Every route of one listener, HEAD routes folded into their GET. */
   entries(listener: Listener): RouteEntry[] {
     return this.routes
-      .filter((route) => listenerForPath(route.path) === listener && route.method !== 'HEAD')
+      .filter((route) => routeServes(route.path, listener) && route.method !== 'HEAD')
       .map(({ method, path }) => ({ method, path }));
   }
 }

@@ -9,6 +9,7 @@ function contextFor(method: string, warnings: unknown[], headers: Record<string,
   const request = {
     method,
     raw: {},
+    routeOptions: { url: '/v1/events' },
     headers: {},
     log: { warn: (...args: unknown[]) => warnings.push(args) },
   } as never;

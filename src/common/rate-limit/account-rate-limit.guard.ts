@@ -5,7 +5,7 @@ import { accountOf } from '../auth-context/access';
 import { authContextOf } from '../auth-context/auth.decorator';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import { listenerOf } from '../http/listener';
+import { audienceOfRequest } from '../http/listener';
 
 export const READS_THROTTLER = 'reads';
 export const WRITES_THROTTLER = 'writes';
@@ -27,13 +27,13 @@ export const WRITE_METHODS: readonly string[] = ['POST', 'PATCH', 'PUT', 'DELETE
 export class AccountRateLimitGuard extends ThrottlerGuard {
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (listenerOf(request.raw) === 'admin') return true;
+    if (audienceOfRequest(request)?.credential !== 'api-key') return true;
     return super.canActivate(context);
   }
 
   protected override async getTracker(request: Record<string, unknown>): Promise<string> {
     const auth = authContextOf(request as unknown as FastifyRequest);
-    // The key guard runs first, so an unauthenticated request never gets here.
+    // Authentication runs before every guard, so an unauthenticated request never gets here.
     if (auth === undefined) throw new Error('rate limiting needs an authenticated principal');
     return accountOf(auth.principal);
   }

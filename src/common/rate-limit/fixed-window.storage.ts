@@ -49,6 +49,15 @@ export class FixedWindowThrottlerStorage implements ThrottlerStorage {
     return { totalHits: counter.hits, timeToExpire: secondsLeft, isBlocked: blocked, timeToBlockExpire: secondsLeft };
   }
 
+  /** The hits counted so far in the current window, without counting one. */
+  peek(key: string, ttl: number): { hits: number; secondsLeft: number } {
+    const now = this.now();
+    const windowStart = Math.floor(now / ttl) * ttl;
+    const counter = this.counters.get(key);
+    const hits = counter !== undefined && counter.windowStart === windowStart ? counter.hits : 0;
+    return { hits, secondsLeft: Math.ceil((windowStart + ttl - now) / 1000) };
+  }
+
   /** Forget counters of past windows, at most once per window. */
   private sweep(windowStart: number): void {
     if (windowStart === this.lastSweep) return;

@@ -1,0 +1,302 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Agent } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from 'pg';
+import { RouteTable } from '../src/common/http/route-table';
+import { databaseClient } from './support/database-client';
+import { assertErrorBody } from './support/error-body';
+import { fixtures, type Organiser } from './support/fixtures';
+import { internalApi, publicApi } from './support/http-client';
+import { rawRequest, type RawResult } from './support/raw-request';
+import { startTestService, type TestService } from './support/test-service';
+
+/** A route miss: 404 from the router's decision (not a handler's), 405, or a URL the router refused. */
+function isRouteMiss(result: RawResult): boolean {
+  if (result.status === 405 || result.status === 400 || result.status === 414) return true;
+  return (
+    result.status === 404 &&
+    typeof result.body?.message === 'string' &&
+    result.body.message.startsWith('No resource at')
+  );
+}
+
+async function count(db: Client, table: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
+  return Number(rows[0]?.n);
+}
+
+describe('trust boundary: the internal API never answers on the public listener', () => {
+  let service: TestService;
+  let db: Client;
+  let reader: Organiser;
+  let victim: Organiser;
+
+  before(async () => {
+    service = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '0' });
+    db = await databaseClient(service.databaseUrl);
+    reader = await fixtures(service).organiser({ scopes: ['events:read'] });
+    victim = await fixtures(service).organiser();
+  });
+  after(async () => {
+    await db.end();
+    await service.close();
+  });
+
+  it('refuses POST /%69nternal/keys with a valid API key: no key is minted for another organiser', async () => {
+    const before = await count(db, 'api_key');
+    const result = await rawRequest(service.publicUrl, 'POST', '/%69nternal/keys', {
+      headers: { authorization: `Bearer ${reader.key}` },
+      body: JSON.stringify({ principal: { type: 'organiser', id: victim.id }, actorRole: 'owner' }),
+    });
+    assert.equal(result.status, 404, result.text);
+    assert.equal(await count(db, 'api_key'), before);
+  });
+
+  it("refuses POST /intern%61l/events/{id}/publish: another tenant's event stays unpublished", async () => {
+    const created = await internalApi(service)('POST', '/internal/events', {
+      body: { organizerId: victim.id, title: { EN: 'Draft' }, startTime: '2030-01-01T10:00:00Z' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.data.id as string;
+    const result = await rawRequest(service.publicUrl, 'POST', `/intern%61l/events/${id}/publish`, {
+      headers: { authorization: `Bearer ${reader.key}` },
+    });
+    assert.equal(result.status, 404, result.text);
+    const { rows } = await db.query<{ visibility: string }>('SELECT visibility FROM event WHERE id = $1', [id]);
+    assert.equal(rows.length, 1);
+    assert.notEqual(rows[0]?.visibility, 'public');
+  });
+
+  it("refuses POST /%69nternal/webhooks/{id}/enable: another tenant's signing secret is never returned", async () => {
+    const result = await rawRequest(service.publicUrl, 'POST', `/%69nternal/webhooks/${randomUUID()}/enable`, {
+      headers: { authorization: `Bearer ${reader.key}` },
+    });
+    assert.equal(result.status, 404, result.text);
+    assert.doesNotMatch(result.text, /whsec_/);
+  });
+
+  it('refuses an absolute-form request target (POST http://x/internal/organisers)', async () => {
+    const before = await count(db, 'organiser');
+    for (const key of [reader.key, service.adminToken]) {
+      const result = await rawRequest(service.publicUrl, 'POST', 'http://x/internal/organisers', {
+        headers: { authorization: `Bearer ${key}` },
+        body: JSON.stringify({ name: 'Intruder' }),
+      });
+      assert.ok(isRouteMiss(result), `${result.status} ${result.text}`);
+    }
+    assert.equal(await count(db, 'organiser'), before);
+  });
+
+  describe('every registered route x both listeners x spellings x credentials (property)', () => {
+    /** Ways to write one path that a router, proxy or client might treat as the same. */
+    function spellings(path: string): string[] {
+      const firstLetter = path.search(/[a-z]/);
+      const encodedFirst =
+        firstLetter === -1
+          ? path
+          : `${path.slice(0, firstLetter)}%${path.charCodeAt(firstLetter).toString(16)}${path.slice(firstLetter + 1)}`;
+      const secondSegmentLetter = path.indexOf('/', 1) === -1 ? -1 : path.indexOf('/', 1) + 2;
+      const encodedMiddle =
+        secondSegmentLetter <= 1 || secondSegmentLetter >= path.length
+          ? path
+          : `${path.slice(0, secondSegmentLetter)}%${path.charCodeAt(secondSegmentLetter).toString(16).toUpperCase()}${path.slice(secondSegmentLetter + 1)}`;
+      return [
+        path,
+        encodedFirst,
+        encodedMiddle,
+        encodedFirst.replace('%', '%25'), // double encoding
+        path.toUpperCase(),
+        path.replace(/[a-z]/, (letter) => letter.toUpperCase()), // mixed case
+        `http://x${path}`, // absolute-form target
+        `http://localhost:1${path}`,
+        `/api${path}`, // a prefix in front of the path
+        `/x/y${path}`,
+        `${path}/`, // trailing slash
+        `/${path}`, // double slash
+        `${path.replace(/\/$/, '')}//`,
+        `/v1/..${path}`, // dot segments
+        `/./${path.slice(1)}`,
+        `/internal/..${path}`,
+        `${path};x=1`,
+        `${path}%00`,
+        `${path}?`,
+      ];
+    }
+
+    it('answers each route only on its own listener and only with its own credential', async () => {
+      const table = service.running.app.get(RouteTable);
+      const routes = new Map<string, { method: string; path: string }>();
+      for (const listener of ['public', 'admin'] as const) {
+        for (const route of table.entries(listener)) routes.set(`${route.method} ${route.path}`, route);
+      }
+      assert.ok(routes.size >= 20, `only ${routes.size} routes registered`);
+      const credentials = { none: undefined, apiKey: victim.key, adminToken: service.adminToken };
+      let requests = 0;
+      const failures: string[] = [];
+      const agents = {
+        public: new Agent({ keepAlive: true, maxSockets: 16 }),
+        admin: new Agent({ keepAlive: true, maxSockets: 16 }),
+      };
+      after(() => {
+        agents.public.destroy();
+        agents.admin.destroy();
+      });
+      for (const route of routes.values()) {
+        const concrete = route.path.replace(/:[A-Za-z0-9_]+/g, () => randomUUID()).replace(/\*$/, 'x');
+        const serves = (listener: 'public' | 'admin'): boolean =>
+          table.entries(listener).some((r) => r.path === route.path);
+        const ownCredential = route.path.startsWith('/internal')
+          ? 'adminToken'
+          : ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml'].includes(route.path) ||
+              route.path.startsWith('/docs')
+            ? 'none'
+            : 'apiKey';
+        for (const listener of ['public', 'admin'] as const) {
+          const getOutcomes = new Map<string, { status: number; miss: boolean }>();
+          for (const method of route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]) {
+            const baseUrl = listener === 'public' ? service.publicUrl : service.adminUrl;
+            const cases = Object.entries(credentials).flatMap(([credentialName, secret]) =>
+              spellings(concrete).map((target) => ({ credentialName, secret, target })),
+            );
+            const results = await Promise.all(
+              cases.map(({ secret, target }) =>
+                rawRequest(baseUrl, method, target, {
+                  headers: secret === undefined ? {} : { authorization: `Bearer ${secret}` },
+                  body: ['POST', 'PATCH', 'PUT', 'DELETE'].includes(method) ? '{}' : undefined,
+                  agent: agents[listener],
+                }),
+              ),
+            );
+            results.forEach((result, index) => {
+              const { credentialName, target } = cases[index];
+              requests += 1;
+              // A HEAD answer has no body to tell a route miss from a handler's 404: it must match its GET.
+              let miss = isRouteMiss(result);
+              if (method === 'GET') getOutcomes.set(`${credentialName} ${target}`, { status: result.status, miss });
+              if (method === 'HEAD') {
+                const get = getOutcomes.get(`${credentialName} ${target}`);
+                if (get === undefined || get.status !== result.status)
+                  failures.push(`HEAD differs from GET: ${target}`);
+                miss = get?.miss ?? false;
+              }
+              const label = `${method} ${target} on ${listener} with ${credentialName}: ${result.status} ${result.text.slice(0, 120)}`;
+              if (result.status >= 500) failures.push(`5xx: ${label}`);
+              if (!serves(listener) && !miss) failures.push(`answered on the wrong listener: ${label}`);
+              const reachedHandler = !miss && result.status !== 401;
+              if (reachedHandler && ownCredential !== 'none' && credentialName !== ownCredential) {
+                failures.push(`passed with a foreign credential: ${label}`);
+              }
+              const literal = target === concrete && serves(listener);
+              if (literal && ownCredential !== 'none' && credentialName !== ownCredential && result.status !== 401) {
+                failures.push(`expected 401: ${label}`);
+              }
+            });
+          }
+        }
+      }
+      assert.deepEqual(failures.slice(0, 20), [], `${failures.length} of ${requests} requests broke the boundary`);
+      assert.ok(requests > 2000, `only ${requests} requests`);
+    });
+  });
+});
+
+describe('trust boundary: guards closed by default and failures that cost the sender', () => {
+  let service: TestService;
+  let api: ReturnType<typeof publicApi>;
+  let organiser: Organiser;
+
+  before(async () => {
+    service = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '0', RATE_LIMIT_READS: '4' });
+    api = publicApi(service);
+    organiser = await fixtures(service).organiser({ scopes: ['events:read'] });
+  });
+  after(async () => service.close());
+
+  it('authenticates before reading the body: a bad key with a malformed 1 MiB body is a 401, not a 400', async () => {
+    const result = await api('POST', '/v1/events', {
+      rawBody: `{"title": ${'['.repeat(1024 * 1024 - 20)}`,
+      headers: { authorization: 'Bearer svc_live_nope', 'idempotency-key': 'k1' },
+    });
+    assertErrorBody(result, 401, 'unauthorized');
+  });
+
+  it('never parses the body of an unknown path: malformed JSON there is a 404', async () => {
+    assertErrorBody(await api('POST', '/v1/no-such-thing', { rawBody: '{"broken' }), 404, 'not_found');
+  });
+
+  it('answers DELETE /v1/webhooks/ (no id) with 400 invalid_argument, and Allow on that path says DELETE', async () => {
+    const subscriber = await fixtures(service).organiser({ scopes: ['webhooks:write'] });
+    assertErrorBody(await api('DELETE', '/v1/webhooks/', { key: subscriber.key }), 400, 'invalid_argument');
+    const get = await api('GET', '/v1/webhooks/', { key: subscriber.key });
+    assertErrorBody(get, 405, 'method_not_allowed');
+    assert.equal(get.headers.get('allow'), 'DELETE');
+  });
+
+  it('counts 403s against the account budget: a key refused for its scope is rate limited too', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) statuses.push((await api('GET', '/v1/orders', { key: organiser.key })).status);
+    assert.deepEqual(statuses.slice(0, 4), [403, 403, 403, 403]);
+    assert.equal(statuses[5], 429);
+  });
+});
+
+describe('trust boundary: a budget for failed requests per client', () => {
+  let service: TestService;
+  let api: ReturnType<typeof publicApi>;
+  let organiser: Organiser;
+
+  before(async () => {
+    service = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '5' });
+    api = publicApi(service);
+    organiser = await fixtures(service).organiser();
+  });
+  after(async () => service.close());
+
+  it('refuses a client over its failure budget with 429 and Retry-After, before any key lookup', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i += 1) {
+      statuses.push((await api('GET', '/v1/me', { key: `svc_live_${'0'.repeat(48)}` })).status);
+    }
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429]);
+    const refused = await api('GET', '/v1/me', { key: organiser.key });
+    assertErrorBody(refused, 429, 'rate_limited');
+    assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/);
+  });
+
+  it('keeps the probes and the API reference reachable for a client over its failure budget', async () => {
+    assert.equal((await api('GET', '/v1/me')).status, 429, 'the budget is used up');
+    assert.equal((await api('GET', '/openapi.json')).status, 200);
+    const probes = service.running.app.get(RouteTable).allowedMethods('/healthz', 'public');
+    if (probes.length > 0) assert.equal((await api('GET', '/healthz')).status, 200);
+  });
+});
+
+describe('trust boundary: the client address behind a trusted proxy', () => {
+  it('believes X-Forwarded-For only from TRUSTED_PROXIES, so one client behind the proxy cannot spend another one’s budget', async () => {
+    const trusting = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '2', TRUSTED_PROXIES: '127.0.0.1/32' });
+    const untrusting = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '2', TRUSTED_PROXIES: '10.9.9.9' });
+    try {
+      for (const [service, separateBudgets] of [
+        [trusting, true],
+        [untrusting, false],
+      ] as const) {
+        const api = publicApi(service);
+        for (let i = 0; i < 2; i += 1) {
+          await api('GET', '/v1/me', { headers: { 'x-forwarded-for': '203.0.113.1' } });
+        }
+        const other = await api('GET', '/v1/me', { headers: { 'x-forwarded-for': '203.0.113.2' } });
+        assert.equal(
+          other.status,
+          separateBudgets ? 401 : 429,
+          `TRUSTED_PROXIES=${service.config.trustedProxies.join(',')}`,
+        );
+        const same = await api('GET', '/v1/me', { headers: { 'x-forwarded-for': '203.0.113.1' } });
+        assert.equal(same.status, 429);
+      }
+    } finally {
+      await trusting.close();
+      await untrusting.close();
+    }
+  });
+});
