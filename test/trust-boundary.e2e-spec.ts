@@ -31,12 +31,14 @@ describe('trust boundary: the internal API never answers on the public listener'
   let db: Client;
   let reader: Organiser;
   let victim: Organiser;
+  let victimSubscriber: Organiser;
 
   before(async () => {
     service = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '0' });
     db = await databaseClient(service.databaseUrl);
     reader = await fixtures(service).organiser({ scopes: ['events:read'] });
     victim = await fixtures(service).organiser();
+    victimSubscriber = await fixtures(service).organiser({ scopes: ['webhooks:write'] });
   });
   after(async () => {
     await db.end();
@@ -69,7 +71,13 @@ describe('trust boundary: the internal API never answers on the public listener'
   });
 
   it("refuses POST /%69nternal/webhooks/{id}/enable: another tenant's signing secret is never returned", async () => {
-    const result = await rawRequest(service.publicUrl, 'POST', `/%69nternal/webhooks/${randomUUID()}/enable`, {
+    const subscribed = await publicApi(service)('POST', '/v1/webhooks', {
+      key: victimSubscriber.key,
+      body: { url: 'https://hooks.example.com/events', events: ['order.confirmed'] },
+    });
+    assert.equal(subscribed.status, 201, subscribed.text);
+    const webhookId = subscribed.body.data.id as string;
+    const result = await rawRequest(service.publicUrl, 'POST', `/%69nternal/webhooks/${webhookId}/enable`, {
       headers: { authorization: `Bearer ${reader.key}` },
     });
     assert.equal(result.status, 404, result.text);
