@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../common/auth-context/access';
 import type { KeysetQuery } from '../common/pagination/keyset-pager';
+import { isPlaceholderOrganiserSql } from '../identity/placeholder-organisers.sql-fragment';
+import { locationIdsOfVenueSql } from '../venues/venue-location.sql-fragment';
 import { EVENT_RESPONSE_COLUMNS, type EventResponseRow } from './event-presenter';
 
 /**
@@ -16,11 +18,12 @@ function visibleTo(principal: Principal): { from: string; where: string[]; param
     return { from: 'event e', where: ['e.organizer_id = $1'], params: [principal.id] };
   }
   if (principal.type === 'venue') {
+    // One statement spans Events, Venues and Identity here: the owners export the fragments.
     return {
-      from: 'event e LEFT JOIN organiser o ON o.id = e.organizer_id',
+      from: 'event e',
       where: [
-        'e.location_id IN (SELECT l.id FROM venue_location l WHERE l.venue_id = $1)',
-        `(e.visibility = 'public' OR (e.visibility = 'unlisted' AND (e.organizer_id IS NULL OR o.placeholder)))`,
+        `e.location_id IN (${locationIdsOfVenueSql('$1')})`,
+        `(e.visibility = 'public' OR (e.visibility = 'unlisted' AND (e.organizer_id IS NULL OR ${isPlaceholderOrganiserSql('e.organizer_id')})))`,
       ],
       params: [principal.id],
     };
@@ -61,6 +64,20 @@ export class EventRepository {
       [...visible.params, eventId],
     );
     return rows[0] ?? null;
+  }
+
+  /** The event's organiser (null for none); null when there is no such event. `share` locks the row. */
+  async findOwner(
+    eventId: string,
+    db: EntityManager | DataSource = this.dataSource,
+    lock?: 'share',
+  ): Promise<{ organizerId: string | null } | null> {
+    const rows: Array<{ organizer_id: string | null }> = await db.query(
+      `SELECT organizer_id FROM event WHERE id = $1${lock === 'share' ? ' FOR SHARE' : ''}`,
+      [eventId],
+    );
+    const row = rows[0];
+    return row === undefined ? null : { organizerId: row.organizer_id };
   }
 
   /** Any event by id, for internal callers and post-write reads. */

@@ -3,13 +3,15 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { EventEntity } from './entities/event.entity';
 import { EventPresenter } from './event-presenter';
 import { EventRepository } from './event.repository';
+import { IdentityModule } from '../identity/identity.module';
+import { VenuesModule } from '../venues/venues.module';
 import { EventsController } from './events.controller';
 import { EventsInternalController } from './events.internal.controller';
 import { EventsService } from './events.service';
 import { IdempotencyService } from './idempotency/idempotency.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([EventEntity])],
+  imports: [TypeOrmModule.forFeature([EventEntity]), IdentityModule, VenuesModule],
   controllers: [EventsController, EventsInternalController],
   providers: [EventsService, EventRepository, EventPresenter, IdempotencyService],
   exports: [EventsService],

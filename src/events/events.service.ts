@@ -26,6 +26,8 @@ import type { EventPublishedData, EventResponseDto, InternalEventResponse } from
 import { DIRECTLY_STORED_FIELDS, EventEntity } from './entities/event.entity';
 import { EventPresenter, type EventResponseRow } from './event-presenter';
 import { EventRepository } from './event.repository';
+import { OrganisersService } from '../identity/organisers.service';
+import { VenuesService } from '../venues/venues.service';
 
 export interface TaggedEvent {
   event: EventResponseDto;
@@ -56,6 +58,8 @@ export class EventsService {
     private readonly pager: KeysetPager,
     private readonly unitOfWork: UnitOfWork,
     private readonly bus: DomainEventBus,
+    private readonly organisers: OrganisersService,
+    private readonly venues: VenuesService,
   ) {}
 
   list(principal: Principal, request: PageRequest): Promise<Page<EventResponseDto>> {
@@ -110,13 +114,28 @@ export class EventsService {
     });
   }
 
+  /** Whether the organiser owns the event (Orders: an organiser owns an order through its event). */
+  async isOwnedBy(eventId: string, organizerId: string): Promise<boolean> {
+    return (await this.events.findOwner(eventId))?.organizerId === organizerId;
+  }
+
+  /**
+   * The event's owner, with the event row share-locked until `tx` ends, so an
+   * owner change or a delete waits for the caller's commit (an order created
+   * against the event then follows it). Null when the event does not exist.
+   */
+  async lockOwner(eventId: string, tx: Transaction): Promise<{ organizerId: string | null } | null> {
+    return this.events.findOwner(eventId, tx.manager, 'share');
+  }
+
   /** Internal fixtures: any visibility, a null or placeholder organiser, startTime optional. */
   async createInternal(organizerId: string | null, body: unknown): Promise<InternalEventResponse> {
     const patch = parseOrThrow(body, 'internal');
     return this.unitOfWork.run(async (tx) => {
       if (organizerId !== null) {
-        const found: unknown[] = await tx.manager.query('SELECT 1 FROM organiser WHERE id = $1', [organizerId]);
-        if (found.length === 0) throw DomainError.invalidArgument('organizerId does not name an existing organiser.');
+        if (!(await this.organisers.exists(organizerId, tx))) {
+          throw DomainError.invalidArgument('organizerId does not name an existing organiser.');
+        }
       }
       const entity = this.newEntity(organizerId);
       await this.applyPatch(entity, patch, tx.manager);
@@ -261,7 +280,7 @@ export class EventsService {
 
     let timeZone = 'UTC';
     if (entity.locationId !== null) {
-      const location = await this.liveLocation(entity.locationId, manager);
+      const location = await this.venues.liveLocation(entity.locationId, manager);
       if (location === null) {
         if (patch.locationId !== undefined)
           throw DomainError.invalidArgument('locationId does not name a known location.');
@@ -307,18 +326,6 @@ export class EventsService {
     await manager
       .getRepository(EventEntity)
       .insert(entity as unknown as Parameters<Repository<EventEntity>['insert']>[0]);
-  }
-
-  private async liveLocation(
-    locationId: string,
-    manager: EntityManager,
-  ): Promise<{ venueId: string; timeZone: string } | null> {
-    const rows: Array<{ venue_id: string; time_zone: string }> = await manager.query(
-      'SELECT venue_id, time_zone FROM venue_location WHERE id = $1 AND deleted_at IS NULL',
-      [locationId],
-    );
-    const row = rows[0];
-    return row === undefined ? null : { venueId: row.venue_id, timeZone: row.time_zone };
   }
 
   /** `updatedAt` always moves forward, even when two writes land within one millisecond. */

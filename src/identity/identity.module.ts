@@ -8,12 +8,13 @@ import { OrganiserEntity } from './entities/organiser.entity';
 import { IdentityController } from './identity.controller';
 import { IdentityInternalController } from './identity.internal.controller';
 import { KeyUsageRecorder } from './key-usage.recorder';
+import { OrganiserRepository } from './organiser.repository';
 import { OrganisersService } from './organisers.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([OrganiserEntity, ApiKeyEntity]), VenuesModule],
   controllers: [IdentityController, IdentityInternalController],
-  providers: [ApiKeyRepository, ApiKeysService, OrganisersService, KeyUsageRecorder],
+  providers: [ApiKeyRepository, ApiKeysService, OrganiserRepository, OrganisersService, KeyUsageRecorder],
   exports: [ApiKeysService, OrganisersService],
 })
 export class IdentityModule {}

@@ -1,26 +1,25 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { newResourceId } from '../../libs/ids/resource-id';
+import type { Transaction } from '../database/unit-of-work';
 import type { CreateOrganiserDto, OrganiserResponse } from './dto/identity.dto';
-import { OrganiserEntity } from './entities/organiser.entity';
+import { OrganiserRepository } from './organiser.repository';
 
 @Injectable()
 export class OrganisersService {
-  constructor(@InjectRepository(OrganiserEntity) private readonly organisers: Repository<OrganiserEntity>) {}
+  constructor(private readonly organisers: OrganiserRepository) {}
 
   async create(input: CreateOrganiserDto): Promise<OrganiserResponse> {
     const organiser = { id: newResourceId('org'), name: input.name, placeholder: input.placeholder === true };
-    await this.organisers.insert({ ...organiser });
+    await this.organisers.insert(organiser);
     return organiser;
   }
 
-  async exists(organiserId: string): Promise<boolean> {
-    return this.organisers.exists({ where: { id: organiserId } });
+  /** Whether the organiser exists; inside the caller's transaction when one is given. */
+  async exists(organiserId: string, tx?: Transaction): Promise<boolean> {
+    return this.organisers.exists(organiserId, tx?.manager);
   }
 
   async list(): Promise<OrganiserResponse[]> {
-    const rows = await this.organisers.find({ order: { createdAt: 'ASC', id: 'ASC' } });
-    return rows.map(({ id, name, placeholder }) => ({ id, name, placeholder }));
+    return this.organisers.list();
   }
 }

@@ -151,33 +151,11 @@ export class OrderRepository {
     );
   }
 
-  async organiserOwnsEvent(organizerId: string, eventId: string): Promise<boolean> {
-    const rows = await this.orders.manager.query<unknown[]>(`SELECT 1 FROM event WHERE id = $1 AND organizer_id = $2`, [
-      eventId,
-      organizerId,
-    ]);
-    return rows.length > 0;
-  }
-
   /** The order in its response shape, whatever its status (internal responses). */
   async findView(orderId: string, manager: EntityManager): Promise<OrderResponseDto | null> {
     const rows = await manager.query<OrderRow[]>(`SELECT ${ORDER_COLUMNS} FROM "order" o WHERE o.id = $1`, [orderId]);
     const row = rows[0];
     return row === undefined ? null : toOrder(row);
-  }
-
-  /**
-   * The event's owner, with the event row share-locked until the transaction
-   * ends: an owner change waits for the new order to commit, and then its
-   * trigger moves that order too. Null when the event does not exist.
-   */
-  async lockEventOwner(eventId: string, manager: EntityManager): Promise<{ organizerId: string | null } | null> {
-    const rows = await manager.query<Array<{ organizer_id: string | null }>>(
-      `SELECT organizer_id FROM event WHERE id = $1 FOR SHARE`,
-      [eventId],
-    );
-    const row = rows[0];
-    return row === undefined ? null : { organizerId: row.organizer_id };
   }
 
   async insert(order: NewOrder, lineItems: NewLineItem[], manager: EntityManager): Promise<void> {

@@ -15,6 +15,7 @@ import type {
   OrderWebhookData,
   UpdateOrderDto,
 } from './dto/order.dto';
+import { EventsService } from '../events/events.service';
 import { OrderRepository, type OrderRewrite } from './order.repository';
 
 /**
@@ -29,6 +30,7 @@ export class OrdersService {
     private readonly pager: KeysetPager,
     private readonly unitOfWork: UnitOfWork,
     private readonly bus: DomainEventBus,
+    private readonly events: EventsService,
   ) {}
 
   /** GET /v1/orders: confirmed orders across the organiser's events. */
@@ -48,11 +50,11 @@ export class OrdersService {
       page = await this.orders.pageForEvent(organizerId, eventId, request);
     } catch (error) {
       // "Not yours" outranks a bad cursor: never tell a stranger more than 404.
-      if (!(await this.orders.organiserOwnsEvent(organizerId, eventId))) throw DomainError.notFound('Event');
+      if (!(await this.events.isOwnedBy(eventId, organizerId))) throw DomainError.notFound('Event');
       throw error;
     }
     // A non-empty page already proves ownership (its rows carry the organiser).
-    if (page.items.length === 0 && !(await this.orders.organiserOwnsEvent(organizerId, eventId))) {
+    if (page.items.length === 0 && !(await this.events.isOwnedBy(eventId, organizerId))) {
       throw DomainError.notFound('Event');
     }
     return page;
@@ -68,7 +70,7 @@ export class OrdersService {
     const status = input.status ?? 'pending';
     const orderId = newResourceId('ord');
     return this.unitOfWork.run(async (tx) => {
-      const event = await this.orders.lockEventOwner(input.eventId, tx.manager);
+      const event = await this.events.lockOwner(input.eventId, tx);
       if (event === null) throw DomainError.invalidArgument('eventId does not name an existing event.');
       await this.orders.insert(
         {

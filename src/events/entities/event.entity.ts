@@ -4,6 +4,14 @@ import type { OnlineMeeting, Planning, Visibility } from '../../../libs/event-ru
 /**
  * The stored event: wider than the public Event shape. Every EventPatch
  * field, plus server-owned fields the API never writes.
+ *
+ * Orders keep a copy of their event's owner (`order.organizer_id`, so the
+ * organiser's order list is one index scan). Two triggers that the Orders
+ * migration (1763900004000-Orders) installs on this table keep that copy
+ * right: deleting an event detaches its orders (`event_id` and
+ * `organizer_id` become null), and changing `organizer_id` moves its orders
+ * to the new owner. Orders creates an order under EventsService.lockOwner's
+ * share lock, so neither can miss an order being created.
  */
 @Entity('event')
 export class EventEntity {
