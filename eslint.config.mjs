@@ -34,6 +34,25 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': 'off' },
   },
   {
+    // Bounded contexts meet through each other's module, service, domain events, DTO types and named
+    // SQL fragments, never through entities, repositories or presenters (docs: README "Architecture").
+    files: ['src/{identity,venues,events,orders,webhooks}/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: String.raw`^(\.\./)+(identity|venues|events|orders|webhooks)/(.*/)?(entities/.*|[^/]+\.(repository|presenter))$`,
+              message: 'Another context is reached through its service, domain events or a named SQL fragment.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Response bodies are parsed JSON (`any` by nature); assertions check their shape.
