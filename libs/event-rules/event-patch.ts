@@ -213,6 +213,32 @@ const FIELD_PARSERS: FieldParsers = {
 
 export const EVENT_PATCH_FIELDS = Object.freeze(Object.keys(FIELD_PARSERS) as (keyof EventPatch)[]);
 
+/**
+ * Fields the service stores by its own rules rather than as given: the two
+ * instants (`dateOnly` moves them to noon in the venue's time zone), the
+ * additional locations (deduplicated against the primary) and the refund
+ * flag (read, never stored).
+ */
+export const SPECIALLY_STORED_FIELDS = [
+  'startTime',
+  'endTime',
+  'additionalLocationIds',
+  'refundOfferOnChange',
+] as const;
+
+export type DirectlyStoredField = Exclude<keyof EventPatch, (typeof SPECIALLY_STORED_FIELDS)[number]>;
+
+/**
+ * Every other writable field is stored exactly as parsed, under the same
+ * name. Derived from the one field table, so a new EventPatch field is
+ * stored without a second list to remember.
+ */
+export const DIRECTLY_STORED_FIELDS: readonly DirectlyStoredField[] = Object.freeze(
+  EVENT_PATCH_FIELDS.filter(
+    (field): field is DirectlyStoredField => !(SPECIALLY_STORED_FIELDS as readonly string[]).includes(field),
+  ),
+);
+
 /** The only fields where `null` carries a meaning the contract defines ("clear it"). */
 const NULLABLE_FIELDS: ReadonlySet<keyof EventPatch> = new Set<keyof EventPatch>(['planning', 'onlineMeeting']);
 

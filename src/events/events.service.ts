@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager, Repository } from 'typeorm';
 import {
+  DIRECTLY_STORED_FIELDS,
   hasWritableFields,
   isPublishable,
   noonInTimeZone,
@@ -23,7 +24,7 @@ import type { PageRequest } from '../common/pagination/page-request';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import { EventPublishedDomainEvent } from './domain-events/event-published.domain-event';
 import type { EventPublishedData, EventResponseDto, InternalEventResponse } from './dto/event.dto';
-import { DIRECTLY_STORED_FIELDS, EventEntity } from './entities/event.entity';
+import { EventEntity } from './entities/event.entity';
 import { EventPresenter, type EventResponseRow } from './event-presenter';
 import { EventRepository } from './event.repository';
 import { OrganisersService } from '../identity/organisers.service';
@@ -271,6 +272,7 @@ export class EventsService {
   /** Merges a validated patch into the stored event, applying the rules that need stored state. */
   private async applyPatch(entity: EventEntity, patch: EventPatch, manager: EntityManager): Promise<void> {
     const before = { startTime: entity.startTime, locationId: entity.locationId };
+    // The entity names its columns after the EventPatch fields (the round-trip spec holds it to that).
     const stored = entity as unknown as Record<string, unknown>;
     for (const field of DIRECTLY_STORED_FIELDS) {
       if (patch[field] !== undefined) stored[field] = patch[field];

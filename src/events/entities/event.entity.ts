@@ -65,35 +65,3 @@ export class EventEntity {
   /** Set by a date or venue move saved with `refundOfferOnChange: true`. */
   @Column({ name: 'refund_offer', type: 'jsonb', nullable: true }) refundOffer!: Record<string, unknown> | null;
 }
-
-/** EventPatch field name → entity property, for the fields stored as given. */
-export const DIRECTLY_STORED_FIELDS = [
-  'title',
-  'description',
-  'dateOnly',
-  'locationId',
-  'planning',
-  'onlineMeeting',
-  'imageBlobName',
-  'imageBlobNames',
-  'tags',
-  'subtags',
-  'languages',
-  'metadata',
-  'visibility',
-  'themeColor',
-  'secondaryThemeColor',
-  'backgroundStyle',
-  'colorMode',
-  'backgroundColor',
-  'headingFont',
-  'titleFontScale',
-  'backgroundPrimaryColor',
-  'backgroundParams',
-  'plasmaPreset',
-  'hideLocation',
-  'hideRelatedEvents',
-  'groupSizeOverride',
-  'seriesId',
-  'links',
-] as const;
