@@ -58,7 +58,7 @@ describe('EventPatch fields are stored', () => {
   after(async () => service.close());
 
   it('stores every writable field exactly as parsed, on create and on update', async () => {
-    const body = samples(venue.locationIds[0]!);
+    const body = samples(venue.locationIds[0]);
     const expected = parseEventPatch(body, 'update');
     assert.ok(expected.ok, 'the samples are valid');
     assert.deepEqual(Object.keys(body).sort(), [...DIRECTLY_STORED_FIELDS].sort());
