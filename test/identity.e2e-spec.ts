@@ -161,6 +161,15 @@ describe('identity and access', () => {
       assertErrorBody(await api('GET', '/v1/me', { key }), 401, 'unauthorized');
     });
 
+    it('validates the revoke body: an actorRole that is not a string is 400, and the key stays live', async () => {
+      const minted = await admin('POST', '/internal/keys', {
+        body: { principal: { type: 'organiser', id: organiser.id }, actorRole: 'owner' },
+      });
+      const refused = await admin('DELETE', `/internal/keys/${minted.body.data.id}`, { body: { actorRole: 5 } });
+      assertErrorBody(refused, 400, 'invalid_argument');
+      assert.equal((await api('GET', '/v1/me', { key: minted.body.data.key })).status, 200);
+    });
+
     it('answers revoking an unknown key with 404, and refuses a non-manager actorRole', async () => {
       assertErrorBody(await admin('DELETE', '/internal/keys/key_unknown'), 404, 'not_found');
       const minted = await admin('POST', '/internal/keys', {

@@ -25,6 +25,11 @@ export class CreateKeyDto {
   @IsOptional() @IsString() @MaxLength(200) name?: string;
 }
 
+export class RevokeKeyDto {
+  /** Optional on HTTP (the contract's DELETE has no body); when given it must be owner or org_manager. */
+  @IsOptional() @IsString() @MaxLength(100) actorRole?: string;
+}
+
 export interface CreatedKeyResponse {
   id: string;
   /** The only place the plaintext key ever appears. */
