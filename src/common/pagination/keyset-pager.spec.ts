@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { DataSource } from 'typeorm';
+import { freshDatabase } from '../../../test/support/test-database';
+import type { ServiceSettings } from '../../database/service-settings';
+import type { Page } from '../envelope/page';
+import { DomainError } from '../errors/domain-error';
+import { KeysetPager, type KeysetQuery } from './keyset-pager';
+
+interface ProbeRow {
+  id: string;
+  at: string;
+}
+
+const QUERY: KeysetQuery = {
+  select: 'p.id, p.at::text AS at',
+  from: 'pager_probe p',
+  idColumn: 'p.id',
+  where: ['p.kind = $1'],
+  params: ['shown'],
+  anchorTable: 'pager_probe',
+  orderings: {
+    default: { name: 'probe:at_desc', column: 'p.at', direction: 'DESC' },
+    updatedAfter: { name: 'probe:at_asc', column: 'p.at', direction: 'ASC' },
+  },
+};
+
+/** The keyset pager on real PostgreSQL, over a table of its own (no context's tables). */
+describe('KeysetPager', () => {
+  let db: DataSource;
+  let pager: KeysetPager;
+
+  before(async () => {
+    db = new DataSource({ type: 'postgres', url: await freshDatabase() });
+    await db.initialize();
+    await db.query(
+      `CREATE TABLE pager_probe (id text COLLATE "C" PRIMARY KEY, at timestamptz(3) NOT NULL, kind text NOT NULL)`,
+    );
+    const key = randomBytes(32).toString('hex');
+    pager = new KeysetPager({ cursorSigningKey: async () => key } as unknown as ServiceSettings, db);
+    await pager.onModuleInit();
+  });
+  after(async () => db.destroy());
+
+  async function load(rows: Array<{ id: string; at: Date; kind?: string }>): Promise<void> {
+    await db.query('TRUNCATE pager_probe');
+    for (const row of rows) {
+      await db.query('INSERT INTO pager_probe (id, at, kind) VALUES ($1, $2, $3)', [
+        row.id,
+        row.at,
+        row.kind ?? 'shown',
+      ]);
+    }
+  }
+
+  async function walk(limit: number, updatedAfter: Date | null = null): Promise<string[]> {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let pages = 0; pages < 1000; pages += 1) {
+      const page: Page<string> = await pager.page<ProbeRow, string>(
+        QUERY,
+        { limit, cursor, updatedAfter },
+        (row) => row.id,
+      );
+      assert.ok(page.items.length <= limit);
+      seen.push(...page.items);
+      if (!page.hasMore) {
+        assert.equal(page.nextCursor, null);
+        return seen;
+      }
+      assert.equal(page.items.length, limit, 'a page before the last is full');
+      cursor = page.nextCursor;
+    }
+    throw new Error('paging did not end');
+  }
+
+  it('walks every visible row exactly once, newest first, with ties broken by id', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.record({ id: fc.stringMatching(/^[a-z]{1,6}$/), at: fc.integer({ min: 0, max: 5 }) }), {
+          selector: (row) => row.id,
+          maxLength: 25,
+        }),
+        fc.integer({ min: 1, max: 7 }),
+        async (rows, limit) => {
+          const base = Date.UTC(2030, 0, 1);
+          await load([
+            ...rows.map((row) => ({ id: row.id, at: new Date(base + row.at * 1000) })),
+            { id: 'hidden', at: new Date(base), kind: 'hidden' },
+          ]);
+          const expected = [...rows]
+            .sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+            .map((row) => row.id);
+          assert.deepEqual(await walk(limit), expected);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('pages updated_after in ascending order from the given instant on', async () => {
+    const base = Date.UTC(2030, 0, 1);
+    await load(Array.from({ length: 9 }, (_, i) => ({ id: `r${i}`, at: new Date(base + i * 1000) })));
+    assert.deepEqual(await walk(2, new Date(base + 4000)), ['r4', 'r5', 'r6', 'r7', 'r8']);
+  });
+
+  it('reports no more pages when the last page is exactly full', async () => {
+    await load([1, 2, 3].map((i) => ({ id: `r${i}`, at: new Date(Date.UTC(2030, 0, i)) })));
+    const page = await pager.page<ProbeRow, string>(QUERY, { limit: 3, cursor: null, updatedAfter: null }, (r) => r.id);
+    assert.equal(page.hasMore, false);
+    assert.equal(page.nextCursor, null);
+  });
+
+  it('refuses a cursor whose anchor row is gone, one of another ordering, and a tampered one', async () => {
+    await load([1, 2, 3].map((i) => ({ id: `r${i}`, at: new Date(Date.UTC(2030, 0, i)) })));
+    const first = await pager.page<ProbeRow, string>(
+      QUERY,
+      { limit: 1, cursor: null, updatedAfter: null },
+      (r) => r.id,
+    );
+    const cursor = first.nextCursor;
+    assert.ok(cursor !== null);
+    const codeOf = async (request: { cursor: string; updatedAfter: Date | null }): Promise<string> => {
+      try {
+        await pager.page<ProbeRow, string>(QUERY, { limit: 1, ...request }, (r) => r.id);
+        return 'accepted';
+      } catch (error) {
+        return error instanceof DomainError ? error.code : String(error);
+      }
+    };
+    assert.equal(await codeOf({ cursor: `${cursor}x`, updatedAfter: null }), 'invalid_cursor');
+    assert.equal(await codeOf({ cursor, updatedAfter: new Date(0) }), 'invalid_cursor');
+    await db.query(`DELETE FROM pager_probe WHERE id = 'r3'`);
+    assert.equal(await codeOf({ cursor, updatedAfter: null }), 'invalid_cursor');
+  });
+});
