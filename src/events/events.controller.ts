@@ -10,7 +10,6 @@ import { KeysetPager } from '../common/pagination/keyset-pager';
 import { PagedList } from '../common/pagination/paged-list.decorator';
 import { EventResponseDto } from './dto/event.dto';
 import { EventsService } from './events.service';
-import { IdempotencyService } from './idempotency/idempotency.service';
 
 const EVENT_PATCH_BODY = {
   description: 'EventPatch: writable fields only; any other key is dropped silently.',
@@ -23,7 +22,6 @@ const EVENT_PATCH_BODY = {
 export class EventsController {
   constructor(
     private readonly events: EventsService,
-    private readonly idempotency: IdempotencyService,
     private readonly pager: KeysetPager,
   ) {}
 
@@ -47,11 +45,7 @@ export class EventsController {
     @Headers('idempotency-key') rawKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<unknown> {
-    const key = IdempotencyService.validKey(rawKey);
-    const outcome = await this.idempotency.execute(auth.principal.id, key, body, async (tx) => {
-      const { event, etag } = await this.events.create(auth, body, tx);
-      return { status: 201, headers: { etag, location: `/v1/events/${event.id}` }, body: event };
-    });
+    const outcome = await this.events.createOnce(auth, body, rawKey);
     void reply.status(outcome.response.status).headers(outcome.response.headers);
     if (outcome.replayed) void reply.header('idempotent-replayed', 'true');
     return outcome.response.body;

@@ -27,6 +27,7 @@ import type { EventPublishedData, EventResponseDto, InternalEventResponse } from
 import { EventEntity } from './entities/event.entity';
 import { EventPresenter, type EventResponseRow } from './event-presenter';
 import { EventRepository } from './event.repository';
+import { IdempotencyService, type IdempotentOutcome } from './idempotency/idempotency.service';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
 
@@ -59,6 +60,7 @@ export class EventsService {
     private readonly pager: KeysetPager,
     private readonly unitOfWork: UnitOfWork,
     private readonly bus: DomainEventBus,
+    private readonly idempotency: IdempotencyService,
     private readonly organisers: OrganisersService,
     private readonly venues: VenuesService,
   ) {}
@@ -77,7 +79,19 @@ export class EventsService {
   }
 
   /** POST /v1/events, inside the idempotency transaction. */
-  async create(auth: AuthContext, body: unknown, tx: Transaction): Promise<TaggedEvent> {
+  /**
+   * `POST /v1/events`: the creation runs once per `Idempotency-Key`; a retry
+   * with the same key replays the stored status, headers and body.
+   */
+  async createOnce(auth: AuthContext, body: unknown, rawKey: string | undefined): Promise<IdempotentOutcome> {
+    const key = IdempotencyService.validKey(rawKey);
+    return this.idempotency.execute(auth.principal.id, key, body, async (tx) => {
+      const { event, etag } = await this.create(auth, body, tx);
+      return { status: 201, headers: { etag, location: `/v1/events/${event.id}` }, body: event };
+    });
+  }
+
+  private async create(auth: AuthContext, body: unknown, tx: Transaction): Promise<TaggedEvent> {
     const patch = parseOrThrow(body, 'create');
     const entity = this.newEntity(auth.principal.id);
     await this.applyPatch(entity, patch, tx.manager);

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VenuesModule } from '../venues/venues.module';
+import { ApiOverviewPresenter } from './api-overview.presenter';
 import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyEntity } from './entities/api-key.entity';
@@ -14,7 +15,14 @@ import { OrganisersService } from './organisers.service';
 @Module({
   imports: [TypeOrmModule.forFeature([OrganiserEntity, ApiKeyEntity]), VenuesModule],
   controllers: [IdentityController, IdentityInternalController],
-  providers: [ApiKeyRepository, ApiKeysService, OrganiserRepository, OrganisersService, KeyUsageRecorder],
+  providers: [
+    ApiOverviewPresenter,
+    ApiKeyRepository,
+    ApiKeysService,
+    OrganiserRepository,
+    OrganisersService,
+    KeyUsageRecorder,
+  ],
   exports: [ApiKeysService, OrganisersService],
 })
 export class IdentityModule {}
