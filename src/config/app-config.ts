@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { DEFAULT_RETRY_SCHEDULE } from '../../libs/webhooks/retry-backoff';
 
 /**
  * The typed, validated settings of the service. `loadAppConfig` is the only
@@ -89,13 +90,12 @@ function url(env: Env, name: string, fallback: string): string {
 }
 
 /**
- * Production retry schedule: 12 attempts, waits of 10 minutes doubling to a
- * 12 hour cap (10m, 20m, 40m, 1h20, 2h40, 5h20, 10h40, then 12h four times),
- * about 2.9 days in all, each with ±20% jitter.
+ * Production retry schedule, defined once in libs/webhooks (DEFAULT_RETRY_SCHEDULE):
+ * 12 attempts, waits of 10 minutes doubling to a 12 hour cap, about 2.9 days in all.
  */
-export const DEFAULT_WEBHOOK_BACKOFF_BASE_MS = 600_000;
-export const DEFAULT_WEBHOOK_BACKOFF_MAX_MS = 12 * 60 * 60 * 1000;
-export const DEFAULT_WEBHOOK_MAX_ATTEMPTS = 12;
+export const DEFAULT_WEBHOOK_BACKOFF_BASE_MS = DEFAULT_RETRY_SCHEDULE.baseMs;
+export const DEFAULT_WEBHOOK_BACKOFF_MAX_MS = DEFAULT_RETRY_SCHEDULE.maxMs;
+export const DEFAULT_WEBHOOK_MAX_ATTEMPTS = DEFAULT_RETRY_SCHEDULE.maxAttempts;
 
 export function loadAppConfig(env: Env = process.env): AppConfig {
   const secretKey = optionalText(env, 'WEBHOOK_SECRET_KEY');
