@@ -4,7 +4,6 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import type { Transaction } from '../src/database/unit-of-work';
-import { newResourceId } from '../libs/ids/resource-id';
 import type { OrderConfirmedDomainEvent } from '../src/orders/domain-events/order-confirmed.domain-event';
 import { OrdersService } from '../src/orders/orders.service';
 import { assertErrorBody } from './support/error-body';
@@ -74,14 +73,13 @@ describe('orders', () => {
   const emitted: OrderConfirmedDomainEvent[] = [];
   const committed: OrderConfirmedDomainEvent[] = [];
 
-  /** Events come straight from SQL: the events context builds its own API concurrently. */
+  /** Events are made by their owner, through the internal API, as the dashboard would. */
   async function insertEvent(organizerId: string | null): Promise<string> {
-    const id = newResourceId('evt');
-    await db.query(
-      `INSERT INTO event (id, organizer_id, visibility, start_time, title) VALUES ($1, $2, 'draft', now(), $3)`,
-      [id, organizerId, JSON.stringify({ EN: 'Orders test event' })],
-    );
-    return id;
+    const created = await admin('POST', '/internal/events', {
+      body: { organizerId, title: { EN: 'Orders test event' }, startTime: new Date().toISOString() },
+    });
+    assert.equal(created.status, 201, created.text);
+    return created.body.data.id as string;
   }
 
   async function createOrder(eventId: string, fields: Record<string, unknown> = {}): Promise<Order> {
