@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -19,12 +19,17 @@ import { TEMPLATE_DATABASE } from './test-database';
  */
 const distRoot = resolve(__dirname, '..', '..');
 
+function hasSource(compiled: string): boolean {
+  return existsSync(join(distRoot, '..', relative(distRoot, compiled)).replace(/\.js$/, '.ts'));
+}
+
 function findTests(folder: string): string[] {
   const found: string[] = [];
   for (const name of readdirSync(folder)) {
     const path = join(folder, name);
     if (statSync(path).isDirectory()) found.push(...findTests(path));
-    else if (name.endsWith('.spec.js') || name.endsWith('.e2e-spec.js')) found.push(path);
+    // A compiled test whose source was deleted or renamed stays in dist/; only tests with a source run.
+    else if ((name.endsWith('.spec.js') || name.endsWith('.e2e-spec.js')) && hasSource(path)) found.push(path);
   }
   return found;
 }
