@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { DataSource } from 'typeorm';
 import { DIRECTLY_STORED_FIELDS, parseEventPatch, type DirectlyStoredField } from '../libs/event-rules';
 import { EventEntity } from '../src/events/entities/event.entity';
-import { fixtures, type Organiser, type Venue } from './support/fixtures';
-import { publicApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import type { Organiser, Venue } from './support/fixtures';
+import { withApp } from './support/with-app';
 
 /**
  * A valid value for every field stored as given. The type has no optional
@@ -46,23 +45,21 @@ function samples(locationId: string): Record<DirectlyStoredField, unknown> {
 }
 
 describe('EventPatch fields are stored', () => {
-  let service: TestService;
+  const app = withApp();
   let organiser: Organiser;
   let venue: Venue;
 
   before(async () => {
-    service = await startTestService();
-    organiser = await fixtures(service).organiser({ scopes: ['events:read', 'events:write'] });
-    venue = await fixtures(service).venue();
+    organiser = await app.make.organiser({ scopes: ['events:read', 'events:write'] });
+    venue = await app.make.venue();
   });
-  after(async () => service.close());
 
   it('stores every writable field exactly as parsed, on create and on update', async () => {
     const body = samples(venue.locationIds[0]);
     const expected = parseEventPatch(body, 'update');
     assert.ok(expected.ok, 'the samples are valid');
     assert.deepEqual(Object.keys(body).sort(), [...DIRECTLY_STORED_FIELDS].sort());
-    const api = publicApi(service);
+    const { api } = app;
     const created = await api('POST', '/v1/events', {
       key: organiser.key,
       headers: { 'idempotency-key': 'round-trip' },
@@ -76,7 +73,7 @@ describe('EventPatch fields are stored', () => {
     });
     const patched = await api('PATCH', `/v1/events/${blank.body.data.id}`, { key: organiser.key, body });
     assert.equal(patched.status, 200, patched.text);
-    const events = service.running.app.get(DataSource).getRepository(EventEntity);
+    const events = app.service.running.app.get(DataSource).getRepository(EventEntity);
     for (const id of [created.body.data.id as string, blank.body.data.id as string]) {
       const stored = (await events.findOneByOrFail({ id })) as unknown as Record<string, unknown>;
       for (const field of DIRECTLY_STORED_FIELDS) {

@@ -1,11 +1,23 @@
 import assert from 'node:assert/strict';
 import type { Scope } from '../../src/common/auth-context/access';
-import { internalApi } from './http-client';
+import { internalApi, publicApi } from './http-client';
 import type { TestService } from './test-service';
 
 export interface Organiser {
   id: string;
   key: string;
+}
+
+export interface EventRow {
+  id: string;
+  organizerId: string | null;
+  visibility: string;
+}
+
+export interface OrderRow {
+  id: string;
+  eventId: string;
+  status: string;
 }
 
 export interface Venue {
@@ -45,6 +57,43 @@ export function fixtures(service: TestService) {
       const id = created.body.data.id as string;
       const key = await this.key({ type: 'venue', id }, options.scopes);
       return { id, key, locationIds: (created.body.data.locations as Array<{ id: string }>).map((l) => l.id) };
+    },
+
+    /** An event made by the Events context itself (internal API): any visibility, a start time unless told. */
+    async event(organizerId: string | null, fields: Record<string, unknown> = {}): Promise<EventRow> {
+      const created = await admin('POST', '/internal/events', {
+        body: { organizerId, title: { EN: 'Fixture event' }, startTime: '2030-01-01T18:00:00Z', ...fields },
+      });
+      assert.equal(created.status, 201, created.text);
+      const data = created.body.data as { id: string; organizerId: string | null; visibility: string };
+      return { id: data.id, organizerId: data.organizerId, visibility: data.visibility };
+    },
+
+    /** An order of an event (internal API); `status` defaults to confirmed, which emits order.confirmed. */
+    async order(eventId: string, fields: Record<string, unknown> = {}): Promise<OrderRow> {
+      const created = await admin('POST', '/internal/orders', {
+        body: {
+          eventId,
+          status: 'confirmed',
+          lineItems: [{ quantity: 1, unitAmountMinor: 1500 }],
+          totalAmountMinor: 1500,
+          ...fields,
+        },
+      });
+      assert.equal(created.status, 201, created.text);
+      const data = created.body.data as { id: string; status: string };
+      return { id: data.id, eventId, status: data.status };
+    },
+
+    /** A subscription made as its owner would: through the public API with the owner's key. */
+    async webhook(
+      key: string,
+      url: string,
+      events: string[] = ['order.confirmed', 'event.published'],
+    ): Promise<{ id: string; secret: string }> {
+      const created = await publicApi(service)('POST', '/v1/webhooks', { key, body: { url, events } });
+      assert.equal(created.status, 201, created.text);
+      return { id: created.body.data.id as string, secret: created.body.data.secret as string };
     },
   };
 }
