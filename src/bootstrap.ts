@@ -9,6 +9,7 @@ import { AppModule } from './app.module';
 import type { AppConfig } from './config/app-config';
 import { answerFrameworkError } from './common/errors/framework-errors';
 import { installHttpConventions } from './common/http/http-conventions';
+import { installJsonBodyParser } from './common/http/json-body';
 import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
 import { RouteTable } from './common/http/route-table';
 import { PinoNestLogger } from './common/logging/logger';
@@ -73,10 +74,13 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     return503OnClosing: true,
   });
   installHttpConventions(adapter.getInstance(), routes);
+  installJsonBodyParser(adapter.getInstance(), config);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, routes), adapter, {
     logger: new PinoNestLogger(logger),
     abortOnError: false,
+    // installJsonBodyParser owns body parsing.
+    bodyParser: false,
   });
   buildOpenApi(app, config);
   await app.listen(config.port, config.host);

@@ -8,7 +8,6 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { UnitOfWork } from '../database/unit-of-work';
 import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
 import type {
-  CreateWebhookDto,
   DeletedWebhookResponseDto,
   WebhookDeliveryResponseDto,
   WebhookResponseDto,
@@ -62,7 +61,7 @@ export class WebhooksService {
     return rows.map((row) => this.toResponse(row));
   }
 
-  async create(owner: Principal, input: CreateWebhookDto): Promise<WebhookResponseDto> {
+  async create(owner: Principal, input: Record<string, unknown>): Promise<WebhookResponseDto> {
     const type = subscriberTypeOf(owner);
     const url = this.validUrl(input.url);
     const events = this.validEvents(type, input.events);
