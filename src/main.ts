@@ -36,7 +36,7 @@ async function main(): Promise<void> {
         logger.info({ context: 'embedded-postgres' }, message),
       );
     } catch (error) {
-      logger.fatal({ err: loggableError(error) }, 'the embedded PostgreSQL server failed to start');
+      logger.fatal({ error: loggableError(error) }, 'the embedded PostgreSQL server failed to start');
       process.exit(1);
     }
     let adminToken = config.adminToken;
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   try {
     service = await startService(config, logger);
   } catch (error) {
-    logger.fatal({ err: loggableError(error) }, 'the service failed to start');
+    logger.fatal({ error: loggableError(error) }, 'the service failed to start');
     await stopDatabase();
     process.exit(1);
   }

@@ -73,7 +73,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const described = this.describe(exception, request);
     if (described.status >= 500) {
       // Never the exception itself: a database error carries the SQL parameters and the driver's detail.
-      request.log.error({ err: loggableError(exception) }, 'request failed with an unexpected error');
+      request.log.error({ error: loggableError(exception) }, 'request failed with an unexpected error');
     }
     if (reply.sent) return;
     const body: ErrorBody = { error: described.code, message: described.message, request_id: String(request.id) };

@@ -53,7 +53,10 @@ export class AccountRateLimitGuard extends ThrottlerGuard {
     try {
       record = await this.storageService.increment(key, ttl, limit, blockDuration, name);
     } catch (error) {
-      request.log.warn({ err: loggableError(error) }, 'rate-limit counter unavailable; serving the request (fail open)');
+      request.log.warn(
+        { error: loggableError(error) },
+        'rate-limit counter unavailable; serving the request (fail open)',
+      );
       return true;
     }
     const nowSeconds = Math.floor(Date.now() / 1000);
