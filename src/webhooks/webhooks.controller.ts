@@ -43,8 +43,8 @@ export class WebhooksController {
   @ApiBody({ type: CreateWebhookDto })
   @ApiCreatedResponse({ type: WebhookResponseDto })
   // A plain object: public bodies never go through class-transformer (see the validation pipe).
-  create(@Auth() auth: AuthContext, @Body() body: Record<string, unknown>): Promise<WebhookResponseDto> {
-    return this.webhooks.create(auth.principal, body);
+  create(@Auth() auth: AuthContext, @Body() body: Record<string, unknown> | undefined): Promise<WebhookResponseDto> {
+    return this.webhooks.create(auth.principal, body ?? {});
   }
 
   @Delete(':webhookId')
