@@ -94,7 +94,7 @@ describe('input hardening', () => {
       assert.equal(ok.status, 201, ok.text);
       const deep = await rawPost('/v1/events', nested(32));
       assertErrorBody(deep, 400, 'invalid_argument');
-      assert.match(deep.body.message, /deeper than 32 levels \(at deep(\[0\])+\)/);
+      assert.match(deep.body.message, /deeper than 32 levels/);
     });
 
     it('refuses more than 10,000 values in all', async () => {

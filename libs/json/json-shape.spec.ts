@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { jsonShapeProblem, unstorableTextProblem } from './json-shape';
+import { jsonShapeProblem, jsonTextShapeProblem, unstorableTextProblem } from './json-shape';
 
 function nestedArrays(depth: number): unknown {
   let value: unknown = [];
@@ -46,5 +47,37 @@ describe('jsonShapeProblem: one bounded structural check', () => {
     assert.match(jsonShapeProblem(['\udc00x']) ?? '', /lone UTF-16 surrogate/);
     assert.equal(unstorableTextProblem('\ud83c\udf89'), null);
     assert.notEqual(unstorableTextProblem('\udf89\ud83c'), null);
+  });
+});
+
+describe('jsonTextShapeProblem: the same limits read from the bytes, before parsing', () => {
+  const check = (text: string) => jsonTextShapeProblem(Buffer.from(text));
+
+  it('refuses depth 33 at the 33rd opening bracket, ignoring brackets inside strings', () => {
+    assert.equal(check(`${'['.repeat(32)}${']'.repeat(32)}`), null);
+    assert.match(check(`${'['.repeat(33)}`) ?? '', /deeper than 32 levels/);
+    assert.equal(check(`["${'['.repeat(100)}", "\\\"${'{'.repeat(100)}"]`), null);
+  });
+
+  it('refuses more than 1,000 members in one object, but not 1,000 elements of an array', () => {
+    const members = (count: number) => `{${Array.from({ length: count }, (_, i) => `"k${i}":[0,0]`).join(',')}}`;
+    assert.equal(check(members(1000)), null);
+    assert.match(check(members(1001)) ?? '', /more than 1,000 keys/);
+    assert.equal(check(`[${Array(5000).fill('0').join(',')}]`), null);
+  });
+
+  it('refuses 10,000 commas (more than 10,000 values) but not commas inside strings', () => {
+    assert.equal(check(`[${Array(9_999).fill('0').join(',')}]`), null);
+    assert.match(check(`[${Array(10_001).fill('0').join(',')}]`) ?? '', /more than 10,000 values/);
+    assert.equal(check(`["${','.repeat(50_000)}"]`), null);
+  });
+
+  it('never refuses what the structural check accepts (property over random JSON)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 40 }), (value) => {
+        if (jsonShapeProblem(value) === null) assert.equal(check(JSON.stringify(value)), null);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -101,3 +101,70 @@ export function jsonShapeProblem(root: unknown): string | null {
   }
   return null;
 }
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/**
+ * A single pass over the JSON text before it is parsed, so that parsing
+ * itself is bounded: depth, members per object and (through the commas,
+ * each of which separates two values) the number of values are refused
+ * from the bytes, before a 1 MiB body can become half a million objects.
+ * Quotes and backslashes are ASCII, so UTF-8 multi-byte characters never
+ * confuse the string tracking. Syntax is left to JSON.parse.
+ */
+export function jsonTextShapeProblem(bytes: Uint8Array): string | null {
+  // Members seen so far in each open container (commas + 1 once anything is in it); depth ≤ maxDepth.
+  const commas: number[] = [];
+  const isObject: boolean[] = [];
+  let totalCommas = 0;
+  let inString = false;
+  for (let index = 0; index < bytes.length; index += 1) {
+    const byte = bytes[index];
+    if (inString) {
+      if (byte === BACKSLASH) index += 1;
+      else if (byte === QUOTE) inString = false;
+      continue;
+    }
+    switch (byte) {
+      case QUOTE:
+        inString = true;
+        break;
+      case OPEN_BRACE:
+      case OPEN_BRACKET:
+        if (commas.length >= JSON_LIMITS.maxDepth) {
+          return `The request body nests deeper than ${JSON_LIMITS.maxDepth} levels.`;
+        }
+        commas.push(0);
+        isObject.push(byte === OPEN_BRACE);
+        break;
+      case CLOSE_BRACE:
+      case CLOSE_BRACKET:
+        commas.pop();
+        isObject.pop();
+        break;
+      case COMMA: {
+        totalCommas += 1;
+        if (totalCommas >= JSON_LIMITS.maxValues) {
+          return `The request body holds more than ${JSON_LIMITS.maxValues.toLocaleString('en')} values.`;
+        }
+        const level = commas.length - 1;
+        if (level >= 0) {
+          commas[level] = (commas[level] ?? 0) + 1;
+          if (isObject[level] === true && (commas[level] ?? 0) >= JSON_LIMITS.maxKeysPerObject) {
+            return `An object in the request body has more than ${JSON_LIMITS.maxKeysPerObject.toLocaleString('en')} keys.`;
+          }
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return null;
+}

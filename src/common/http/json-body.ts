@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import type { Readable } from 'node:stream';
 import { scan as refusePrototypePoisoning } from 'secure-json-parse';
-import { jsonShapeProblem, unstorableTextProblem } from '../../../libs/json/json-shape';
+import { jsonShapeProblem, jsonTextShapeProblem, unstorableTextProblem } from '../../../libs/json/json-shape';
 import type { AppConfig } from '../../config/app-config';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
@@ -89,6 +89,9 @@ export function parseJsonBody(bytes: Buffer): unknown {
   let text = bytes.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) throw DomainError.invalidArgument('The request body is empty but declared as JSON.');
+  // Refuses what would be costly to parse (deep, wide, many values) from the bytes, in one pass.
+  const textProblem = jsonTextShapeProblem(bytes);
+  if (textProblem !== null) throw DomainError.invalidArgument(textProblem);
   let value: unknown;
   try {
     // V8's JSON.parse is iterative: nesting depth cannot overflow the stack here.
