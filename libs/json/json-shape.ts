@@ -15,6 +15,7 @@ export const JSON_LIMITS = {
 } as const;
 
 /** NUL (PostgreSQL text cannot hold it) or a UTF-16 surrogate that is not part of a pair (not valid UTF-8). */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for.
 const UNSTORABLE = /[\u0000\p{Cs}]/u;
 
 /** Why `text` cannot be stored as PostgreSQL text, or null when it can. */

@@ -7,11 +7,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { UnitOfWork } from '../database/unit-of-work';
 import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
-import type {
-  DeletedWebhookResponseDto,
-  WebhookDeliveryResponseDto,
-  WebhookResponseDto,
-} from './dto/webhook.dto';
+import type { DeletedWebhookResponseDto, WebhookDeliveryResponseDto, WebhookResponseDto } from './dto/webhook.dto';
 import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';

@@ -122,7 +122,8 @@ function requestTextProblem(request: FastifyRequest): string | null {
   ] as const) {
     if (typeof values !== 'object' || values === null) continue;
     for (const [name, raw] of Object.entries(values as Record<string, unknown>)) {
-      for (const text of [name, ...(Array.isArray(raw) ? raw : [raw])]) {
+      const texts: unknown[] = Array.isArray(raw) ? [name, ...(raw as unknown[])] : [name, raw];
+      for (const text of texts) {
         if (typeof text !== 'string') continue;
         const problem = unstorableTextProblem(text);
         if (problem !== null) return `${where} ${name.slice(0, 40)} ${problem}.`;

@@ -26,6 +26,7 @@ function controllerFiles(folder: string): string[] {
 function controllers(): Controller[] {
   const source = join(__dirname, '..', '..');
   return controllerFiles(source).flatMap((file) =>
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- every compiled controller, found by name
     Object.values(require(file) as Record<string, unknown>).filter(
       (value): value is Controller => typeof value === 'function' && Reflect.hasMetadata(PATH_METADATA, value),
     ),
