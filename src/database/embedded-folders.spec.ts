@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { planRootAccess } from './embedded-folders';
+import { planRootAccess, relocatedClusterDirectory } from './embedded-folders';
 
 describe('root setups touch no permission outside the service own folders', () => {
   const modes: Record<string, number> = {
@@ -52,5 +52,13 @@ describe('root setups touch no permission outside the service own folders', () =
     } finally {
       rmSync(outside, { recursive: true, force: true });
     }
+  });
+
+  it('places a cluster the postgres user cannot reach inside the application folder, one folder per data path', () => {
+    const first = relocatedClusterDirectory('/srv/app', '/root/data/pg');
+    assert.match(first, /^\/srv\/app\/\.data\/embedded-clusters\/[0-9a-f]{16}\/pg$/);
+    assert.equal(relocatedClusterDirectory('/srv/app', '/root/data/pg'), first);
+    assert.notEqual(relocatedClusterDirectory('/srv/app', '/root/other/pg'), first);
+    assert.deepEqual(planRootAccess([first.replace(/\/pg$/, '')], ['/srv/app'], modeOf).blocked, []);
   });
 });

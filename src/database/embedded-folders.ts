@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { constants, statSync } from 'node:fs';
-import { dirname, relative, resolve, isAbsolute } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /**
  * As root, the embedded server runs as the `postgres` OS user, which must be
@@ -45,4 +46,16 @@ export function blockedFoldersMessage(blocked: string[]): string {
     'and the service changes no permission outside its own folders: put the application and DATA_DIR ' +
     'under folders others may search (such as /srv or /opt), run as a non-root user, or set DATABASE_URL'
   );
+}
+
+/**
+ * Where the cluster of `directory` lives when a folder the service does not
+ * own blocks the postgres OS user's way to it: inside the application folder
+ * (which the binaries already require to be reachable), one folder per
+ * requested path, with `directory` left as a symbolic link to it so the
+ * documented place still leads to the data.
+ */
+export function relocatedClusterDirectory(applicationFolder: string, directory: string): string {
+  const id = createHash('sha256').update(resolve(directory)).digest('hex').slice(0, 16);
+  return join(resolve(applicationFolder), '.data', 'embedded-clusters', id, 'pg');
 }

@@ -114,21 +114,18 @@ export function parseJsonBody(bytes: Buffer): unknown {
   return value;
 }
 
-/** Query values and path parameters reach SQL as text: NUL and lone surrogates are refused as for bodies. */
-function requestTextProblem(request: FastifyRequest): string | null {
-  for (const [where, values] of [
-    ['Path parameter', request.params],
-    ['Query parameter', request.query],
-  ] as const) {
-    if (typeof values !== 'object' || values === null) continue;
-    for (const [name, raw] of Object.entries(values as Record<string, unknown>)) {
-      const texts: unknown[] = Array.isArray(raw) ? [name, ...(raw as unknown[])] : [name, raw];
-      for (const text of texts) {
-        if (typeof text !== 'string') continue;
-        const problem = unstorableTextProblem(text);
-        if (problem !== null) return `${where} ${name.slice(0, 40)} ${problem}.`;
-      }
-    }
+/**
+ * Path parameters reach SQL as text: NUL and lone surrogates are refused as
+ * in bodies. Query values never do (cursor, updated_after and limit are
+ * parsed first, and refused with their own codes when they do not parse).
+ */
+function pathTextProblem(request: FastifyRequest): string | null {
+  const params = request.params;
+  if (typeof params !== 'object' || params === null) return null;
+  for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
+    if (typeof value !== 'string') continue;
+    const problem = unstorableTextProblem(value);
+    if (problem !== null) return `Path parameter ${name.slice(0, 40)} ${problem}.`;
   }
   return null;
 }
@@ -180,7 +177,7 @@ export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfi
   });
 
   fastify.addHook('preValidation', async (request) => {
-    const problem = requestTextProblem(request);
+    const problem = pathTextProblem(request);
     if (problem !== null) throw DomainError.invalidArgument(problem);
   });
 }
