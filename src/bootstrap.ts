@@ -14,6 +14,7 @@ import { installHttpConventions } from './common/http/http-conventions';
 import { ID_LESS_DELETE_PATHS, routeIdLessDelete } from './common/http/id-less-delete';
 import { RouteCatalogue } from './common/http/route-catalogue';
 import { ClientFailureBudget } from './common/rate-limit/client-failure-budget';
+import { installJsonBodyParser } from './common/http/json-body';
 import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
 import { RouteTable } from './common/http/route-table';
 import { PinoNestLogger } from './common/logging/logger';
@@ -91,10 +92,13 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   });
   installHttpConventions(adapter.getInstance(), routes, failures);
   for (const path of ID_LESS_DELETE_PATHS) routes.record('DELETE', path);
+  installJsonBodyParser(adapter.getInstance(), config);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, routes), adapter, {
     logger: new PinoNestLogger(logger),
     abortOnError: false,
+    // installJsonBodyParser owns body parsing.
+    bodyParser: false,
   });
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
   installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService));

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startService } from './bootstrap';
 import { ConfigError, loadAppConfig, type AppConfig } from './config/app-config';
-import { localSecret } from './config/local-secrets';
+import { ensureLocalSecret, localSecret } from './config/local-secrets';
+import { startupWarnings } from './config/startup-warnings';
+import { loggableError } from './common/logging/loggable-error';
 import { createRootLogger } from './common/logging/logger';
 import { openEmbeddedDefault, type EmbeddedDefault } from './database/embedded-default';
 import { seedDemoIfEmpty } from './demo/demo-seed';
@@ -23,21 +25,30 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const logger = createRootLogger(config.logLevel);
+  for (const warning of startupWarnings(config)) logger.warn(warning);
 
   let embedded: EmbeddedDefault | null = null;
+  /** Set only on the start that generated the token: it is shown then and never again. */
+  let generatedAdminToken: string | null = null;
   if (config.databaseUrl === null) {
     try {
       embedded = await openEmbeddedDefault(config.dataDir, (message) =>
         logger.info({ context: 'embedded-postgres' }, message),
       );
     } catch (error) {
-      logger.fatal({ err: error }, 'the embedded PostgreSQL server failed to start');
+      logger.fatal({ error: loggableError(error) }, 'the embedded PostgreSQL server failed to start');
       process.exit(1);
+    }
+    let adminToken = config.adminToken;
+    if (adminToken === null) {
+      const secret = ensureLocalSecret(config.dataDir, 'admin-token', 24);
+      adminToken = secret.value;
+      if (secret.created) generatedAdminToken = secret.value;
     }
     config = {
       ...config,
       databaseUrl: embedded.url,
-      adminToken: config.adminToken ?? localSecret(config.dataDir, 'admin-token', 24),
+      adminToken,
       webhooks: {
         ...config.webhooks,
         secretKey: config.webhooks.secretKey ?? localSecret(config.dataDir, 'webhook-secret-key', 32),
@@ -52,7 +63,7 @@ async function main(): Promise<void> {
   try {
     service = await startService(config, logger);
   } catch (error) {
-    logger.fatal({ err: error }, 'the service failed to start');
+    logger.fatal({ error: loggableError(error) }, 'the service failed to start');
     await stopDatabase();
     process.exit(1);
   }
@@ -82,7 +93,11 @@ async function main(): Promise<void> {
     `Database      ${embedded === null ? 'DATABASE_URL' : `embedded PostgreSQL in ${join(config.dataDir, 'pg')}`}`,
   ];
   if (embedded !== null) {
-    lines.push(`Admin token   ${config.adminToken ?? ''}   (kept in ${join(config.dataDir, 'admin-token')})`);
+    lines.push(
+      generatedAdminToken === null
+        ? `Admin token   kept in ${join(config.dataDir, 'admin-token')} (or ADMIN_TOKEN)`
+        : `Admin token   ${generatedAdminToken}   (generated now, shown once; kept in ${join(config.dataDir, 'admin-token')})`,
+    );
     const demo = await seedDemoIfEmpty(service.app);
     if (demo !== null) {
       lines.push(

@@ -9,6 +9,7 @@ import { startServiceProcess, type ServiceProcess } from './support/service-proc
 describe('npm start on the embedded default', () => {
   const dataDir = join(mkdtempSync(join(tmpdir(), 'events-api-start-')), 'data');
   let running: ServiceProcess | undefined;
+  const outputs: string[] = [];
   after(() => running?.child.kill('SIGKILL'));
 
   it('starts an embedded PostgreSQL, serves both listeners, creates demo data once and stops cleanly on SIGTERM', async () => {
@@ -22,6 +23,7 @@ describe('npm start on the embedded default', () => {
 
     running = await startServiceProcess(env);
     const firstOutput = running.output();
+    outputs.push(firstOutput);
     const organiserKey = /organiser org_\w+\s+key (svc_live_[0-9a-f]{48})/.exec(firstOutput)?.[1];
     const venueKey = /venue\s+ven_\w+\s+key (svc_live_[0-9a-f]{48})/.exec(firstOutput)?.[1];
     assert.ok(organiserKey, firstOutput);
@@ -58,10 +60,19 @@ describe('npm start on the embedded default', () => {
     assert.ok(!existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'PostgreSQL stopped cleanly');
 
     running = await startServiceProcess(env);
+    outputs.push(running.output());
     assert.doesNotMatch(running.output(), /svc_live_/, 'demo keys are printed once, on the first start only');
     const again = await fetch(`${running.publicUrl}/v1/me`, { headers: { authorization: `Bearer ${organiserKey}` } });
     assert.equal(again.status, 200, 'data persists across restarts');
     running.child.kill('SIGINT');
     assert.equal(await running.exited, 0);
+  });
+
+  it('prints the admin token only when it is first generated', () => {
+    assert.equal(outputs.length, 2, 'the start test ran first');
+    const token = /Admin token\s+([0-9a-f]{48})\s/.exec(outputs[0] ?? '')?.[1];
+    assert.ok(token, outputs[0]);
+    assert.ok(!(outputs[1] ?? '').includes(token), 'the second start does not print the token');
+    assert.match(outputs[1] ?? '', /Admin token\s+kept in /);
   });
 });

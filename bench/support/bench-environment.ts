@@ -39,7 +39,8 @@ export async function benchEnvironment(
   await seed(db);
   await db.query('ANALYZE');
   await db.destroy();
-  const adminToken = 'bench-admin-token';
+  // ADMIN_TOKEN must be at least 32 characters.
+  const adminToken = 'bench-admin-token-0123456789abcdef';
   const config = loadAppConfig({
     ...loopbackSettings(databaseUrl, adminToken),
     // Benchmarks measure serving, not an account's budget.

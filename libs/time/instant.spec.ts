@@ -45,3 +45,30 @@ describe('parseInstant', () => {
     assert.equal(formatInstant(null), null);
   });
 });
+
+describe('instants are limited to the years 0001 to 9999', () => {
+  it('accepts the first and the last millisecond of the range, and reads years below 100 as written', () => {
+    assert.equal(parseInstant('0001-01-01T00:00:00Z')?.toISOString(), '0001-01-01T00:00:00.000Z');
+    assert.equal(parseInstant('9999-12-31T23:59:59.999Z')?.toISOString(), '9999-12-31T23:59:59.999Z');
+    assert.equal(parseInstant('0050-06-01')?.toISOString(), '0050-06-01T00:00:00.000Z');
+    assert.equal(parseInstant('0004-02-29')?.toISOString(), '0004-02-29T00:00:00.000Z');
+    assert.equal(parseInstant(-62_135_596_800_000)?.toISOString(), '0001-01-01T00:00:00.000Z');
+  });
+
+  it('refuses instants before 0001 or after 9999, however written', () => {
+    for (const value of [
+      8_640_000_000_000_000,
+      -8_640_000_000_000_000,
+      '8640000000000000',
+      '-8640000000000000',
+      253_402_300_800_000,
+      -62_135_596_800_001,
+      '0000-12-31T23:59:59Z',
+      '0001-01-01T00:30:00+01:00',
+      '9999-12-31T23:30:00-01:00',
+      '0100-02-29',
+    ]) {
+      assert.equal(parseInstant(value), null, String(value));
+    }
+  });
+});

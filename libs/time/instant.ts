@@ -10,15 +10,35 @@
 const ISO_8601 =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}:?\d{2})?)?$/;
 
-const MAX_EPOCH_MS = 8.64e15;
+/**
+ * Instants are limited to the years 0001 to 9999 (UTC): what ISO 8601's
+ * four-digit years can write back, and well inside what PostgreSQL stores
+ * (JavaScript reaches year 275760, PostgreSQL's timestamptz stops at 294276
+ * but its text form and every client disagree past 9999).
+ */
+export const EARLIEST_INSTANT_MS = -62_135_596_800_000; // 0001-01-01T00:00:00.000Z
+export const LATEST_INSTANT_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 
 function fromEpochMs(value: number): Date | null {
-  if (!Number.isFinite(value) || !Number.isInteger(value) || Math.abs(value) > MAX_EPOCH_MS) return null;
+  if (!Number.isFinite(value) || !Number.isInteger(value)) return null;
+  if (value < EARLIEST_INSTANT_MS || value > LATEST_INSTANT_MS) return null;
   return new Date(value);
 }
 
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return month === 2 ? (isLeapYear(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** Date.UTC maps years 0 to 99 onto the 1900s; setUTCFullYear does not. */
+function utcMs(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number) {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
 }
 
 function fromIso(value: string): Date | null {
@@ -43,7 +63,7 @@ function fromIso(value: string): Date | null {
     if (offsetHours > 23 || offsetMins > 59) return null;
     offsetMinutes = sign * (offsetHours * 60 + offsetMins);
   }
-  const utc = Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000;
+  const utc = utcMs(year, month, day, hour, minute, second, millis) - offsetMinutes * 60_000;
   return fromEpochMs(utc);
 }
 

@@ -97,10 +97,17 @@ export const DEFAULT_WEBHOOK_BACKOFF_BASE_MS = DEFAULT_RETRY_SCHEDULE.baseMs;
 export const DEFAULT_WEBHOOK_BACKOFF_MAX_MS = DEFAULT_RETRY_SCHEDULE.maxMs;
 export const DEFAULT_WEBHOOK_MAX_ATTEMPTS = DEFAULT_RETRY_SCHEDULE.maxAttempts;
 
+/** The admin token opens every tenant: long enough that guessing is out of reach. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
 export function loadAppConfig(env: Env = process.env): AppConfig {
   const secretKey = optionalText(env, 'WEBHOOK_SECRET_KEY');
   if (secretKey !== null && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
     throw new ConfigError('WEBHOOK_SECRET_KEY must be 64 hex characters (32 bytes)');
+  }
+  const adminToken = optionalText(env, 'ADMIN_TOKEN');
+  if (adminToken !== null && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (it guards every tenant)`);
   }
   return {
     databaseUrl: optionalText(env, 'DATABASE_URL'),
@@ -109,7 +116,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     port: integer(env, 'PORT', 3000, 0, 65535),
     adminHost: text(env, 'ADMIN_HOST', '127.0.0.1'),
     adminPort: integer(env, 'ADMIN_PORT', 3001, 0, 65535),
-    adminToken: optionalText(env, 'ADMIN_TOKEN'),
+    adminToken,
     publicWebUrl: url(env, 'PUBLIC_WEB_URL', 'http://localhost:3000'),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),

@@ -8,10 +8,19 @@ import { join } from 'node:path';
  * key that encrypts webhook secrets at rest.
  */
 export function localSecret(dataDir: string, name: 'admin-token' | 'webhook-secret-key', bytes: number): string {
+  return ensureLocalSecret(dataDir, name, bytes).value;
+}
+
+/** The secret, and whether this call generated it (so it can be shown once, never again). */
+export function ensureLocalSecret(
+  dataDir: string,
+  name: 'admin-token' | 'webhook-secret-key',
+  bytes: number,
+): { value: string; created: boolean } {
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   const file = join(dataDir, name);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  if (existsSync(file)) return { value: readFileSync(file, 'utf8').trim(), created: false };
   const value = randomBytes(bytes).toString('hex');
   writeFileSync(file, `${value}\n`, { mode: 0o600 });
-  return value;
+  return { value, created: true };
 }

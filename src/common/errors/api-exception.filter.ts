@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { listenerOf, pathOf } from '../http/listener';
 import { RouteMiss } from '../http/route-miss';
+import { loggableError } from '../logging/loggable-error';
 import { RouteTable } from '../http/route-table';
 import { DomainError } from './domain-error';
 import type { ErrorBody } from './error-body';
@@ -63,7 +64,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const described = this.describe(exception, request);
     if (described.status >= 500) {
-      request.log.error({ err: exception }, 'request failed with an unexpected error');
+      // Never the exception itself: a database error carries the SQL parameters and the driver's detail.
+      request.log.error({ error: loggableError(exception) }, 'request failed with an unexpected error');
     }
     if (reply.sent) return;
     const body: ErrorBody = { error: described.code, message: described.message, request_id: String(request.id) };

@@ -11,15 +11,6 @@ import { REQUEST_ID_HEADER } from '../request-id/request-id';
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-function containsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (typeof value !== 'object' || value === null || depth > 32) return false;
-  for (const [key, nested] of Object.entries(value)) {
-    if (key.includes('\u0000') || containsNul(nested, depth + 1)) return true;
-  }
-  return false;
-}
-
 const ROUTE_MISSED = Symbol('route-missed');
 
 /**
@@ -63,10 +54,7 @@ export function installHttpConventions(
   });
 
   fastify.addHook('preValidation', async (request) => {
-    // PostgreSQL text cannot hold NUL; refusing it here keeps it from ever reaching SQL as a 500.
-    if (containsNul(request.params) || containsNul(request.body)) {
-      throw DomainError.invalidArgument('Text must not contain the NUL character (\\u0000).');
-    }
+    // NUL and lone surrogates in bodies, path parameters and query values: see installJsonBodyParser.
     if (!BODY_METHODS.has(request.method) || request.body === undefined) return;
     const contentType = request.headers['content-type'] ?? '';
     if (!JSON_MEDIA_TYPE.test(contentType)) {

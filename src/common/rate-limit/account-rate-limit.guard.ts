@@ -6,6 +6,7 @@ import { authContextOf } from '../auth-context/auth.decorator';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { audienceOfRequest } from '../http/listener';
+import { loggableError } from '../logging/loggable-error';
 
 export const READS_THROTTLER = 'reads';
 export const WRITES_THROTTLER = 'writes';
@@ -52,7 +53,10 @@ export class AccountRateLimitGuard extends ThrottlerGuard {
     try {
       record = await this.storageService.increment(key, ttl, limit, blockDuration, name);
     } catch (error) {
-      request.log.warn({ err: error }, 'rate-limit counter unavailable; serving the request (fail open)');
+      request.log.warn(
+        { error: loggableError(error) },
+        'rate-limit counter unavailable; serving the request (fail open)',
+      );
       return true;
     }
     const nowSeconds = Math.floor(Date.now() / 1000);

@@ -1,4 +1,5 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import { isInternalRouteBody } from '../http/json-body';
 import { DomainError } from '../errors/domain-error';
 
 function messagesOf(errors: ValidationError[], parent = ''): string[] {
@@ -15,9 +16,25 @@ function messagesOf(errors: ValidationError[], parent = ''): string[] {
  * The one body pipe: unknown keys are stripped silently (whitelist), known
  * ones validated and converted; failures become `400 invalid_argument`
  * naming the fields.
+ *
+ * class-transformer's cost grows faster than the body, so it only ever sees
+ * bodies parsed for an internal route (admin token holders). A class DTO on
+ * any other body fails closed: the request is refused (500) rather than
+ * transformed, and the controller spec keeps public routes to plain objects.
  */
+class BodyValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && this.toValidate(metadata) && value !== undefined && !isInternalRouteBody(value)) {
+      throw new Error(
+        `${metadata.metatype?.name ?? 'A class'} body outside an internal route: public bodies are validated as plain objects`,
+      );
+    }
+    return super.transform(value, metadata);
+  }
+}
+
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new BodyValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: false,
     transform: true,

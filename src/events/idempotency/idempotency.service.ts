@@ -7,6 +7,13 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { Transaction, UnitOfWork } from '../../database/unit-of-work';
 
 export const IDEMPOTENCY_RETENTION_DAYS = 7;
+/**
+ * At most this many keys are kept per organiser: past it the oldest are
+ * forgotten (a retry with one of those creates again). 10,000 is far more
+ * than the retry window of any client needs, and bounds the table at the
+ * write rate limit (which alone would allow over a million rows in 7 days).
+ */
+export const IDEMPOTENCY_KEYS_PER_ORGANISER = 10_000;
 /** How long a request waits for a concurrent one holding the same key before it is told to retry. */
 const CONCURRENT_WAIT = '5s';
 const MAX_KEY_LENGTH = 255;
@@ -23,9 +30,14 @@ export interface IdempotentOutcome {
 }
 
 function fingerprintOf(body: unknown): string {
-  return createHash('sha256')
-    .update(JSON.stringify(body) ?? '')
-    .digest('hex');
+  let text: string;
+  try {
+    text = JSON.stringify(body) ?? '';
+  } catch {
+    // The body parser bounds nesting long before this; a body that still cannot be serialised is the caller's.
+    throw DomainError.invalidArgument('The request body cannot be fingerprinted (nested too deeply).');
+  }
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /**
@@ -70,7 +82,7 @@ export class IdempotencyService {
   ): Promise<IdempotentOutcome> {
     const fingerprint = fingerprintOf(requestBody);
     try {
-      return await this.unitOfWork.run(async (tx) => {
+      const outcome = await this.unitOfWork.run(async (tx): Promise<IdempotentOutcome> => {
         await tx.manager.query(`SET LOCAL lock_timeout = '${CONCURRENT_WAIT}'`);
         await tx.manager.query(
           `DELETE FROM idempotency_key WHERE organizer_id = $1 AND key = $2
@@ -92,6 +104,8 @@ export class IdempotencyService {
         );
         return { response, replayed: false };
       });
+      if (!outcome.replayed) await this.trimToCap(organizerId);
+      return outcome;
     } catch (error) {
       if ((error as { code?: unknown }).code === '55P03') {
         throw new DomainError(
@@ -100,6 +114,24 @@ export class IdempotencyService {
         );
       }
       throw error;
+    }
+  }
+
+  /**
+   * Forgets the organiser's keys older than its newest
+   * IDEMPOTENCY_KEYS_PER_ORGANISER (one index range). After the creating
+   * transaction, so trims never hold its locks; a failed trim is retried by the next create.
+   */
+  private async trimToCap(organizerId: string): Promise<void> {
+    try {
+      await this.dataSource.query(
+        `DELETE FROM idempotency_key WHERE organizer_id = $1 AND (created_at, key) <= (
+           SELECT created_at, key FROM idempotency_key WHERE organizer_id = $1
+            ORDER BY created_at DESC, key DESC OFFSET $2 LIMIT 1)`,
+        [organizerId, IDEMPOTENCY_KEYS_PER_ORGANISER],
+      );
+    } catch (error) {
+      this.logger.warn(`Trimming the idempotency keys of organiser ${organizerId} failed: ${(error as Error).name}`);
     }
   }
 
