@@ -1,10 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
 import type { Principal } from '../common/auth-context/access';
-import type { KeysetQuery } from '../common/pagination/keyset-pager';
+import type { Page } from '../common/envelope/page';
+import { KeysetPager, type KeysetQuery } from '../common/pagination/keyset-pager';
+import type { PageRequest } from '../common/pagination/page-request';
 import { isPlaceholderOrganiserSql } from '../identity/placeholder-organisers.sql-fragment';
 import { locationIdsOfVenueSql } from '../venues/venue-location.sql-fragment';
-import { EVENT_RESPONSE_COLUMNS, type EventResponseRow } from './event-presenter';
+import { EventEntity } from './entities/event.entity';
+import { EVENT_RESPONSE_COLUMNS, type EventResponseRow } from './event.presenter';
 
 /**
  * What a principal may see, as SQL over `event e` (params start at $1):
@@ -32,12 +35,20 @@ function visibleTo(principal: Principal): { from: string; where: string[]; param
   return { from: 'event e', where: ['false'], params: [] };
 }
 
+/** All SQL and ORM work on `event`: the service holds the rules, this class the persistence. */
 @Injectable()
 export class EventRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly pager: KeysetPager,
+  ) {}
 
-  /** The list query for a principal; events without a startTime never appear. */
-  listQuery(principal: Principal): KeysetQuery {
+  /** One page of the events a principal sees; events without a startTime never appear. */
+  async pageVisibleTo(principal: Principal, request: PageRequest): Promise<Page<EventResponseRow>> {
+    return this.pager.page(this.listQuery(principal), request, (row: EventResponseRow) => row);
+  }
+
+  private listQuery(principal: Principal): KeysetQuery {
     const visible = visibleTo(principal);
     return {
       select: EVENT_RESPONSE_COLUMNS('e'),
@@ -64,6 +75,36 @@ export class EventRepository {
       [...visible.params, eventId],
     );
     return rows[0] ?? null;
+  }
+
+  /** The stored event, row-locked until the transaction ends; `organizerId` scopes it to one owner. */
+  async lockForWrite(eventId: string, manager: EntityManager, organizerId?: string): Promise<EventEntity | null> {
+    return manager.getRepository(EventEntity).findOne({
+      where: organizerId === undefined ? { id: eventId } : { id: eventId, organizerId },
+      lock: { mode: 'pessimistic_write' },
+    });
+  }
+
+  async insert(entity: EventEntity, manager: EntityManager): Promise<void> {
+    // TypeORM's deep-partial insert type cannot follow the jsonb record columns; the entity is complete.
+    await manager
+      .getRepository(EventEntity)
+      .insert(entity as unknown as Parameters<Repository<EventEntity>['insert']>[0]);
+  }
+
+  async save(entity: EventEntity, manager: EntityManager): Promise<void> {
+    await manager.getRepository(EventEntity).save(entity);
+  }
+
+  /** A write that moves only `updatedAt`. */
+  async touch(eventId: string, updatedAt: Date, manager: EntityManager): Promise<void> {
+    await manager.getRepository(EventEntity).update({ id: eventId }, { updatedAt });
+  }
+
+  /** Hard delete; false when there was no such event. */
+  async delete(eventId: string, manager: EntityManager): Promise<boolean> {
+    const result = await manager.getRepository(EventEntity).delete({ id: eventId });
+    return (result.affected ?? 0) > 0;
   }
 
   /** The event's organiser (null for none); null when there is no such event. `share` locks the row. */

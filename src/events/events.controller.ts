@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { AuthContext } from '../common/auth-context/access';
@@ -6,7 +6,8 @@ import { Auth } from '../common/auth-context/auth.decorator';
 import { RequireAccess } from '../common/auth-context/require-access.decorator';
 import type { Page } from '../common/envelope/page';
 import { headerMatches } from '../common/http/entity-tag';
-import { KeysetPager } from '../common/pagination/keyset-pager';
+import { PageQuery } from '../common/pagination/page-query.decorator';
+import type { PageRequest } from '../common/pagination/page-request';
 import { PagedList } from '../common/pagination/paged-list.decorator';
 import { EventResponseDto } from './dto/event.dto';
 import { EventsService } from './events.service';
@@ -20,17 +21,14 @@ const EVENT_PATCH_BODY = {
 @ApiBearerAuth()
 @Controller('v1/events')
 export class EventsController {
-  constructor(
-    private readonly events: EventsService,
-    private readonly pager: KeysetPager,
-  ) {}
+  constructor(private readonly events: EventsService) {}
 
   @Get()
   @RequireAccess({ scope: 'events:read', principals: ['organiser', 'venue'] })
   @PagedList()
   @ApiOperation({ summary: 'List visible events: startTime descending, or updatedAt ascending with updated_after' })
-  list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>): Promise<Page<EventResponseDto>> {
-    return this.events.list(auth.principal, this.pager.request(query));
+  list(@Auth() auth: AuthContext, @PageQuery() page: PageRequest): Promise<Page<EventResponseDto>> {
+    return this.events.list(auth.principal, page);
   }
 
   @Post()

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { EventEntity } from './entities/event.entity';
-import { EventPresenter } from './event-presenter';
+import { EventPresenter } from './event.presenter';
 import { EventRepository } from './event.repository';
 import { IdentityModule } from '../identity/identity.module';
 import { VenuesModule } from '../venues/venues.module';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager, Repository } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import {
   DIRECTLY_STORED_FIELDS,
   hasWritableFields,
@@ -19,13 +19,12 @@ import type { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { entityTagOf, headerMatches } from '../common/http/entity-tag';
-import { KeysetPager } from '../common/pagination/keyset-pager';
 import type { PageRequest } from '../common/pagination/page-request';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import { EventPublishedDomainEvent } from './domain-events/event-published.domain-event';
 import type { EventPublishedData, EventResponseDto, InternalEventResponse } from './dto/event.dto';
 import { EventEntity } from './entities/event.entity';
-import { EventPresenter, type EventResponseRow } from './event-presenter';
+import { EventPresenter } from './event.presenter';
 import { EventRepository } from './event.repository';
 import { IdempotencyService, type IdempotentOutcome } from './idempotency/idempotency.service';
 import { OrganisersService } from '../identity/organisers.service';
@@ -57,7 +56,6 @@ export class EventsService {
   constructor(
     private readonly events: EventRepository,
     private readonly presenter: EventPresenter,
-    private readonly pager: KeysetPager,
     private readonly unitOfWork: UnitOfWork,
     private readonly bus: DomainEventBus,
     private readonly idempotency: IdempotencyService,
@@ -65,10 +63,9 @@ export class EventsService {
     private readonly venues: VenuesService,
   ) {}
 
-  list(principal: Principal, request: PageRequest): Promise<Page<EventResponseDto>> {
-    return this.pager.page(this.events.listQuery(principal), request, (row: EventResponseRow) =>
-      this.presenter.present(row),
-    );
+  async list(principal: Principal, request: PageRequest): Promise<Page<EventResponseDto>> {
+    const page = await this.events.pageVisibleTo(principal, request);
+    return page.map((row) => this.presenter.present(row));
   }
 
   /** Another organiser's event, or one the caller may not see, is `404 not_found` (never 403). */
@@ -95,7 +92,7 @@ export class EventsService {
     const patch = parseOrThrow(body, 'create');
     const entity = this.newEntity(auth.principal.id);
     await this.applyPatch(entity, patch, tx.manager);
-    await this.insertEntity(entity, tx.manager);
+    await this.events.insert(entity, tx.manager);
     return tagged(this.presentEntity(entity));
   }
 
@@ -106,10 +103,7 @@ export class EventsService {
    */
   async update(auth: AuthContext, eventId: string, body: unknown, ifMatch: string | undefined): Promise<TaggedEvent> {
     return this.unitOfWork.run(async ({ manager }) => {
-      const entity = await manager.getRepository(EventEntity).findOne({
-        where: { id: eventId, organizerId: auth.principal.id },
-        lock: { mode: 'pessimistic_write' },
-      });
+      const entity = await this.events.lockForWrite(eventId, manager, auth.principal.id);
       // Ownership first: no rule about the body may tell a stranger that the id exists.
       if (entity === null) throw DomainError.notFound('Event');
       const patch = parseOrThrow(body, 'update');
@@ -125,7 +119,7 @@ export class EventsService {
       this.assertVisibilityMove(entity.visibility ?? 'draft', patch.visibility);
       await this.applyPatch(entity, patch, manager);
       entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
-      await manager.getRepository(EventEntity).save(entity);
+      await this.events.save(entity, manager);
       return tagged(this.presentEntity(entity));
     });
   }
@@ -161,7 +155,7 @@ export class EventsService {
         if (!isPublishable(entity.planning)) throw this.unpublishable();
         entity.firstPublishedAt = entity.createdAt;
       }
-      await this.insertEntity(entity, tx.manager);
+      await this.events.insert(entity, tx.manager);
       if (publishedNow) await this.announcePublication(entity, tx);
       return { ...this.presentEntity(entity), organizerId: entity.organizerId };
     });
@@ -181,7 +175,7 @@ export class EventsService {
         entity.visibility = 'public';
         entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
         if (firstTime) entity.firstPublishedAt = entity.updatedAt;
-        await tx.manager.getRepository(EventEntity).save(entity);
+        await this.events.save(entity, tx.manager);
       }
       if (firstTime) await this.announcePublication(entity, tx);
       return this.presentEntity(entity);
@@ -193,16 +187,14 @@ export class EventsService {
     return this.unitOfWork.run(async ({ manager }) => {
       const entity = await this.lockedById(eventId, manager);
       entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
-      await manager.getRepository(EventEntity).update({ id: eventId }, { updatedAt: entity.updatedAt });
+      await this.events.touch(eventId, entity.updatedAt, manager);
       return this.presentEntity(entity);
     });
   }
 
   async delete(eventId: string): Promise<{ id: string; deleted: true }> {
-    const result = await this.unitOfWork.run(({ manager }) =>
-      manager.getRepository(EventEntity).delete({ id: eventId }),
-    );
-    if ((result.affected ?? 0) === 0) throw DomainError.notFound('Event');
+    const deleted = await this.unitOfWork.run(({ manager }) => this.events.delete(eventId, manager));
+    if (!deleted) throw DomainError.notFound('Event');
     return { id: eventId, deleted: true };
   }
 
@@ -232,9 +224,7 @@ export class EventsService {
   }
 
   private async lockedById(eventId: string, manager: EntityManager): Promise<EventEntity> {
-    const entity = await manager
-      .getRepository(EventEntity)
-      .findOne({ where: { id: eventId }, lock: { mode: 'pessimistic_write' } });
+    const entity = await this.events.lockForWrite(eventId, manager);
     if (entity === null) throw DomainError.notFound('Event');
     return entity;
   }
@@ -336,13 +326,6 @@ export class EventsService {
         previousLocationId: before.locationId,
       };
     }
-  }
-
-  private async insertEntity(entity: EventEntity, manager: EntityManager): Promise<void> {
-    // TypeORM's deep-partial insert type cannot follow the jsonb record columns; the entity is complete.
-    await manager
-      .getRepository(EventEntity)
-      .insert(entity as unknown as Parameters<Repository<EventEntity>['insert']>[0]);
   }
 
   /** `updatedAt` always moves forward, even when two writes land within one millisecond. */

@@ -5,10 +5,11 @@ import { Page } from '../common/envelope/page';
 import { KeysetPager, type KeysetQuery } from '../common/pagination/keyset-pager';
 import type { PageRequest } from '../common/pagination/page-request';
 import { isoTimestampSql } from '../database/iso-timestamp-sql';
-import type { OrderResponseDto, OrderWebhookData } from './dto/order.dto';
+import type { OrderWebhookData } from './dto/order.dto';
 import { OrderLineItemEntity } from './entities/order-line-item.entity';
 import { OrderEntity } from './entities/order.entity';
 import type { OrderStatus } from './order-status';
+import type { OrderRow } from './order.presenter';
 
 /** Stored currencies are inconsistent in case (and may be null or empty); the contract's is uppercase, default EUR. */
 const CURRENCY = `COALESCE(NULLIF(upper(btrim(o.currency)), ''), 'EUR')`;
@@ -51,39 +52,6 @@ const EVENT_ORDERINGS: KeysetQuery['orderings'] = {
   updatedAfter: { name: 'event_orders:updated_at_asc', column: 'o.updated_at', direction: 'ASC' },
 };
 
-interface OrderRow {
-  id: string;
-  eventId: string | null;
-  status: string;
-  isRsvp: boolean;
-  /** bigint arrives as text; CHECK constraints keep it a safe integer. */
-  quantity: string;
-  totalAmountMinor: string;
-  currency: string;
-  billingName: string | null;
-  billingEmail: string | null;
-  attributionSource: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-function toOrder(row: OrderRow): OrderResponseDto {
-  return {
-    id: row.id,
-    eventId: row.eventId,
-    status: row.status,
-    isRsvp: row.isRsvp,
-    quantity: Number(row.quantity),
-    totalAmountMinor: Number(row.totalAmountMinor),
-    currency: row.currency,
-    billingName: row.billingName,
-    billingEmail: row.billingEmail,
-    attributionSource: row.attributionSource,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-  };
-}
-
 export interface NewOrder {
   id: string;
   eventId: string;
@@ -114,8 +82,8 @@ export class OrderRepository {
   ) {}
 
   /** Confirmed orders across the organiser's events: one scan of a partial index per page. */
-  async pageForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
-    return this.pager.page<OrderRow, OrderResponseDto>(
+  async pageForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderRow>> {
+    return this.pager.page<OrderRow, OrderRow>(
       {
         select: ORDER_COLUMNS,
         from: `"order" o`,
@@ -126,7 +94,7 @@ export class OrderRepository {
         orderings: ORGANISER_ORDERINGS,
       },
       request,
-      toOrder,
+      (row) => row,
     );
   }
 
@@ -135,8 +103,8 @@ export class OrderRepository {
    * the page therefore proves the organiser owns the event; only an empty
    * page needs `organiserOwnsEvent` to tell "none yet" from "not yours".
    */
-  async pageForEvent(organizerId: string, eventId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
-    return this.pager.page<OrderRow, OrderResponseDto>(
+  async pageForEvent(organizerId: string, eventId: string, request: PageRequest): Promise<Page<OrderRow>> {
+    return this.pager.page<OrderRow, OrderRow>(
       {
         select: ORDER_COLUMNS,
         from: `"order" o`,
@@ -147,15 +115,14 @@ export class OrderRepository {
         orderings: EVENT_ORDERINGS,
       },
       request,
-      toOrder,
+      (row) => row,
     );
   }
 
   /** The order in its response shape, whatever its status (internal responses). */
-  async findView(orderId: string, manager: EntityManager): Promise<OrderResponseDto | null> {
+  async findView(orderId: string, manager: EntityManager): Promise<OrderRow | null> {
     const rows = await manager.query<OrderRow[]>(`SELECT ${ORDER_COLUMNS} FROM "order" o WHERE o.id = $1`, [orderId]);
-    const row = rows[0];
-    return row === undefined ? null : toOrder(row);
+    return rows[0] ?? null;
   }
 
   async insert(order: NewOrder, lineItems: NewLineItem[], manager: EntityManager): Promise<void> {

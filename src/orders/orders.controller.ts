@@ -1,9 +1,11 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
 import { RequireAccess } from '../common/auth-context/require-access.decorator';
 import { Page } from '../common/envelope/page';
+import { PageQuery } from '../common/pagination/page-query.decorator';
+import type { PageRequest } from '../common/pagination/page-request';
 import { PagedList } from '../common/pagination/paged-list.decorator';
 import { OrderPageResponseDto, type OrderResponseDto } from './dto/order.dto';
 import { OrdersService } from './orders.service';
@@ -19,8 +21,8 @@ export class OrdersController {
   @PagedList()
   @ApiOperation({ summary: "Confirmed orders across the organiser's events, newest first" })
   @ApiOkResponse({ type: OrderPageResponseDto })
-  list(@Auth() auth: AuthContext, @Query() query: Record<string, unknown>): Promise<Page<OrderResponseDto>> {
-    return this.orders.listForOrganiser(auth.principal.id, query);
+  list(@Auth() auth: AuthContext, @PageQuery() page: PageRequest): Promise<Page<OrderResponseDto>> {
+    return this.orders.listForOrganiser(auth.principal.id, page);
   }
 
   @Get('events/:eventId/orders')
@@ -31,8 +33,8 @@ export class OrdersController {
   listForEvent(
     @Auth() auth: AuthContext,
     @Param('eventId') eventId: string,
-    @Query() query: Record<string, unknown>,
+    @PageQuery() page: PageRequest,
   ): Promise<Page<OrderResponseDto>> {
-    return this.orders.listForEvent(auth.principal.id, eventId, query);
+    return this.orders.listForEvent(auth.principal.id, eventId, page);
   }
 }

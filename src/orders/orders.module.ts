@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { OrderLineItemEntity } from './entities/order-line-item.entity';
 import { OrderEntity } from './entities/order.entity';
+import { OrderPresenter } from './order.presenter';
 import { OrderRepository } from './order.repository';
 import { EventsModule } from '../events/events.module';
 import { OrdersController } from './orders.controller';
@@ -12,7 +13,7 @@ import { OrdersService } from './orders.service';
 @Module({
   imports: [TypeOrmModule.forFeature([OrderEntity, OrderLineItemEntity]), EventsModule],
   controllers: [OrdersController, OrdersInternalController],
-  providers: [OrderRepository, OrdersService],
+  providers: [OrderRepository, OrderPresenter, OrdersService],
   exports: [OrdersService],
 })
 export class OrdersModule {}

@@ -5,7 +5,7 @@ import { DomainEventBus } from '../common/domain-events/domain-event-bus';
 import { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { KeysetPager } from '../common/pagination/keyset-pager';
+import type { PageRequest } from '../common/pagination/page-request';
 import { UnitOfWork, type Transaction } from '../database/unit-of-work';
 import { OrderConfirmedDomainEvent } from './domain-events/order-confirmed.domain-event';
 import type {
@@ -16,6 +16,7 @@ import type {
   UpdateOrderDto,
 } from './dto/order.dto';
 import { EventsService } from '../events/events.service';
+import { OrderPresenter, type OrderRow } from './order.presenter';
 import { OrderRepository, type OrderRewrite } from './order.repository';
 
 /**
@@ -27,25 +28,21 @@ import { OrderRepository, type OrderRewrite } from './order.repository';
 export class OrdersService {
   constructor(
     private readonly orders: OrderRepository,
-    private readonly pager: KeysetPager,
+    private readonly presenter: OrderPresenter,
     private readonly unitOfWork: UnitOfWork,
     private readonly bus: DomainEventBus,
     private readonly events: EventsService,
   ) {}
 
   /** GET /v1/orders: confirmed orders across the organiser's events. */
-  async listForOrganiser(organizerId: string, query: Record<string, unknown>): Promise<Page<OrderResponseDto>> {
-    return this.orders.pageForOrganiser(organizerId, this.pager.request(query));
+  async listForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
+    const page = await this.orders.pageForOrganiser(organizerId, request);
+    return page.map((row) => this.presenter.present(row));
   }
 
   /** GET /v1/events/{eventId}/orders: 404 for an event the organiser does not own, or that does not exist. */
-  async listForEvent(
-    organizerId: string,
-    eventId: string,
-    query: Record<string, unknown>,
-  ): Promise<Page<OrderResponseDto>> {
-    const request = this.pager.request(query);
-    let page: Page<OrderResponseDto>;
+  async listForEvent(organizerId: string, eventId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
+    let page: Page<OrderRow>;
     try {
       page = await this.orders.pageForEvent(organizerId, eventId, request);
     } catch (error) {
@@ -57,7 +54,7 @@ export class OrdersService {
     if (page.items.length === 0 && !(await this.events.isOwnedBy(eventId, organizerId))) {
       throw DomainError.notFound('Event');
     }
-    return page;
+    return page.map((row) => this.presenter.present(row));
   }
 
   /**
@@ -155,7 +152,7 @@ export class OrdersService {
     const order = await this.orders.findView(orderId, manager);
     // Only reached inside the transaction that just wrote or locked the order.
     if (order === null) throw DomainError.notFound('Order');
-    return order;
+    return this.presenter.present(order);
   }
 }
 

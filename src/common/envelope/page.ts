@@ -14,6 +14,11 @@ export class Page<T> {
     }
   }
 
+  /** The same page with each item mapped (rows to response shapes). */
+  map<U>(present: (item: T) => U): Page<U> {
+    return new Page(this.items.map(present), this.hasMore, this.nextCursor);
+  }
+
   static single<T>(items: T[]): Page<T> {
     return new Page(items, false, null);
   }

@@ -7,7 +7,7 @@ import { ServiceSettings } from '../../database/service-settings';
 import { Page } from '../envelope/page';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import { parseLimit, type PageRequest } from './page-request';
+import type { PageRequest } from './page-request';
 
 /** One ordering of one list: a timestamp column, with the row id as tie-breaker. */
 export interface Ordering {
@@ -53,23 +53,6 @@ export class KeysetPager implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     this.codec = new CursorCodec(Buffer.from(await this.settings.cursorSigningKey(), 'hex'));
-  }
-
-  /** Reads the three paging parameters; only `cursor` and `updated_after` can be refused. */
-  request(query: Record<string, unknown>): PageRequest {
-    const cursor = query['cursor'];
-    if (cursor !== undefined && typeof cursor !== 'string') {
-      throw new DomainError(ErrorCode.InvalidCursor, 'cursor must be given once.');
-    }
-    const rawUpdatedAfter = query['updated_after'];
-    let updatedAfter: Date | null = null;
-    if (rawUpdatedAfter !== undefined) {
-      updatedAfter = parseInstant(rawUpdatedAfter);
-      if (updatedAfter === null) {
-        throw DomainError.invalidArgument('updated_after must be an ISO 8601 timestamp or epoch milliseconds.');
-      }
-    }
-    return { limit: parseLimit(query['limit']), cursor: cursor ?? null, updatedAfter };
   }
 
   async page<Row, Item>(

@@ -1,3 +1,7 @@
+import { parseInstant } from '../../../libs/time/instant';
+import { DomainError } from '../errors/domain-error';
+import { ErrorCode } from '../errors/error-code';
+
 /** The paging rules of the contract, read from the query string. */
 export interface PageRequest {
   limit: number;
@@ -18,4 +22,24 @@ export function parseLimit(raw: unknown): number {
   const value = Number(raw.trim());
   if (!Number.isSafeInteger(value) || value < 1) return value >= 1 ? MAX_LIMIT : DEFAULT_LIMIT;
   return Math.min(value, MAX_LIMIT);
+}
+
+/**
+ * Reads the three paging parameters from a query string; only `cursor` and
+ * `updated_after` can be refused (`limit` is clamped, never an error).
+ */
+export function pageRequestOf(query: Record<string, unknown>): PageRequest {
+  const cursor = query['cursor'];
+  if (cursor !== undefined && typeof cursor !== 'string') {
+    throw new DomainError(ErrorCode.InvalidCursor, 'cursor must be given once.');
+  }
+  const rawUpdatedAfter = query['updated_after'];
+  let updatedAfter: Date | null = null;
+  if (rawUpdatedAfter !== undefined) {
+    updatedAfter = parseInstant(rawUpdatedAfter);
+    if (updatedAfter === null) {
+      throw DomainError.invalidArgument('updated_after must be an ISO 8601 timestamp or epoch milliseconds.');
+    }
+  }
+  return { limit: parseLimit(query['limit']), cursor: cursor ?? null, updatedAfter };
 }
