@@ -1,21 +1,19 @@
-import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
-import { CursorCodec } from '../libs/cursor/cursor-codec';
 import { generateApiKey } from '../libs/keys/api-key-format';
 import { freeLoopbackPort } from '../libs/net/free-port';
-import { isoTimestampSql } from '../src/database/iso-timestamp-sql';
 import { benchDatabase, runWhenExecuted } from './support/bench-environment';
-import { seededId, seedEvents, seedOrders, seedOrganiser } from './support/bench-seed';
+import { seedEvents, seedOrders, seedOrganiser } from './support/bench-seed';
 import { summariseProfile, type ProfileSummary } from './support/cpu-profile';
 import { measuredRun, type LoadRequest, type RunFigures } from './support/measured-run';
 import { parentPid } from './support/proc-usage';
 import { startServerProcess, type ServerProcess } from './support/server-process';
-import { sideBySideScenarios, type Scenario, type ScenarioData } from './support/side-by-side-scenarios';
+import { assertSameAnswers } from './support/same-answers';
+import { scenarioData, sideBySideScenarios, type Scenario } from './support/side-by-side-scenarios';
 import { markdownTable, markdownTargets, summarise, targets, type ScenarioResult } from './support/side-by-side-report';
 import { measureWebhookDelivery, type WebhookDeliveryReport } from './webhook-delivery.bench';
 
@@ -59,89 +57,6 @@ const PUBLIC_WEB_URL = 'http://localhost:3000';
 const RESULTS = resolve(__dirname, '..', '..', 'bench', 'results');
 
 const log = (line: string): void => void process.stderr.write(`[side-by-side] ${line}\n`);
-
-/** The cursor the servers would hand out after `rowsBefore` rows of the default events ordering. */
-async function cursorAfter(db: Client, codec: CursorCodec, rowsBefore: number): Promise<string> {
-  const { rows } = await db.query(
-    `SELECT e.id, ${isoTimestampSql('e.start_time')} AS position FROM event e
-      WHERE e.organizer_id = $1 AND e.start_time IS NOT NULL
-      ORDER BY e.start_time DESC, e.id DESC OFFSET $2 LIMIT 1`,
-    [ORGANISER, rowsBefore - 1],
-  );
-  return codec.encode({ ordering: 'events:start_time_desc', value: rows[0].position, id: rows[0].id });
-}
-
-async function scenarioData(db: Client): Promise<ScenarioData> {
-  const { rows } = await db.query(`SELECT value FROM service_setting WHERE name = 'cursor_signing_key'`);
-  const codec = new CursorCodec(Buffer.from(rows[0].value, 'hex'));
-  const deepPage = Math.min(1_000, Math.ceil(EVENTS / LIMIT) - 1);
-  // Writes touch the oldest events and reads by id a band at 20%: neither is on a measured list page.
-  const band = Math.min(1_000, Math.floor(EVENTS * 0.04));
-  const ids = (from: number): string[] => Array.from({ length: band }, (_, i) => seededId('evt', from + i));
-  return {
-    limit: LIMIT,
-    pageTwoCursor: await cursorAfter(db, codec, LIMIT),
-    deepPageCursor: await cursorAfter(db, codec, LIMIT * (deepPage - 1)),
-    deepPage,
-    updatedAfter: new Date(Date.UTC(2026, 0, 1) + Math.floor(EVENTS / 2) * 1000).toISOString(),
-    readIds: ids(Math.floor(EVENTS * 0.2) + 1),
-    writeIds: ids(1),
-    runTag: `bench-${randomBytes(6).toString('hex')}`,
-  };
-}
-
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: { data?: Record<string, unknown>; next_cursor?: string | null };
-}
-
-async function call(base: string, key: string, request: LoadRequest): Promise<Answer> {
-  const response = await fetch(`${base}${request.path}`, {
-    method: request.method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...request.headers,
-      ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: request.body,
-  });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as Answer['body'] };
-}
-
-/** Before anything is measured: both servers give the same answer to every scenario. */
-async function assertSameAnswers(
-  scenarios: Scenario[],
-  service: ServerProcess,
-  peer: ServerProcess,
-  key: string,
-  data: ScenarioData,
-): Promise<void> {
-  for (const scenario of scenarios) {
-    const request = scenario.request(0);
-    const fromService = await call(service.url, key, request);
-    const fromPeer = await call(peer.url, key, scenario.request(0));
-    assert.ok(fromService.status < 300, `${scenario.name}: service answered ${fromService.status}`);
-    assert.deepEqual(
-      scenario.comparable(fromPeer.status, fromPeer.body),
-      scenario.comparable(fromService.status, fromService.body),
-      `${scenario.name}: the peer and the service disagree`,
-    );
-    for (const header of ['x-request-id', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
-      assert.ok(fromService.headers.has(header) && fromPeer.headers.has(header), `${scenario.name}: ${header}`);
-    }
-    if (request.method === 'GET' && !request.path.startsWith('/v1/events?') && !request.path.startsWith('/v1/orders')) {
-      assert.equal(fromPeer.headers.get('etag'), fromService.headers.get('etag'), `${scenario.name}: ETag`);
-    }
-    if (scenario.name === 'events first page') {
-      assert.equal(
-        fromService.body.next_cursor,
-        data.pageTwoCursor,
-        'the page-2 cursor is the one the service hands out',
-      );
-    }
-  }
-}
 
 function loadOf(scenario: Scenario): () => LoadRequest {
   let n = 0;
@@ -202,7 +117,7 @@ export async function main(): Promise<void> {
   const seedSeconds = Math.round((performance.now() - seedStarted) / 100) / 10;
   log(`seeded ${EVENTS} events and ${ORDERS} orders in ${seedSeconds} s`);
   const postmasterPid = parentPid((await db.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number);
-  const data = await scenarioData(db);
+  const data = await scenarioData(db, { organiserId: ORGANISER, events: EVENTS, limit: LIMIT });
   await db.end();
 
   const common = {
@@ -236,7 +151,7 @@ export async function main(): Promise<void> {
       logFile: join(bench.folder, 'peer.log'),
     });
     servers.push(peer);
-    await assertSameAnswers(scenarios, service, peer, key, data);
+    await assertSameAnswers(scenarios, { service: service.url, peer: peer.url }, key, data);
     log('the service and the peer give the same answers to every scenario');
 
     const run = (target: ServerProcess, scenario: Scenario, seconds: number): Promise<RunFigures> =>

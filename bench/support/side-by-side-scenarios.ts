@@ -1,3 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import type { Client } from 'pg';
+import { CursorCodec } from '../../libs/cursor/cursor-codec';
+import { isoTimestampSql } from '../../src/database/iso-timestamp-sql';
+import { seededId } from './bench-seed';
 import type { LoadRequest } from './measured-run';
 
 /**
@@ -107,4 +112,46 @@ export function sideBySideScenarios(data: ScenarioData): Scenario[] {
       comparable: without(['id', 'url', 'updatedAt']),
     },
   ];
+}
+
+/** The cursor the servers hand out after `rowsBefore` rows of the organiser's default events ordering. */
+async function cursorAfter(db: Client, codec: CursorCodec, organiserId: string, rowsBefore: number): Promise<string> {
+  const { rows } = await db.query<{ id: string; position: string }>(
+    `SELECT e.id, ${isoTimestampSql('e.start_time')} AS position FROM event e
+      WHERE e.organizer_id = $1 AND e.start_time IS NOT NULL
+      ORDER BY e.start_time DESC, e.id DESC OFFSET $2 LIMIT 1`,
+    [organiserId, rowsBefore - 1],
+  );
+  const anchor = rows[0];
+  if (anchor === undefined) throw new Error(`fewer than ${rowsBefore} events`);
+  return codec.encode({ ordering: 'events:start_time_desc', value: anchor.position, id: anchor.id });
+}
+
+/**
+ * The inputs of the scenarios over events seeded by `seedEvents`: cursors
+ * signed with the database's key, and the ids reads and writes use.
+ */
+export async function scenarioData(
+  db: Client,
+  seeded: { organiserId: string; events: number; limit: number },
+): Promise<ScenarioData> {
+  const { rows } = await db.query<{ value: string }>(
+    `SELECT value FROM service_setting WHERE name = 'cursor_signing_key'`,
+  );
+  const codec = new CursorCodec(Buffer.from(rows[0]?.value ?? '', 'hex'));
+  const { organiserId, events, limit } = seeded;
+  const deepPage = Math.min(1_000, Math.ceil(events / limit) - 1);
+  // Writes touch the oldest events and reads by id a band at 20%: neither is on a measured list page.
+  const band = Math.min(1_000, Math.floor(events * 0.04));
+  const ids = (from: number): string[] => Array.from({ length: band }, (_, i) => seededId('evt', from + i));
+  return {
+    limit,
+    pageTwoCursor: await cursorAfter(db, codec, organiserId, limit),
+    deepPageCursor: await cursorAfter(db, codec, organiserId, limit * (deepPage - 1)),
+    deepPage,
+    updatedAfter: new Date(Date.UTC(2026, 0, 1) + Math.floor(events / 2) * 1000).toISOString(),
+    readIds: ids(Math.floor(events * 0.2) + 1),
+    writeIds: ids(1),
+    runTag: `bench-${randomBytes(6).toString('hex')}`,
+  };
 }

@@ -51,7 +51,7 @@ function receiverCertificateEnv(folder: string): Record<string, string> {
 
 async function main(): Promise<void> {
   const filter = process.argv.slice(2);
-  const files = ['src', 'libs', 'test']
+  const files = ['src', 'libs', 'test', 'bench']
     .flatMap((folder) => findTests(join(distRoot, folder)))
     .filter((file) => filter.length === 0 || filter.some((part) => file.includes(part)))
     .sort();
