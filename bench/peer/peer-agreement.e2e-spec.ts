@@ -63,18 +63,20 @@ describe('frameworkless peer (bench/peer)', () => {
     await assertSameAnswers(sideBySideScenarios(data), { service: service.publicUrl, peer: peer.url }, key, data);
   });
 
-  it('refuses what the service refuses: unknown and revoked keys (401), a missing scope (403), a foreign cursor (400)', async () => {
-    const cases: Array<{ path: string; key: string }> = [
+  it('refuses what the service refuses: unknown and revoked keys, a missing scope, a foreign cursor, an unknown parameter, a bad path, a wrong method', async () => {
+    const cases: Array<{ path: string; key: string; method?: string }> = [
       { path: '/v1/events', key: generateApiKey() },
       { path: '/v1/events', key: revokedKey },
       { path: '/v1/events', key: ordersOnlyKey },
       { path: `/v1/orders?cursor=${encodeURIComponent(data.pageTwoCursor)}`, key },
       { path: '/v1/events?colour=red', key },
+      { path: '/v1/events/%E0%A4%A', key },
+      { path: '/v1/orders', key: 'not-a-key', method: 'DELETE' },
     ];
-    for (const { path, key: bearer } of cases) {
+    for (const { path, key: bearer, method } of cases) {
       const answers = await Promise.all(
         [service.publicUrl, peer.url].map(async (base) => {
-          const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${bearer}` } });
+          const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${bearer}` } });
           const body = (await response.json()) as { error: string; request_id: string };
           assert.equal(body.request_id, response.headers.get('x-request-id'));
           return { status: response.status, error: body.error };

@@ -94,6 +94,14 @@ async function jsonBody(request: IncomingMessage): Promise<unknown> {
   return body;
 }
 
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new PeerError(400, 'invalid_argument', 'The path is not valid percent-encoding.');
+  }
+}
+
 async function route(
   request: IncomingMessage,
   headers: Record<string, string>,
@@ -107,8 +115,15 @@ async function route(
     segments.length === 3 && segments[1] === 'v1' && (segments[2] === 'events' || segments[2] === 'orders')
       ? segments[2]
       : null;
-  const eventId = isEvents && segments.length === 4 && segments[3] !== '' ? decodeURIComponent(segments[3]) : null;
+  const eventId = isEvents && segments.length === 4 && segments[3] !== '' ? decodedSegment(segments[3]) : null;
   if (list === null && eventId === null) throw new PeerError(404, 'not_found', 'No such route.');
+  // As the service does, a route miss is answered before any key is looked up.
+  const allowed =
+    list === 'events' ? ['GET', 'HEAD', 'POST'] : list === 'orders' ? ['GET', 'HEAD'] : ['GET', 'HEAD', 'PATCH'];
+  if (!allowed.includes(method)) {
+    headers['allow'] = allowed.join(', ');
+    throw new PeerError(405, 'method_not_allowed', 'Method not allowed.');
+  }
   const token = bearerTokenOf(request.headers.authorization);
   const key = token === null || !isWellFormedApiKey(token) ? null : await app.queries.activeKey(hashApiKey(token));
   if (key === null)
@@ -120,7 +135,7 @@ async function route(
     throw new PeerError(403, 'insufficient_scope', `This route needs the ${scope} scope.`);
   }
   const organiser = key.principal_id;
-  if (list !== null && method === 'GET')
+  if (list !== null && (method === 'GET' || method === 'HEAD'))
     return { status: 200, body: await app.queries.page(list, organiser, pageQuery(parts.query)) };
   if (list === 'events' && method === 'POST') {
     const idempotencyKey = idempotencyKeyOf(request.headers['idempotency-key']);
@@ -131,7 +146,7 @@ async function route(
       body: { data: created.body },
     };
   }
-  if (eventId !== null && method === 'GET') {
+  if (eventId !== null && (method === 'GET' || method === 'HEAD')) {
     const event = await app.queries.eventOf(organiser, eventId);
     if (event === null) throw new PeerError(404, 'not_found', 'Event not found.');
     const body = { data: event };
