@@ -45,6 +45,25 @@ describe('summariseProfile', () => {
     );
   });
 
+  it('names the JavaScript caller of a native function, past Node's own code', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'cpu-profile-')), 'p.cpuprofile');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        nodes: [
+          { id: 1, callFrame: frame('submit', 'file:///app/node_modules/pg/lib/query.js'), children: [2] },
+          { id: 2, callFrame: frame('writevGeneric', 'node:internal/stream_base_commons'), children: [3] },
+          { id: 3, callFrame: frame('writev') },
+        ],
+        startTime: 0,
+        samples: [3],
+        timeDeltas: [1000],
+      }),
+    );
+    const summary = summariseProfile(file, { fromMicros: 0, toMicros: 10_000 }, root);
+    assert.equal(summary.top[0]?.function, 'writev ← submit (node_modules/pg/lib/query.js:10)');
+  });
+
   it('groups self time by package, own code and Node', () => {
     const summary = summariseProfile(profileFile(), { fromMicros: 0, toMicros: Number.MAX_SAFE_INTEGER }, root);
     assert.deepEqual(

@@ -6,6 +6,7 @@ interface CpuProfile {
   nodes: Array<{
     id: number;
     callFrame: { functionName: string; url: string; lineNumber: number };
+    children?: number[];
   }>;
   startTime: number;
   samples: number[];
@@ -59,6 +60,16 @@ export function summariseProfile(
 ): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const labels = new Map(profile.nodes.map((node) => [node.id, label(node.callFrame, root)]));
+  // A native function (writev, a hash...) alone says little: name the code outside Node that called it.
+  const callers = new Map<number, CpuProfile['nodes'][number]>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) callers.set(child, node);
+  for (const node of profile.nodes) {
+    const { url, functionName } = node.callFrame;
+    if (url !== '' || functionName.startsWith('(')) continue;
+    let caller = callers.get(node.id);
+    while (caller !== undefined && /^node:|^$/.test(caller.callFrame.url)) caller = callers.get(caller.id);
+    if (caller !== undefined) labels.set(node.id, `${functionName} ← ${label(caller.callFrame, root)}`);
+  }
   const areas = new Map(profile.nodes.map((node) => [node.id, areaOf(node.callFrame)]));
   const selfMicros = new Map<string, number>();
   const areaMicros = new Map<string, number>();
