@@ -45,7 +45,7 @@ describe('summariseProfile', () => {
     );
   });
 
-  it('names the JavaScript caller of a native function, past Node's own code', () => {
+  it('names the caller of a native function outside Node itself', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'cpu-profile-')), 'p.cpuprofile');
     writeFileSync(
       file,
