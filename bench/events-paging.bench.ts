@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { generateApiKey, hashApiKey } from '../libs/keys/api-key-format';
+import { generateApiKey } from '../libs/keys/api-key-format';
 import { benchEnvironment, measure, runWhenExecuted } from './support/bench-environment';
+import { seedEvents, seedOrganiser } from './support/bench-seed';
 
 const EVENTS = 100_000;
 const LIMIT = 100;
@@ -13,18 +14,8 @@ const TARGET_PAGE = 1_000;
 export async function main(): Promise<void> {
   const key = generateApiKey();
   const environment = await benchEnvironment(async (db) => {
-    await db.query(`INSERT INTO organiser (id, name) VALUES ('org_bench', 'Bench')`);
-    await db.query(
-      `INSERT INTO api_key (id, key_hash, key_prefix, principal_type, principal_id, scopes, created_by_role)
-       VALUES ('key_bench', $1, 'svc_live_bench', 'organiser', 'org_bench', '{events:read}', 'owner')`,
-      [hashApiKey(key)],
-    );
-    await db.query(
-      `INSERT INTO event (id, organizer_id, title, visibility, start_time, updated_at)
-       SELECT 'evt_' || lpad(to_hex(n), 24, '0'), 'org_bench', jsonb_build_object('EN', 'Event ' || n), 'draft',
-              timestamptz '2027-01-01' + (n * interval '37 minutes'), timestamptz '2026-01-01' + (n * interval '1 second')
-         FROM generate_series(1, ${EVENTS}) AS n`,
-    );
+    await seedOrganiser(db, 'org_bench', key, ['events:read']);
+    await seedEvents(db, 'org_bench', EVENTS);
   });
   try {
     const base = environment.service.publicUrl;

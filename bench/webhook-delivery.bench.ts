@@ -15,15 +15,28 @@ import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } f
  * (`node dist/src/main.js`) over an embedded PostgreSQL, delivering over
  * HTTPS to a receiver on 127.0.0.1 (loopback only).
  *
- * 1. Latency: orders confirmed one at a time through the internal API; the
- *    time from sending `confirm` to the webhook arriving (p50, p99).
+ * 1. Latency: orders confirmed through the internal API, one at a time (the
+ *    default) or paced at `confirmationsPerSecond` without waiting for
+ *    arrivals; the time from sending `confirm` to the webhook arriving.
  * 2. Throughput: a burst of confirmations fanned out to ten subscriptions;
  *    deliveries per second from the first confirm to the last arrival.
  */
-const LATENCY_ORDERS = 200;
-const BURST_ORDERS = 300;
-const BURST_SUBSCRIPTIONS = 10;
-const BURST_CONCURRENCY = 8;
+export interface WebhookDeliveryOptions {
+  latencyOrders: number;
+  /** Null: each confirmation waits for the previous one's arrival. */
+  confirmationsPerSecond: number | null;
+  burstOrders: number;
+  burstSubscriptions: number;
+  burstConcurrency: number;
+}
+
+export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
+  latencyOrders: 200,
+  confirmationsPerSecond: null,
+  burstOrders: 300,
+  burstSubscriptions: 10,
+  burstConcurrency: 8,
+};
 
 interface Api {
   call(method: string, path: string, body?: unknown, key?: string): Promise<any>;
@@ -76,7 +89,27 @@ async function waitUntil(condition: () => boolean, timeoutMs: number, what: stri
   }
 }
 
-export async function main(): Promise<void> {
+export interface WebhookDeliveryReport {
+  latency: {
+    deliveries: number;
+    confirmationsPerSecond: number | null;
+    confirmToArrivalMs: { p50: number; p99: number; max: number };
+  };
+  throughput: {
+    subscriptions: number;
+    confirmations: number;
+    deliveries: number;
+    confirmSeconds: number;
+    totalSeconds: number;
+    deliveriesPerSecond: number;
+    receiverMaxInFlight: number;
+  };
+}
+
+export async function measureWebhookDelivery(
+  options: WebhookDeliveryOptions = DEFAULT_WEBHOOK_OPTIONS,
+): Promise<WebhookDeliveryReport> {
+  const { latencyOrders, confirmationsPerSecond, burstOrders, burstSubscriptions, burstConcurrency } = options;
   const folder = mkdtempSync(join(tmpdir(), 'webhook-bench-'));
   const certificate = generateReceiverCertificate(folder);
   const database = await startEmbeddedPostgres({
@@ -132,20 +165,44 @@ export async function main(): Promise<void> {
         totalAmountMinor: 1000,
       });
 
-    // 1. Latency, one subscription, one confirmation at a time.
+    // 1. Latency, one subscription.
     await api.call('POST', '/v1/webhooks', { url: `${receiver.origin}/latency`, events: ['order.confirmed'] }, key);
     const latencies: number[] = [];
-    for (let i = 0; i < LATENCY_ORDERS; i += 1) {
-      const order = await newOrder();
-      const sent = performance.now();
-      await admin.call('POST', `/internal/orders/${order.id}/confirm`);
-      await waitUntil(() => arrivals.has(order.id), 10_000, `order ${order.id} to arrive`);
-      latencies.push((arrivals.get(order.id) ?? [sent])[0] - sent);
+    if (confirmationsPerSecond === null) {
+      for (let i = 0; i < latencyOrders; i += 1) {
+        const order = await newOrder();
+        const sent = performance.now();
+        await admin.call('POST', `/internal/orders/${order.id}/confirm`);
+        await waitUntil(() => arrivals.has(order.id), 10_000, `order ${order.id} to arrive`);
+        latencies.push((arrivals.get(order.id) ?? [sent])[0] - sent);
+      }
+    } else {
+      // Open loop: confirmation i is sent at i / rate seconds whatever the earlier ones are doing.
+      const paced: Array<{ id: string }> = [];
+      for (let i = 0; i < latencyOrders; i += 1) paced.push(await newOrder());
+      const sentAt = new Map<string, number>();
+      const start = performance.now();
+      await Promise.all(
+        paced.map(async (order, i) => {
+          const due = start + (i * 1000) / confirmationsPerSecond;
+          await new Promise((done) => setTimeout(done, Math.max(0, due - performance.now())));
+          sentAt.set(order.id, performance.now());
+          await admin.call('POST', `/internal/orders/${order.id}/confirm`);
+        }),
+      );
+      await waitUntil(
+        () => paced.every((order) => arrivals.has(order.id)),
+        30_000,
+        'the paced confirmations to arrive',
+      );
+      for (const order of paced) {
+        latencies.push((arrivals.get(order.id) ?? [0])[0] - (sentAt.get(order.id) ?? 0));
+      }
     }
     latencies.sort((a, b) => a - b);
 
     // 2. Throughput: ten subscriptions, a burst of confirmations.
-    for (let i = 1; i < BURST_SUBSCRIPTIONS; i += 1) {
+    for (let i = 1; i < burstSubscriptions; i += 1) {
       await api.call(
         'POST',
         '/v1/webhooks',
@@ -154,21 +211,22 @@ export async function main(): Promise<void> {
       );
     }
     const orders: Array<{ id: string }> = [];
-    for (let i = 0; i < BURST_ORDERS; i += 1) orders.push(await newOrder());
+    for (let i = 0; i < burstOrders; i += 1) orders.push(await newOrder());
     const burstStart = performance.now();
-    await pool(orders, BURST_CONCURRENCY, async (order) => {
+    await pool(orders, burstConcurrency, async (order) => {
       await admin.call('POST', `/internal/orders/${order.id}/confirm`);
     });
     const confirmsDone = performance.now();
-    const expected = BURST_ORDERS * BURST_SUBSCRIPTIONS;
+    const expected = burstOrders * burstSubscriptions;
     const delivered = (): number => orders.reduce((sum, order) => sum + (arrivals.get(order.id)?.length ?? 0), 0);
     await waitUntil(() => delivered() >= expected, 90_000, `${expected} burst deliveries`);
     const lastArrival = Math.max(...orders.map((order) => Math.max(...(arrivals.get(order.id) ?? [0]))));
     const burstSeconds = (lastArrival - burstStart) / 1000;
 
-    const report = {
+    return {
       latency: {
-        deliveries: LATENCY_ORDERS,
+        deliveries: latencyOrders,
+        confirmationsPerSecond,
         confirmToArrivalMs: {
           p50: Math.round(percentile(latencies, 50) * 10) / 10,
           p99: Math.round(percentile(latencies, 99) * 10) / 10,
@@ -176,8 +234,8 @@ export async function main(): Promise<void> {
         },
       },
       throughput: {
-        subscriptions: BURST_SUBSCRIPTIONS,
-        confirmations: BURST_ORDERS,
+        subscriptions: burstSubscriptions,
+        confirmations: burstOrders,
         deliveries: expected,
         confirmSeconds: Math.round((confirmsDone - burstStart) / 10) / 100,
         totalSeconds: Math.round(burstSeconds * 100) / 100,
@@ -185,7 +243,6 @@ export async function main(): Promise<void> {
         receiverMaxInFlight: receiver.maxInFlight,
       },
     };
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {
     if (service !== null && service.exitCode === null) {
       const exited = new Promise((done) => service?.once('exit', done));
@@ -196,6 +253,10 @@ export async function main(): Promise<void> {
     await database.stop();
     rmSync(folder, { recursive: true, force: true });
   }
+}
+
+export async function main(): Promise<void> {
+  process.stdout.write(`${JSON.stringify(await measureWebhookDelivery(), null, 2)}\n`);
 }
 
 runWhenExecuted(module, main);

@@ -18,16 +18,18 @@ export interface BenchEnvironment {
   close(): Promise<void>;
 }
 
-/**
- * A throwaway embedded PostgreSQL, migrated, with the real service on
- * loopback in front of it. `seed` runs before the service starts.
- */
-export async function benchEnvironment(
-  seed: (db: DataSource) => Promise<void>,
-  env: Record<string, string> = {},
-): Promise<BenchEnvironment> {
+export interface BenchDatabase {
+  database: EmbeddedDatabase;
+  databaseUrl: string;
+  /** The throwaway folder holding the cluster (and anything else a benchmark keeps beside it). */
+  folder: string;
+}
+
+/** A throwaway embedded PostgreSQL with the real schema (migrated), seeded by `seed` and analysed. */
+export async function benchDatabase(seed: (db: DataSource) => Promise<void>): Promise<BenchDatabase> {
+  const folder = mkdtempSync(join(tmpdir(), 'events-api-bench-'));
   const database = await startEmbeddedPostgres({
-    directory: join(mkdtempSync(join(tmpdir(), 'events-api-bench-')), 'pg'),
+    directory: join(folder, 'pg'),
     persistent: false,
     log: () => undefined,
   });
@@ -39,6 +41,18 @@ export async function benchEnvironment(
   await seed(db);
   await db.query('ANALYZE');
   await db.destroy();
+  return { database, databaseUrl, folder };
+}
+
+/**
+ * A throwaway embedded PostgreSQL, migrated, with the real service on
+ * loopback in front of it (in this process). `seed` runs before the service starts.
+ */
+export async function benchEnvironment(
+  seed: (db: DataSource) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<BenchEnvironment> {
+  const { database, databaseUrl } = await benchDatabase(seed);
   // ADMIN_TOKEN must be at least 32 characters.
   const adminToken = 'bench-admin-token-0123456789abcdef';
   const config = loadAppConfig({

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   // `--unit`: the fast tier, the specs beside the code (no e2e files); other arguments filter by name.
   const unitOnly = process.argv.includes('--unit');
   const filter = process.argv.slice(2).filter((argument) => argument !== '--unit');
-  const files = ['src', 'libs', 'test']
+  const files = ['src', 'libs', 'test', 'bench']
     .flatMap((folder) => findTests(join(distRoot, folder)))
     .filter((file) => !unitOnly || !file.endsWith('.e2e-spec.js'))
     .filter((file) => filter.length === 0 || filter.some((part) => file.includes(part)))

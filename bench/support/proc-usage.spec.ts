@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { PeakRss, postgresCpuTicks, processCpuTicks, ticksToMicros } from './proc-usage';
+
+/** Spins until this process has used `milliseconds` of CPU (not wall time: the machine may be busy). */
+function burn(milliseconds: number): void {
+  const start = process.cpuUsage();
+  for (;;) {
+    const used = process.cpuUsage(start);
+    if (used.user + used.system >= milliseconds * 1000) return;
+  }
+}
+
+describe('proc-usage', () => {
+  it('reads the CPU a process has used from /proc', () => {
+    const before = processCpuTicks(process.pid);
+    burn(300);
+    assert.ok(ticksToMicros(processCpuTicks(process.pid) - before) >= 250_000);
+  });
+
+  it('counts the CPU of children that already exited in the tree total', () => {
+    const before = postgresCpuTicks(process.pid);
+    spawnSync(process.execPath, ['-e', `(${burn.toString()})(400)`]);
+    assert.ok(ticksToMicros(postgresCpuTicks(process.pid) - before) >= 350_000);
+  });
+
+  it('reports the peak resident memory of a run', () => {
+    const peak = new PeakRss(process.pid);
+    const block = Buffer.alloc(96 * 1024 * 1024, 1);
+    assert.ok(peak.stop() >= 96, 'the peak covers a 96 MiB block touched during the run');
+    assert.equal(block[0], 1);
+  });
+});
