@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { IsOptional, IsString } from 'class-validator';
 import { ApiKeysService } from './api-keys.service';
 import { CreateKeyDto, CreateOrganiserDto, type CreatedKeyResponse, type OrganiserResponse } from './dto/identity.dto';
@@ -10,7 +10,7 @@ class RevokeKeyDto {
   @IsOptional() @IsString() actorRole?: string;
 }
 
-@ApiExcludeController()
+@InternalOperations('Identity')
 @Controller('internal')
 export class IdentityInternalController {
   constructor(
