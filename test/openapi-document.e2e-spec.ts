@@ -222,6 +222,23 @@ describe('the OpenAPI documents', () => {
   });
 });
 
+describe('the reference page', () => {
+  it('serves /docs with every asset from the service itself (no CDN) and the conventions in the document', async () => {
+    const page = await fetch(`${service.publicUrl}/docs`);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    assert.ok(assets.length >= 3, `${assets.length} assets`);
+    for (const asset of assets) {
+      assert.doesNotMatch(asset, /^(?:https?:)?\/\//, `${asset} is served locally`);
+      const url = new URL(asset, `${service.publicUrl}/docs`);
+      assert.equal((await fetch(url)).status, 200, url.pathname);
+    }
+    const init = await (await fetch(`${service.publicUrl}/docs/swagger-ui-init.js`)).text();
+    assert.match(init, /## Idempotency/, 'the reference opens with the conventions');
+  });
+});
+
 describe('the webhooks section', () => {
   it('describes order.confirmed and event.published with the envelope, headers and 2xx acknowledgement', () => {
     const webhooks = publicDocument['webhooks'] as Json;

@@ -913,7 +913,7 @@ export interface operations {
           'application/json': components['schemas']['ApiRoot'];
         };
       };
-      /** @description A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
+      /** @description A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -926,7 +926,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "unsupported_parameter",
-           *       "message": "A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character)",
+           *       "message": "A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character)",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -1009,7 +1009,7 @@ export interface operations {
           };
         };
       };
-      /** @description A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
+      /** @description A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1022,7 +1022,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "unsupported_parameter",
-           *       "message": "A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character)",
+           *       "message": "A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character)",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -1112,7 +1112,7 @@ export interface operations {
           'application/json': components['schemas']['VenuePage'];
         };
       };
-      /** @description A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
+      /** @description A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1125,7 +1125,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "unsupported_parameter",
-           *       "message": "A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character)",
+           *       "message": "A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character)",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -1258,7 +1258,7 @@ export interface operations {
           'application/json': components['schemas']['EventPage'];
         };
       };
-      /** @description Cursor malformed, from a different ordering, or anchored to a deleted row; A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept (`error`: `invalid_cursor`, `invalid_argument`, `unsupported_parameter`) */
+      /** @description Cursor malformed, from a different ordering, or anchored to a deleted row; a value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept (`error`: `invalid_cursor`, `invalid_argument`, `unsupported_parameter`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1271,7 +1271,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "invalid_cursor",
-           *       "message": "Cursor malformed, from a different ordering, or anchored to a deleted row; A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept",
+           *       "message": "Cursor malformed, from a different ordering, or anchored to a deleted row; a value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -1382,7 +1382,7 @@ export interface operations {
           };
         };
       };
-      /** @description `Idempotency-Key` header missing; A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept (`error`: `idempotency_key_required`, `invalid_argument`, `unsupported_parameter`) */
+      /** @description `Idempotency-Key` header missing; a value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept (`error`: `idempotency_key_required`, `invalid_argument`, `unsupported_parameter`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1395,7 +1395,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "idempotency_key_required",
-           *       "message": "`Idempotency-Key` header missing; A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept",
+           *       "message": "`Idempotency-Key` header missing; a value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -1406,7 +1406,7 @@ export interface operations {
         };
       };
       401: components['responses']['Unauthorized'];
-      /** @description The key lacks the required scope, or its principal type is not served here; The request is not allowed for this principal or value (`error`: `insufficient_scope`, `forbidden`) */
+      /** @description The key lacks the required scope, or its principal type is not served here; the request is not allowed for this principal or value (`error`: `insufficient_scope`, `forbidden`) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1419,7 +1419,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "insufficient_scope",
-           *       "message": "The key lacks the required scope, or its principal type is not served here; The request is not allowed for this principal or value",
+           *       "message": "The key lacks the required scope, or its principal type is not served here; the request is not allowed for this principal or value",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -1582,7 +1582,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
+      /** @description A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1595,7 +1595,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "unsupported_parameter",
-           *       "message": "A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character)",
+           *       "message": "A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character)",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -1729,7 +1729,7 @@ export interface operations {
           };
         };
       };
-      /** @description A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept (`error`: `invalid_argument`, `unsupported_parameter`) */
+      /** @description A value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept (`error`: `invalid_argument`, `unsupported_parameter`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1742,7 +1742,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "invalid_argument",
-           *       "message": "A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept",
+           *       "message": "A value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -1753,7 +1753,7 @@ export interface operations {
         };
       };
       401: components['responses']['Unauthorized'];
-      /** @description The key lacks the required scope, or its principal type is not served here; The request is not allowed for this principal or value (`error`: `insufficient_scope`, `forbidden`) */
+      /** @description The key lacks the required scope, or its principal type is not served here; the request is not allowed for this principal or value (`error`: `insufficient_scope`, `forbidden`) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1766,7 +1766,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "insufficient_scope",
-           *       "message": "The key lacks the required scope, or its principal type is not served here; The request is not allowed for this principal or value",
+           *       "message": "The key lacks the required scope, or its principal type is not served here; the request is not allowed for this principal or value",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -1949,7 +1949,7 @@ export interface operations {
           'application/json': components['schemas']['OrderPage'];
         };
       };
-      /** @description Cursor malformed, from a different ordering, or anchored to a deleted row; A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept (`error`: `invalid_cursor`, `invalid_argument`, `unsupported_parameter`) */
+      /** @description Cursor malformed, from a different ordering, or anchored to a deleted row; a value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept (`error`: `invalid_cursor`, `invalid_argument`, `unsupported_parameter`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -1962,7 +1962,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "invalid_cursor",
-           *       "message": "Cursor malformed, from a different ordering, or anchored to a deleted row; A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept",
+           *       "message": "Cursor malformed, from a different ordering, or anchored to a deleted row; a value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -2079,7 +2079,7 @@ export interface operations {
           'application/json': components['schemas']['OrderPage'];
         };
       };
-      /** @description Cursor malformed, from a different ordering, or anchored to a deleted row; A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept (`error`: `invalid_cursor`, `invalid_argument`, `unsupported_parameter`) */
+      /** @description Cursor malformed, from a different ordering, or anchored to a deleted row; a value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept (`error`: `invalid_cursor`, `invalid_argument`, `unsupported_parameter`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2092,7 +2092,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "invalid_cursor",
-           *       "message": "Cursor malformed, from a different ordering, or anchored to a deleted row; A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept",
+           *       "message": "Cursor malformed, from a different ordering, or anchored to a deleted row; a value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -2222,7 +2222,7 @@ export interface operations {
           'application/json': components['schemas']['WebhookPage'];
         };
       };
-      /** @description A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
+      /** @description A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character) (`error`: `unsupported_parameter`, `invalid_argument`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2235,7 +2235,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "unsupported_parameter",
-           *       "message": "A query parameter the endpoint does not accept; A value is missing or unreadable (including a malformed URL or a NUL character)",
+           *       "message": "A query parameter the endpoint does not accept; a value is missing or unreadable (including a malformed URL or a NUL character)",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -2360,7 +2360,7 @@ export interface operations {
           };
         };
       };
-      /** @description A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept (`error`: `invalid_argument`, `unsupported_parameter`) */
+      /** @description A value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept (`error`: `invalid_argument`, `unsupported_parameter`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2373,7 +2373,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "invalid_argument",
-           *       "message": "A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept",
+           *       "message": "A value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -2384,7 +2384,7 @@ export interface operations {
         };
       };
       401: components['responses']['Unauthorized'];
-      /** @description The key lacks the required scope, or its principal type is not served here; The request is not allowed for this principal or value (`error`: `insufficient_scope`, `forbidden`) */
+      /** @description The key lacks the required scope, or its principal type is not served here; the request is not allowed for this principal or value (`error`: `insufficient_scope`, `forbidden`) */
       403: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2397,7 +2397,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "insufficient_scope",
-           *       "message": "The key lacks the required scope, or its principal type is not served here; The request is not allowed for this principal or value",
+           *       "message": "The key lacks the required scope, or its principal type is not served here; the request is not allowed for this principal or value",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */
@@ -2540,7 +2540,7 @@ export interface operations {
           };
         };
       };
-      /** @description A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept (`error`: `invalid_argument`, `unsupported_parameter`) */
+      /** @description A value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept (`error`: `invalid_argument`, `unsupported_parameter`) */
       400: {
         headers: {
           'X-Request-Id': components['headers']['X-Request-Id'];
@@ -2553,7 +2553,7 @@ export interface operations {
           /**
            * @example {
            *       "error": "invalid_argument",
-           *       "message": "A value is missing or unreadable (including a malformed URL or a NUL character); A query parameter the endpoint does not accept",
+           *       "message": "A value is missing or unreadable (including a malformed URL or a NUL character); a query parameter the endpoint does not accept",
            *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
            *     }
            */

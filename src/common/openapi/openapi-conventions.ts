@@ -103,12 +103,12 @@ export function errorBodySchema(codes: readonly ErrorCode[]): Json {
 export function errorResponse(
   description: string,
   codes: readonly ErrorCode[],
-  headers: readonly ResponseHeaderName[] = [],
+  headers: readonly ResponseHeaderName[] = EVERY_RESPONSE_HEADERS,
 ): Json {
   const example = { error: codes[0], message: description, request_id: '4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90' };
   return {
     description: `${description} (\`error\`: ${codes.map((code) => `\`${code}\``).join(', ')})`,
-    headers: headerRefs([...EVERY_RESPONSE_HEADERS, ...headers]),
+    headers: headerRefs(headers),
     content: { 'application/json': { schema: errorBodySchema(codes), example } },
   };
 }
@@ -119,7 +119,7 @@ export const RESPONSE_COMPONENTS: Record<string, Json> = {
   RateLimited: errorResponse(
     'Window budget exhausted; retry after `Retry-After` seconds',
     [ErrorCode.RateLimited],
-    ['Retry-After'],
+    [...EVERY_RESPONSE_HEADERS, 'Retry-After'],
   ),
   Internal: errorResponse('Unexpected server-side failure, logged with the request id; nothing internal is shown', [
     ErrorCode.Internal,

@@ -63,6 +63,21 @@ function reachableComponents(roots: unknown, all: Record<ComponentKind, Record<s
   return components;
 }
 
+/**
+ * An internal route documented only by its route decorators gets its
+ * success answer as the internal contract states it for every route: a
+ * `{data}` body.
+ */
+function describeBareSuccess(operation: Json): void {
+  for (const [status, response] of Object.entries((operation['responses'] ?? {}) as Record<string, Json>)) {
+    if (!status.startsWith('2') || response['content'] !== undefined || response['$ref'] !== undefined) continue;
+    response['description'] ||= 'Success.';
+    response['content'] = {
+      'application/json': { schema: { type: 'object', required: ['data'], properties: { data: {} } } },
+    };
+  }
+}
+
 const hostForUrl = (host: string): string => (host.includes(':') ? `[${host}]` : host);
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -80,6 +95,7 @@ function pathsOf(scanned: OpenAPIObject, listener: 'public' | 'admin'): OpenAPIO
       if (!HTTP_METHODS.includes(method)) continue;
       const op = operation as Json;
       op['summary'] ??= `${method.toUpperCase()} ${path}`;
+      if (listener === 'admin') describeBareSuccess(op);
       for (const [status, response] of Object.entries((op['responses'] ?? {}) as Record<string, Json>)) {
         if (typeof response['$ref'] === 'string') (op['responses'] as Json)[status] = { $ref: response['$ref'] };
       }

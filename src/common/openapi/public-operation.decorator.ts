@@ -71,7 +71,11 @@ function successSchema(body: SuccessBody): { schema: Json; models: Type[] } {
 }
 
 function describeCodes(codes: readonly ErrorCode[]): string {
-  return codes.map((code) => ERROR_MEANINGS[code]).join('; ');
+  return codes
+    .map((code, index) =>
+      index === 0 ? ERROR_MEANINGS[code] : ERROR_MEANINGS[code].replace(/^[A-Z]/, (c) => c.toLowerCase()),
+    )
+    .join('; ');
 }
 
 /**
