@@ -227,7 +227,7 @@ describe('the reference page', () => {
     const page = await fetch(`${service.publicUrl}/docs`);
     assert.equal(page.status, 200);
     const html = await page.text();
-    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
     assert.ok(assets.length >= 3, `${assets.length} assets`);
     for (const asset of assets) {
       assert.doesNotMatch(asset, /^(?:https?:)?\/\//, `${asset} is served locally`);
