@@ -349,6 +349,10 @@ describe('the response check of the test client', () => {
     const put = { ...observed(405, error, { allow: 'GET, HEAD' }), method: 'PUT' };
     assert.deepEqual(contract.problems(put), []);
     assert.match(contract.problems({ ...put, status: 200 }).join(), /405 was expected/);
+    assert.match(
+      contract.problems({ ...put, headers: new Headers({ 'x-request-id': 'abc' }) }).join(),
+      /Allow missing/,
+    );
   });
 });
 

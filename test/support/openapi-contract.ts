@@ -193,19 +193,24 @@ export class OpenApiContract {
     return problems;
   }
 
-  /** A path or method the document does not have: 404, or 405 with `Allow` when the path exists. */
+  /**
+   * A path or method the document does not have: 404, or 405 with `Allow`
+   * when the path exists (or 429 once a client has sent too many of them).
+   */
   private unroutedProblems(observed: ObservedResponse, path: string): string[] {
     const where = `${observed.method} ${path} → ${observed.status}`;
     const pathKnown = this.operations.some((op) => op.pattern.test(path));
     const expected = pathKnown ? 405 : 404;
-    if (observed.status !== expected) {
+    if (observed.status === 429) {
+      if (!observed.headers.has('retry-after')) return [`${where}: Retry-After missing`];
+    } else if (observed.status !== expected) {
       return [
         `${where}: not an operation of the document, so ${expected} was expected (${observed.text.slice(0, 200)})`,
       ];
     }
     const problems: string[] = [];
     if (!observed.headers.has('x-request-id')) problems.push(`${where}: X-Request-Id missing`);
-    if (expected === 405 && !observed.headers.has('allow')) problems.push(`${where}: Allow missing`);
+    if (observed.status === 405 && !observed.headers.has('allow')) problems.push(`${where}: Allow missing`);
     if (observed.method.toUpperCase() !== 'HEAD') {
       let body: unknown;
       try {
