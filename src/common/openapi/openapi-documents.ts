@@ -78,6 +78,24 @@ function describeBareSuccess(operation: Json): void {
   }
 }
 
+/**
+ * Internal bodies validated by class-validator DTOs without reference
+ * decorators scan as objects with no properties; say so rather than let an
+ * empty schema read as "no fields".
+ */
+function withUndescribedBodiesMarked(schemas: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => {
+      const object = schema as Json;
+      const bare =
+        object['description'] === undefined &&
+        typeof object['properties'] === 'object' &&
+        Object.keys(object['properties'] as object).length === 0;
+      return [name, bare ? { ...object, description: 'Fields as listed in internal-api.md.' } : schema];
+    }),
+  );
+}
+
 const hostForUrl = (host: string): string => (host.includes(':') ? `[${host}]` : host);
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -114,7 +132,7 @@ export function buildOpenApiDocuments(app: INestApplication, config: AppConfig):
   const scanned = SwaggerModule.createDocument(app, new DocumentBuilder().setOpenAPIVersion('3.1.0').build());
   const all: Record<ComponentKind, Record<string, unknown>> = {
     schemas: {
-      ...(scanned.components?.schemas ?? {}),
+      ...withUndescribedBodiesMarked(scanned.components?.schemas ?? {}),
       ...ERROR_SCHEMAS,
       ...EVENT_PATCH_COMPONENTS,
       ...webhookDeliverySchemas(),
