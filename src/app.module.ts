@@ -10,6 +10,7 @@ import { DomainEventsModule } from './common/domain-events/domain-events.module'
 import { EnvelopeInterceptor } from './common/envelope/envelope.interceptor';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter';
 import { HttpModule } from './common/http/http.module';
+import { OpenApiModule } from './common/openapi/openapi.module';
 import { RouteTable } from './common/http/route-table';
 import { PaginationModule } from './common/pagination/pagination.module';
 import { QueryParametersGuard } from './common/query/query-parameters.guard';
@@ -41,6 +42,7 @@ export class AppModule {
         EventsModule,
         OrdersModule,
         WebhooksModule,
+        OpenApiModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

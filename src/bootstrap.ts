@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LogController } from 'fastify';
@@ -17,6 +17,8 @@ import { ClientFailureBudget } from './common/rate-limit/client-failure-budget';
 import { installJsonBodyParser } from './common/http/json-body';
 import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
 import { RouteTable } from './common/http/route-table';
+import { OpenApiDocumentStore } from './common/openapi/openapi-document.store';
+import { buildOpenApiDocuments } from './common/openapi/openapi-documents';
 import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
 
@@ -45,19 +47,31 @@ function refuseRoutesWithoutAccessRule(catalogue: RouteCatalogue): void {
   }
 }
 
-function buildOpenApi(app: NestFastifyApplication, config: AppConfig): void {
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setOpenAPIVersion('3.1.0')
-      .setTitle('Events, Orders and Webhooks API')
-      .setDescription('Public REST API v1 for event organisers and venues. See the README for conventions.')
-      .setVersion('1.0.0')
-      .addServer(config.publicWebUrl)
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'svc_live_ followed by 48 hex characters' })
-      .build(),
-  );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
+/**
+ * Builds both OpenAPI documents from the controllers' decorators once, and
+ * serves the public one with its reference page (Swagger UI, whose assets
+ * @nestjs/swagger serves itself: no CDN) on the public listener.
+ */
+function serveOpenApi(app: NestFastifyApplication, config: AppConfig): void {
+  const documents = buildOpenApiDocuments(app, config);
+  app.get(OpenApiDocumentStore).set(documents);
+  SwaggerModule.setup('docs', app, documents.public, {
+    jsonDocumentUrl: 'openapi.json',
+    yamlDocumentUrl: 'openapi.yaml',
+    customSiteTitle: 'Events, Orders and Webhooks API reference',
+    swaggerOptions: {
+      deepLinking: true,
+      displayOperationId: false,
+      displayRequestDuration: true,
+      docExpansion: 'list',
+      defaultModelsExpandDepth: 1,
+      defaultModelExpandDepth: 3,
+      filter: true,
+      persistAuthorization: true,
+      showExtensions: false,
+      tryItOutEnabled: false,
+    },
+  });
 }
 
 /**
@@ -103,7 +117,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
   installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService));
   refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));
-  buildOpenApi(app, config);
+  serveOpenApi(app, config);
   await app.listen(config.port, config.host);
   const publicUrl = urlOf(app.getHttpServer(), config.host);
 

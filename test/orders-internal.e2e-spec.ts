@@ -122,7 +122,7 @@ describe('orders: the internal operations refuse bad input', () => {
       assert.ok(result.body.paths['/v1/orders']?.get);
       assert.ok(result.body.paths['/v1/events/{eventId}/orders']?.get);
       assert.equal(result.body.paths['/internal/orders'], undefined);
-      const schema = result.body.components.schemas.OrderResponseDto;
+      const schema = result.body.components.schemas.Order;
       assert.deepEqual(Object.keys(schema.properties), ORDER_FIELDS);
     });
   });

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
@@ -8,14 +8,20 @@ import type { Page } from '../common/envelope/page';
 import { headerMatches } from '../common/http/entity-tag';
 import { PageQuery } from '../common/pagination/page-query.decorator';
 import type { PageRequest } from '../common/pagination/page-request';
+import { ErrorCode } from '../common/errors/error-code';
+import { EVENT_PATCH_EXAMPLE, EXAMPLES } from '../common/openapi/openapi-examples';
+import { ref } from '../common/openapi/openapi-conventions';
+import { PublicOperation } from '../common/openapi/public-operation.decorator';
 import { PagedList } from '../common/pagination/paged-list.decorator';
-import { EventResponseDto } from './dto/event.dto';
+import { EventPage, EventResponseDto } from './dto/event.dto';
 import { EventsService } from './events.service';
 
+/** `EventPatch` is built from libs/event-rules' field table (event-patch.schema.ts). */
 const EVENT_PATCH_BODY = {
   description: 'EventPatch: writable fields only; any other key is dropped silently.',
-  schema: { type: 'object', additionalProperties: true },
-} as const;
+  schema: ref('schemas', 'EventPatch'),
+  example: EVENT_PATCH_EXAMPLE,
+};
 
 @ApiTags('Events')
 @ApiBearerAuth()
@@ -26,7 +32,17 @@ export class EventsController {
   @Get()
   @RequireAccess({ scope: 'events:read', principals: ['organiser', 'venue'] })
   @PagedList()
-  @ApiOperation({ summary: 'List visible events: startTime descending, or updatedAt ascending with updated_after' })
+  @PublicOperation({
+    operationId: 'listEvents',
+    summary: 'List events',
+    description:
+      'An organiser key sees its own events; a venue key the events at its address (every `public` one, an `unlisted` one only when it belongs to a placeholder business or to no organiser, never a `draft`). Ordered by `startTime` descending, or by `updatedAt` ascending with `updated_after`. Events without a `startTime` are never listed.',
+    success: { status: 200, description: 'A page of events.', body: { page: EventPage }, example: EXAMPLES.eventPage },
+    errors: {
+      400: [ErrorCode.InvalidCursor, ErrorCode.InvalidArgument],
+      403: [ErrorCode.InsufficientScope],
+    },
+  })
   list(@Auth() auth: AuthContext, @PageQuery() page: PageRequest): Promise<Page<EventResponseDto>> {
     return this.events.list(auth.principal, page);
   }
@@ -34,9 +50,33 @@ export class EventsController {
   @Post()
   @HttpCode(201)
   @RequireAccess({ scope: 'events:write', principals: ['organiser'] })
-  @ApiOperation({ summary: 'Create an event (draft or unlisted); Idempotency-Key required' })
-  @ApiHeader({ name: 'Idempotency-Key', required: true })
-  @ApiBody(EVENT_PATCH_BODY)
+  @PublicOperation({
+    operationId: 'createEvent',
+    summary: 'Create an event',
+    description:
+      'Creates a `draft` (default) or `unlisted` event owned by the calling organiser. `startTime` is required. A repeat with an `Idempotency-Key` that already succeeded replays the stored response (status, body, `ETag`, `Location`) with `Idempotent-Replayed: true` and creates nothing; a key whose attempt failed is treated as new. Keys are kept 7 days per organiser.',
+    requestHeaders: [
+      {
+        name: 'Idempotency-Key',
+        required: true,
+        description: 'Opaque string, unique per create; reuse it to retry safely.',
+        schema: { type: 'string', minLength: 1 },
+      },
+    ],
+    requestBody: EVENT_PATCH_BODY,
+    success: {
+      status: 201,
+      description: 'Created (or replayed).',
+      body: { data: EventResponseDto },
+      example: EXAMPLES.event,
+      headers: ['ETag', 'Location', 'Idempotent-Replayed'],
+    },
+    errors: {
+      400: [ErrorCode.IdempotencyKeyRequired, ErrorCode.InvalidArgument],
+      403: [ErrorCode.InsufficientScope, ErrorCode.Forbidden],
+      409: [ErrorCode.Conflict],
+    },
+  })
   async create(
     @Auth() auth: AuthContext,
     @Body() body: Record<string, unknown>,
@@ -51,7 +91,28 @@ export class EventsController {
 
   @Get(':eventId')
   @RequireAccess({ scope: 'events:read', principals: ['organiser', 'venue'] })
-  @ApiOperation({ summary: 'One event; strong ETag; If-None-Match answers 304' })
+  @PublicOperation({
+    operationId: 'getEvent',
+    summary: 'Get an event',
+    description:
+      'An event owned by another organiser, or not visible to the caller, is `404 not_found` (never 403). The `ETag` changes only when a visible value changes; `If-None-Match` with it answers `304`.',
+    requestHeaders: [
+      {
+        name: 'If-None-Match',
+        required: false,
+        description: 'An `ETag` from an earlier response (or `*`): `304` without a body while it still matches.',
+      },
+    ],
+    success: {
+      status: 200,
+      description: 'The event.',
+      body: { data: EventResponseDto },
+      example: EXAMPLES.event,
+      headers: ['ETag'],
+    },
+    notModified: true,
+    errors: { 403: [ErrorCode.InsufficientScope], 404: [ErrorCode.NotFound] },
+  })
   async get(
     @Auth() auth: AuthContext,
     @Param('eventId') eventId: string,
@@ -69,9 +130,34 @@ export class EventsController {
 
   @Patch(':eventId')
   @RequireAccess({ scope: 'events:write', principals: ['organiser'] })
-  @ApiOperation({ summary: 'Merge writable fields into an event; optional If-Match' })
-  @ApiHeader({ name: 'If-Match', required: false })
-  @ApiBody(EVENT_PATCH_BODY)
+  @PublicOperation({
+    operationId: 'updateEvent',
+    summary: 'Update an event',
+    description:
+      'Merges the writable fields of the body into the event; other keys are dropped. A body with no writable field is `400 invalid_argument`. No `Idempotency-Key` is needed. With `If-Match`, the write happens only if the event still has that ETag (checked under a row lock); otherwise `412` and nothing is written.',
+    requestHeaders: [
+      {
+        name: 'If-Match',
+        required: false,
+        description:
+          'An `ETag` from the GET, or `*` meaning the event must exist. Without it the write is unconditional.',
+      },
+    ],
+    requestBody: EVENT_PATCH_BODY,
+    success: {
+      status: 200,
+      description: 'The updated event.',
+      body: { data: EventResponseDto },
+      example: EXAMPLES.event,
+      headers: ['ETag'],
+    },
+    errors: {
+      400: [ErrorCode.InvalidArgument],
+      403: [ErrorCode.InsufficientScope, ErrorCode.Forbidden],
+      404: [ErrorCode.NotFound],
+      412: [ErrorCode.PreconditionFailed],
+    },
+  })
   async update(
     @Auth() auth: AuthContext,
     @Param('eventId') eventId: string,

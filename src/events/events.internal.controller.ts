@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { DomainError } from '../common/errors/domain-error';
 import type { EventResponseDto, InternalEventResponse } from './dto/event.dto';
 import { EventsService } from './events.service';
 
-@ApiExcludeController()
+@InternalOperations('Events')
 @Controller('internal/events')
 export class EventsInternalController {
   constructor(private readonly events: EventsService) {}

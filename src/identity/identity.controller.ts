@@ -1,12 +1,14 @@
 import { Controller, Get, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
 import { RequireAccess } from '../common/auth-context/require-access.decorator';
 import { TopLevelBody } from '../common/envelope/page';
+import { EXAMPLES } from '../common/openapi/openapi-examples';
+import { PublicOperation } from '../common/openapi/public-operation.decorator';
 import { ApiOverviewPresenter } from './api-overview.presenter';
-import { MeResponseDto } from './dto/identity.dto';
+import { ApiRootDto, MeResponseDto } from './dto/identity.dto';
 
 const EVERY_PRINCIPAL = { principals: ['organiser', 'venue', 'professional'] } as const;
 
@@ -18,7 +20,13 @@ export class IdentityController {
 
   @Get()
   @RequireAccess({ principals: [...EVERY_PRINCIPAL.principals] })
-  @ApiOperation({ summary: 'Describe the API as this key sees it' })
+  @PublicOperation({
+    operationId: 'describeApi',
+    summary: 'Describe the API as this key sees it',
+    description:
+      'Any valid key. The members sit at the top level, as the contract says, and the same object under `data`, so the "every success body has `data`" rule holds too.',
+    success: { status: 200, description: 'The description.', body: { model: ApiRootDto }, example: EXAMPLES.apiRoot },
+  })
   root(@Auth() auth: AuthContext, @Req() request: FastifyRequest): TopLevelBody<Record<string, unknown>> {
     const body = this.overview.present(auth, String(request.id));
     // Every success body carries `data` (General conventions); GET /v1 also
@@ -28,8 +36,12 @@ export class IdentityController {
 
   @Get('me')
   @RequireAccess({ principals: [...EVERY_PRINCIPAL.principals] })
-  @ApiOperation({ summary: 'The principal and scopes of the calling key' })
-  @ApiOkResponse({ type: MeResponseDto })
+  @PublicOperation({
+    operationId: 'getMe',
+    summary: 'The principal and scopes of the calling key',
+    description: 'Any valid key.',
+    success: { status: 200, description: 'The calling key.', body: { data: MeResponseDto }, example: EXAMPLES.me },
+  })
   me(@Auth() auth: AuthContext): MeResponseDto {
     return {
       principal: auth.principal,

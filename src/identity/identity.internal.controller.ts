@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { ApiKeysService } from './api-keys.service';
 import {
   CreateKeyDto,
@@ -10,7 +10,7 @@ import {
 } from './dto/identity.dto';
 import { OrganisersService } from './organisers.service';
 
-@ApiExcludeController()
+@InternalOperations('Identity')
 @Controller('internal')
 export class IdentityInternalController {
   constructor(

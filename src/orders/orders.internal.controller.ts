@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { CreateOrderDto, UpdateOrderDto, type OrderResponseDto } from './dto/order.dto';
 import { OrdersService } from './orders.service';
 
 /** The dashboard side of orders (internal-api.md); answers only on the internal listener. */
-@ApiExcludeController()
+@InternalOperations('Orders')
 @Controller('internal/orders')
 export class OrdersInternalController {
   constructor(private readonly orders: OrdersService) {}

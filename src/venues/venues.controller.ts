@@ -1,10 +1,13 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
 import { RequireAccess } from '../common/auth-context/require-access.decorator';
 import { Page } from '../common/envelope/page';
-import type { VenueResponseDto } from './dto/venue.dto';
+import { ErrorCode } from '../common/errors/error-code';
+import { EXAMPLES } from '../common/openapi/openapi-examples';
+import { PublicOperation } from '../common/openapi/public-operation.decorator';
+import { VenuePage, type VenueResponseDto } from './dto/venue.dto';
 import { VenuesService } from './venues.service';
 
 @ApiTags('Venues')
@@ -15,7 +18,14 @@ export class VenuesController {
 
   @Get()
   @RequireAccess({ scope: 'events:read', principals: ['venue'] })
-  @ApiOperation({ summary: 'The venue the key belongs to, as a one-row page' })
+  @PublicOperation({
+    operationId: 'listVenues',
+    summary: 'Get the venue of the key',
+    description:
+      'A page whose `data` holds exactly one Venue: the venue the key belongs to, with its 30 oldest live locations in creation order.',
+    success: { status: 200, description: 'A one-row page.', body: { page: VenuePage }, example: EXAMPLES.venuePage },
+    errors: { 403: [ErrorCode.InsufficientScope], 404: [ErrorCode.NotFound] },
+  })
   async list(@Auth() auth: AuthContext): Promise<Page<VenueResponseDto>> {
     return Page.single([await this.venues.describe(auth.principal.id)]);
   }

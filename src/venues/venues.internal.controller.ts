@@ -1,9 +1,9 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { CreateLocationDto, CreateVenueDto, type LocationResponseDto, type VenueResponseDto } from './dto/venue.dto';
 import { VenuesService } from './venues.service';
 
-@ApiExcludeController()
+@InternalOperations('Venues')
 @Controller('internal/venues')
 export class VenuesInternalController {
   constructor(private readonly venues: VenuesService) {}

@@ -1,9 +1,9 @@
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import type { WebhookDeliveryResponseDto, WebhookResponseDto } from './dto/webhook.dto';
 import { WebhooksService } from './webhooks.service';
 
-@ApiExcludeController()
+@InternalOperations('Webhooks')
 @Controller('internal/webhooks')
 export class WebhooksInternalController {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -1,3 +1,5 @@
+import { AssertionError } from 'node:assert';
+import { servedContract } from './openapi-contract';
 import type { TestService } from './test-service';
 
 export interface HttpResult<T = unknown> {
@@ -34,10 +36,20 @@ async function send(url: string, method: string, options: CallOptions): Promise<
   return { status: response.status, headers: response.headers, text, body: parsed };
 }
 
-/** Real HTTP against the public listener. */
-export function publicApi(service: TestService) {
-  return (method: string, path: string, options: CallOptions = {}): Promise<HttpResult<any>> =>
-    send(`${service.publicUrl}${path}`, method, options);
+/**
+ * Real HTTP against the public listener. Every response is checked against
+ * the OpenAPI document the service serves (status, body schema, headers), so
+ * an undocumented status or a drifted shape fails the test that received it.
+ */
+export function publicApi(service: Pick<TestService, 'publicUrl'>) {
+  return async (method: string, path: string, options: CallOptions = {}): Promise<HttpResult<any>> => {
+    const result = await send(`${service.publicUrl}${path}`, method, options);
+    const problems = (await servedContract(service.publicUrl)).problems({ method, url: path, ...result });
+    if (problems.length > 0) {
+      throw new AssertionError({ message: `The response departs from /openapi.json:\n${problems.join('\n')}` });
+    }
+    return result;
+  };
 }
 
 /** Real HTTP against the internal listener, with the admin token unless told otherwise. */

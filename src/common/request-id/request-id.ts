@@ -10,7 +10,7 @@ export const REQUEST_ID_HEADER = 'x-request-id';
  * (too long, spaces, quotes, non-ASCII, several values) is replaced by a fresh
  * UUID so that logs and headers never carry caller-controlled junk.
  */
-const PLAUSIBLE_REQUEST_ID = /^[A-Za-z0-9._:+/=-]{1,64}$/;
+export const PLAUSIBLE_REQUEST_ID = /^[A-Za-z0-9._:+/=-]{1,64}$/;
 
 export function isPlausibleRequestId(value: unknown): value is string {
   return typeof value === 'string' && PLAUSIBLE_REQUEST_ID.test(value);

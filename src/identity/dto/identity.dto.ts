@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PRINCIPAL_TYPES, SCOPES, type Principal, type Scope } from '../../common/auth-context/access';
 
@@ -50,16 +50,77 @@ export interface KeySummary {
   lastUsedAt: string | null;
 }
 
+@ApiSchema({ name: 'Principal', description: 'Who a key (or a webhook delivery) belongs to.' })
 class PrincipalDto {
-  @ApiProperty({ enum: PRINCIPAL_TYPES }) type!: string;
-  @ApiProperty() id!: string;
+  @ApiProperty({ enum: PRINCIPAL_TYPES, enumName: 'PrincipalType' }) type!: string;
+  @ApiProperty({ description: 'Identifier of the organiser, venue or professional.' }) id!: string;
 }
 
+@ApiSchema({ name: 'Me' })
 export class MeResponseDto {
   @ApiProperty({ type: PrincipalDto }) principal!: Principal;
   @ApiProperty({ type: String, nullable: true, description: 'The organiser id for an organiser key; null otherwise.' })
   organizerId!: string | null;
-  @ApiProperty({ enum: SCOPES, isArray: true }) scopes!: Scope[];
-  @ApiProperty({ example: 'v1' }) apiVersion!: 'v1';
+  @ApiProperty({ enum: SCOPES, enumName: 'Scope', isArray: true, description: 'Scopes the key was minted with.' })
+  scopes!: Scope[];
+  @ApiProperty({ enum: ['v1'] }) apiVersion!: 'v1';
   @ApiProperty({ description: 'Non-secret display fragment of the key.' }) keyPrefix!: string;
+}
+
+const stringMap = { type: 'object', additionalProperties: { type: 'string' } } as const;
+
+/** `GET /v1` (api-v1.md "GET /v1"): what the API looks like to the calling key. */
+@ApiSchema({ name: 'ApiDescription' })
+export class ApiDescriptionDto {
+  @ApiProperty({ description: 'Constant naming the service.' }) api!: string;
+  @ApiProperty({ enum: ['v1'] }) version!: 'v1';
+  @ApiProperty({ description: 'The organiser id; `""` for a key of another principal type (see `GET /v1/me`).' })
+  organizerId!: string;
+  @ApiProperty({ enum: SCOPES, enumName: 'Scope', isArray: true }) scopes!: Scope[];
+  @ApiProperty({
+    ...stringMap,
+    description: '`"METHOD /path"` to the scope and principal types it requires, read from the route metadata.',
+  })
+  endpoints!: Record<string, string>;
+  @ApiProperty({
+    enum: ['order.confirmed', 'event.published'],
+    enumName: 'WebhookEventType',
+    isArray: true,
+    description: 'Webhook event types this principal may subscribe to.',
+  })
+  events_available!: string[];
+  @ApiProperty() auth!: string;
+  @ApiProperty({
+    type: 'object',
+    required: ['style', 'parameters', 'maxLimit', 'defaultLimit', 'envelope'],
+    properties: {
+      style: { type: 'string', enum: ['cursor'] },
+      parameters: { type: 'array', items: { type: 'string' } },
+      maxLimit: { type: 'integer' },
+      defaultLimit: { type: 'integer' },
+      envelope: { type: 'array', items: { type: 'string' } },
+    },
+  })
+  pagination!: object;
+  @ApiProperty({ ...stringMap, description: 'Filter name to description.' }) filters!: Record<string, string>;
+  @ApiProperty({
+    type: 'object',
+    required: ['reads', 'writes', 'writeMethods', 'headers', 'scope'],
+    properties: {
+      reads: { type: 'string' },
+      writes: { type: 'string' },
+      writeMethods: { type: 'array', items: { type: 'string' } },
+      headers: { type: 'array', items: { type: 'string' } },
+      scope: { type: 'string', description: 'States that the budget belongs to the account.' },
+    },
+  })
+  rateLimits!: object;
+  @ApiProperty({ description: 'Equals `X-Request-Id`.' }) requestId!: string;
+  @ApiProperty({ format: 'uri' }) docs!: string;
+}
+
+/** The members at the top level, as the contract says, and the same object under `data`. */
+@ApiSchema({ name: 'ApiRoot' })
+export class ApiRootDto extends ApiDescriptionDto {
+  @ApiProperty({ type: ApiDescriptionDto }) data!: ApiDescriptionDto;
 }

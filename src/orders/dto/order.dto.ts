@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -17,6 +17,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { pageSchemaOf } from '../../common/openapi/page-schema';
 import { ORDER_STATUSES, type OrderStatus } from '../order-status';
 
 /**
@@ -66,6 +67,7 @@ export class UpdateOrderDto {
 }
 
 /** The Order of api-v1.md, field for field. */
+@ApiSchema({ name: 'Order', description: 'A confirmed order (read-only).' })
 export class OrderResponseDto {
   @ApiProperty() id!: string;
   @ApiProperty({ type: String, nullable: true }) eventId!: string | null;
@@ -84,12 +86,7 @@ export class OrderResponseDto {
 }
 
 /** The page envelope around Orders, for the OpenAPI document. */
-export class OrderPageResponseDto {
-  @ApiProperty({ type: [OrderResponseDto] }) data!: OrderResponseDto[];
-  @ApiProperty({ description: 'Observed: the server read one row beyond the page.' }) has_more!: boolean;
-  @ApiProperty({ type: String, nullable: true, description: 'Null exactly when has_more is false.' })
-  next_cursor!: string | null;
-}
+export const OrderPage = pageSchemaOf(OrderResponseDto, 'OrderPage');
 
 /** What the webhooks context needs for an `order.confirmed` delivery (api-v1.md Events). */
 export interface OrderWebhookData {

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -10,6 +10,7 @@ import {
   MaxLength,
   ValidateNested,
 } from 'class-validator';
+import { pageSchemaOf } from '../../common/openapi/page-schema';
 import { IsIanaTimeZone, IsLocaleMap } from '../../common/validation/validators';
 
 export class CreateLocationDto {
@@ -37,6 +38,7 @@ export class CreateVenueDto {
   locations?: CreateLocationDto[];
 }
 
+@ApiSchema({ name: 'VenueLocation' })
 export class VenueLocationResponseDto {
   @ApiProperty() id!: string;
   @ApiProperty({ type: String, nullable: true }) displayName!: string | null;
@@ -45,6 +47,7 @@ export class VenueLocationResponseDto {
   @ApiProperty({ type: String, nullable: true }) country!: string | null;
 }
 
+@ApiSchema({ name: 'Venue', description: 'The venue record (read-only; returned only to venue keys).' })
 export class VenueResponseDto {
   @ApiProperty() id!: string;
   @ApiProperty({ type: String, nullable: true }) name!: string | null;
@@ -64,6 +67,10 @@ export class VenueResponseDto {
   locations!: VenueLocationResponseDto[];
 }
 
+/** The page envelope around the one Venue, for the OpenAPI document. */
+export const VenuePage = pageSchemaOf(VenueResponseDto, 'VenuePage');
+
+@ApiSchema({ name: 'Location', description: 'A venue location with its time zone (internal API).' })
 export class LocationResponseDto extends VenueLocationResponseDto {
   @ApiProperty() timeZone!: string;
 }

@@ -1,5 +1,6 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
+import { pageSchemaOf } from '../../common/openapi/page-schema';
 import { WEBHOOK_EVENT_TYPES, type AttemptOutcome, type WebhookEventType } from '../webhook-event-types';
 
 /**
@@ -26,22 +27,35 @@ export class CreateWebhookDto {
   enabled?: unknown;
 }
 
+@ApiSchema({ name: 'Webhook', description: 'A webhook subscription. `secret` makes it a credential.' })
 export class WebhookResponseDto {
   @ApiProperty() id!: string;
   @ApiProperty({ format: 'uri' }) url!: string;
-  @ApiProperty({ type: [String], enum: WEBHOOK_EVENT_TYPES }) events!: WebhookEventType[];
-  @ApiProperty({ description: '`whsec_` followed by 64 hex characters. A credential.' }) secret!: string;
+  @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, enumName: 'WebhookEventType', isArray: true })
+  events!: WebhookEventType[];
+  @ApiProperty({
+    description: '`whsec_` followed by 64 hex characters. A credential.',
+    pattern: '^whsec_[0-9a-f]{64}$',
+  })
+  secret!: string;
   @ApiProperty() enabled!: boolean;
   @ApiProperty({ type: String, nullable: true }) description!: string | null;
   @ApiProperty({
-    oneOf: [{ type: 'integer' }, { type: 'string', enum: ['timeout', 'network_error', 'blocked_host'] }],
-    nullable: true,
+    oneOf: [
+      { type: 'integer', description: 'The HTTP status the receiver answered.' },
+      { type: 'string', enum: ['timeout', 'network_error', 'blocked_host'] },
+      { type: 'null', description: 'No attempt yet.' },
+    ],
     description: 'Last delivery outcome.',
   })
   lastStatus!: AttemptOutcome | null;
-  @ApiProperty() consecutiveFailures!: number;
+  @ApiProperty({ type: 'integer', minimum: 0 }) consecutiveFailures!: number;
 }
 
+/** The page envelope around Webhooks, for the OpenAPI document. */
+export const WebhookPage = pageSchemaOf(WebhookResponseDto, 'WebhookPage');
+
+@ApiSchema({ name: 'DeletedWebhook' })
 export class DeletedWebhookResponseDto {
   @ApiProperty() id!: string;
   @ApiProperty({ enum: [true] }) deleted!: true;

@@ -1,0 +1,205 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { EVENT_PATCH_COMPONENTS } from '../../../libs/event-rules/event-patch.schema';
+import type { AppConfig } from '../../config/app-config';
+import { webhookDeliveries, webhookDeliverySchemas } from '../../webhooks/outbox/webhook-deliveries.openapi';
+import { routeServes } from '../http/listener';
+import { ERROR_SCHEMAS, HEADER_COMPONENTS, PARAMETER_COMPONENTS, RESPONSE_COMPONENTS } from './openapi-conventions';
+import { INTERNAL_INTRODUCTION, publicIntroduction } from './openapi-introduction';
+
+export interface OpenApiDocuments {
+  /** `/openapi.json` on the public listener. */
+  public: OpenAPIObject;
+  /** `/internal/openapi.json` on the admin listener only. */
+  internal: OpenAPIObject;
+}
+
+type Json = { [key: string]: unknown };
+type ComponentKind = 'schemas' | 'responses' | 'headers' | 'parameters' | 'securitySchemes';
+
+const TITLE = 'Events, Orders and Webhooks API';
+const VERSION = '1.0.0';
+
+function collectRefs(value: unknown, into: Set<string>): void {
+  if (Array.isArray(value)) {
+    for (const item of value) collectRefs(item, into);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  for (const [key, nested] of Object.entries(value)) {
+    if (key === '$ref' && typeof nested === 'string') into.add(nested);
+    else collectRefs(nested, into);
+  }
+}
+
+/**
+ * Keeps the components a document reaches from its paths and webhooks, so
+ * each of the two documents carries only its own schemas.
+ */
+function reachableComponents(roots: unknown, all: Record<ComponentKind, Record<string, unknown>>): Json {
+  const seen = new Set<string>();
+  const queue = new Set<string>();
+  collectRefs(roots, queue);
+  while (queue.size > 0) {
+    const [next] = queue;
+    queue.delete(next);
+    if (seen.has(next)) continue;
+    seen.add(next);
+    const match = /^#\/components\/([^/]+)\/(.+)$/.exec(next);
+    if (match === null) continue;
+    const target = all[match[1] as ComponentKind]?.[match[2]];
+    if (target === undefined) throw new Error(`The OpenAPI document refers to ${next}, which is not defined`);
+    collectRefs(target, queue);
+  }
+  const components: Json = {};
+  for (const [kind, entries] of Object.entries(all)) {
+    const kept = Object.fromEntries(
+      Object.entries(entries).filter(
+        ([name]) => kind === 'securitySchemes' || seen.has(`#/components/${kind}/${name}`),
+      ),
+    );
+    if (Object.keys(kept).length > 0) components[kind] = kept;
+  }
+  return components;
+}
+
+/**
+ * An internal route documented only by its route decorators gets its
+ * success answer as the internal contract states it for every route: a
+ * `{data}` body.
+ */
+function describeBareSuccess(operation: Json): void {
+  for (const [status, response] of Object.entries((operation['responses'] ?? {}) as Record<string, Json>)) {
+    if (!status.startsWith('2') || response['content'] !== undefined || response['$ref'] !== undefined) continue;
+    response['description'] ||= 'Success.';
+    response['content'] = {
+      'application/json': { schema: { type: 'object', required: ['data'], properties: { data: {} } } },
+    };
+  }
+}
+
+/**
+ * Internal bodies validated by class-validator DTOs without reference
+ * decorators scan as objects with no properties; say so rather than let an
+ * empty schema read as "no fields".
+ */
+function withUndescribedBodiesMarked(schemas: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => {
+      const object = schema as Json;
+      const bare =
+        object['description'] === undefined &&
+        typeof object['properties'] === 'object' &&
+        Object.keys(object['properties'] as object).length === 0;
+      return [name, bare ? { ...object, description: 'Fields as listed in internal-api.md.' } : schema];
+    }),
+  );
+}
+
+const hostForUrl = (host: string): string => (host.includes(':') ? `[${host}]` : host);
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/**
+ * One listener's paths. A response given as a `$ref` keeps nothing beside
+ * it (the scanner adds an empty description that would hide the shared
+ * one), and an operation without a summary is named by its method and path,
+ * so a route added without reference decorators still reads sensibly.
+ */
+function pathsOf(scanned: OpenAPIObject, listener: 'public' | 'admin'): OpenAPIObject['paths'] {
+  const paths = Object.entries(scanned.paths).filter(([path]) =>
+    routeServes(path.replace(/\{(\w+)\}/g, ':$1'), listener),
+  );
+  for (const [path, item] of paths) {
+    for (const [method, operation] of Object.entries(item as Json)) {
+      if (!HTTP_METHODS.includes(method)) continue;
+      const op = operation as Json;
+      op['summary'] ??= `${method.toUpperCase()} ${path}`;
+      if (listener === 'admin') describeBareSuccess(op);
+      for (const [status, response] of Object.entries((op['responses'] ?? {}) as Record<string, Json>)) {
+        if (typeof response['$ref'] === 'string') (op['responses'] as Json)[status] = { $ref: response['$ref'] };
+      }
+    }
+  }
+  return Object.fromEntries(paths);
+}
+
+/**
+ * Builds both documents from one scan of the controllers' decorators, split
+ * by the same rule that splits the listeners (`/internal` is admin-only), so
+ * an internal route can never appear in the public document and every new
+ * route lands in the right one without a list to keep.
+ */
+export function buildOpenApiDocuments(app: INestApplication, config: AppConfig): OpenApiDocuments {
+  const scanned = SwaggerModule.createDocument(app, new DocumentBuilder().setOpenAPIVersion('3.1.0').build());
+  const all: Record<ComponentKind, Record<string, unknown>> = {
+    schemas: {
+      ...withUndescribedBodiesMarked(scanned.components?.schemas ?? {}),
+      ...ERROR_SCHEMAS,
+      ...EVENT_PATCH_COMPONENTS,
+      ...webhookDeliverySchemas(),
+    },
+    responses: RESPONSE_COMPONENTS,
+    headers: HEADER_COMPONENTS,
+    parameters: PARAMETER_COMPONENTS,
+    securitySchemes: {},
+  };
+
+  const publicPaths = pathsOf(scanned, 'public');
+  const webhooks = webhookDeliveries();
+  const publicDocument = {
+    openapi: '3.1.0',
+    info: {
+      title: TITLE,
+      version: VERSION,
+      summary: 'Events, orders and signed webhook deliveries for event organisers and venues.',
+      description: publicIntroduction(config.rateLimit),
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: config.publicWebUrl }],
+    security: [{ bearer: [] }],
+    tags: [
+      { name: 'Identity', description: 'The calling key and what it may do.' },
+      { name: 'Events', description: 'Events the principal owns or that take place at its address.' },
+      { name: 'Orders', description: 'Confirmed orders of the organiser’s events. Read-only.' },
+      { name: 'Venues', description: 'The venue record of a venue key.' },
+      { name: 'Webhooks', description: 'Subscriptions to signed deliveries.' },
+      { name: 'Webhook deliveries', description: 'What the service sends to a subscription.' },
+    ],
+    paths: publicPaths,
+    webhooks,
+    components: {
+      ...reachableComponents({ publicPaths, webhooks }, all),
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'svc_live_ + 48 hex',
+          description: 'An API key: `svc_live_` followed by 48 hex characters, minted in the dashboard.',
+        },
+      },
+    },
+  } as unknown as OpenAPIObject;
+
+  const internalPaths = pathsOf(scanned, 'admin');
+  const internalDocument = {
+    openapi: '3.1.0',
+    info: {
+      title: `${TITLE}: internal`,
+      version: VERSION,
+      description: INTERNAL_INTRODUCTION,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: `http://${hostForUrl(config.adminHost)}:${config.adminPort}`, description: 'The admin listener' }],
+    security: [{ adminToken: [] }],
+    paths: internalPaths,
+    components: {
+      ...reachableComponents(internalPaths, all),
+      securitySchemes: {
+        adminToken: { type: 'http', scheme: 'bearer', description: 'The `ADMIN_TOKEN` of the service.' },
+      },
+    },
+  } as unknown as OpenAPIObject;
+
+  return { public: publicDocument, internal: internalDocument };
+}

@@ -1,0 +1,373 @@
+import assert from 'node:assert/strict';
+import { ID_LESS_DELETE_PATHS } from '../src/common/http/id-less-delete';
+import { after, before, describe, it } from 'node:test';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import { ErrorCode } from '../src/common/errors/error-code';
+import { RouteTable } from '../src/common/http/route-table';
+import { fixtures } from './support/fixtures';
+import { internalApi, publicApi } from './support/http-client';
+import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
+import { OpenApiContract, REFERENCE_PATHS } from './support/openapi-contract';
+import { startTestService, type TestService } from './support/test-service';
+
+type Json = Record<string, any>;
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+let service: TestService;
+let receiver: HttpsReceiver;
+let publicDocument: Json;
+let internalDocument: Json;
+let contract: OpenApiContract;
+
+async function lintErrors(document: Json, name: string): Promise<string[]> {
+  const config = await createConfig({ extends: ['recommended'] });
+  const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: name, config });
+  return problems.map(
+    (problem) => `${problem.severity} ${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer ?? '?'}`,
+  );
+}
+
+function operationsOf(document: Json): Array<{ key: string; path: string; method: string; operation: Json }> {
+  return Object.entries(document['paths'] as Json).flatMap(([path, item]) =>
+    Object.entries(item as Json)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, operation]) => ({
+        key: `${method.toUpperCase()} ${path}`,
+        path,
+        method,
+        operation: operation as Json,
+      })),
+  );
+}
+
+/** The route table's routes of one listener, written as the document writes them. */
+function routesOf(listener: 'public' | 'admin'): string[] {
+  return service.running.app
+    .get(RouteTable)
+    .entries(listener)
+    .map((route) => `${route.method} ${route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`)
+    .filter((route) => !REFERENCE_PATHS.test(route.split(' ')[1].replace(/\*$/, '')))
+    .sort();
+}
+
+before(async () => {
+  service = await startTestService({
+    WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
+    WEBHOOK_POLL_MS: '50',
+  });
+  receiver = await startHttpsReceiver();
+  publicDocument = (await (await fetch(`${service.publicUrl}/openapi.json`)).json()) as Json;
+  const internal = await internalApi(service)('GET', '/internal/openapi.json');
+  assert.equal(internal.status, 200, internal.text);
+  internalDocument = internal.body;
+  contract = new OpenApiContract(publicDocument);
+});
+
+after(async () => {
+  await receiver.close();
+  await service.close();
+});
+
+describe('the OpenAPI documents', () => {
+  it('is OpenAPI 3.1 at version 1.0.0 with the bearer scheme and the conventions as its introduction', () => {
+    assert.equal(publicDocument['openapi'], '3.1.0');
+    assert.equal(publicDocument['info'].version, '1.0.0');
+    assert.deepEqual(publicDocument['security'], [{ bearer: [] }]);
+    assert.equal(publicDocument['components'].securitySchemes.bearer.scheme, 'bearer');
+    for (const topic of ['## Envelopes', '## Paging', '## Idempotency', '## ETags', '## Rate limits', '## Webhooks']) {
+      assert.ok(publicDocument['info'].description.includes(topic), `introduction covers ${topic}`);
+    }
+  });
+
+  it('has every public route of the route table as an operation, and no operation without a route', () => {
+    const documented = operationsOf(publicDocument).map((op) => op.key);
+    // `DELETE /v1/webhooks` and `/v1/webhooks/` (no id) are documented as the 400 of `DELETE /v1/webhooks/{webhookId}`.
+    const idLess = ['DELETE /v1/webhooks', ...ID_LESS_DELETE_PATHS.map((path) => `DELETE ${path}`)];
+    const routes = routesOf('public').filter((route) => !idLess.includes(route));
+    assert.deepEqual([...documented].sort(), routes);
+    assert.ok(contract.operationFor('DELETE', '/v1/webhooks'), 'the id-less DELETE maps to the documented operation');
+    assert.ok(contract.operationFor('DELETE', '/v1/webhooks/'), 'so does its trailing-slash spelling');
+  });
+
+  it('has every internal route of the route table in the internal document, and none in the public one', () => {
+    assert.deepEqual(
+      operationsOf(internalDocument)
+        .map((op) => op.key)
+        .sort(),
+      routesOf('admin'),
+    );
+    assert.ok(operationsOf(internalDocument).every((op) => op.path.startsWith('/internal/')));
+    assert.ok(!operationsOf(publicDocument).some((op) => op.path.startsWith('/internal')));
+  });
+
+  it('names the components after the contract’s resources', () => {
+    const schemas = Object.keys(publicDocument['components'].schemas);
+    for (const name of [
+      'Event',
+      'EventPatch',
+      'EventPage',
+      'Order',
+      'OrderPage',
+      'Venue',
+      'VenuePage',
+      'Webhook',
+      'WebhookPage',
+      'Principal',
+      'Scope',
+      'Visibility',
+      'WebhookEventType',
+      'Error',
+    ]) {
+      assert.ok(schemas.includes(name), `components.schemas.${name}`);
+    }
+    assert.deepEqual(publicDocument['components'].schemas.ErrorCode.enum.sort(), Object.values(ErrorCode).sort());
+  });
+
+  it('marks exactly the contract’s nullable fields as nullable', () => {
+    const nullable = (schema: string): string[] =>
+      Object.entries(publicDocument['components'].schemas[schema].properties as Json)
+        .filter(([, property]) => JSON.stringify(property).includes('"null"'))
+        .map(([name]) => name)
+        .sort();
+    assert.deepEqual(nullable('Event'), ['endTime', 'startTime', 'title', 'updatedAt']);
+    assert.deepEqual(nullable('Order'), [
+      'attributionSource',
+      'billingEmail',
+      'billingName',
+      'createdAt',
+      'eventId',
+      'status',
+      'updatedAt',
+    ]);
+    assert.deepEqual(nullable('Venue'), ['category', 'claimStatus', 'description', 'name', 'slug', 'websiteUrl']);
+    assert.deepEqual(nullable('VenueLocation'), ['address', 'city', 'country', 'displayName']);
+    assert.deepEqual(nullable('Webhook'), ['description', 'lastStatus']);
+    assert.deepEqual(nullable('Me'), ['organizerId']);
+    assert.deepEqual(nullable('EventPatch'), ['onlineMeeting', 'planning']);
+  });
+
+  it('documents on every public operation 401, 429 and 500, X-Request-Id on every response, and a success example', () => {
+    for (const { key, operation } of operationsOf(publicDocument)) {
+      const responses = operation['responses'] as Json;
+      for (const status of ['401', '429', '500']) assert.ok(responses[status], `${key} documents ${status}`);
+      assert.ok(operation['summary'] && operation['description'], `${key} has a summary and a description`);
+      for (const [status, declared] of Object.entries(responses)) {
+        const response = contract.resolve(declared as Json);
+        assert.ok(response['headers']?.['X-Request-Id'], `${key} ${status} documents X-Request-Id`);
+        if (status.startsWith('2')) {
+          assert.ok(response['content']['application/json'].example !== undefined, `${key} ${status} has an example`);
+        }
+      }
+      assert.ok(
+        (operation['parameters'] as Json[]).some((p) => p['in'] === 'header' && p['name'] === 'X-Request-Id'),
+        `${key} accepts X-Request-Id`,
+      );
+    }
+    assert.ok(contract.resolve(publicDocument['components'].responses.RateLimited).headers['Retry-After']);
+  });
+
+  it('lists the exact error codes each status can carry, as the contract does for POST /v1/events', () => {
+    const responses = publicDocument['paths']['/v1/events'].post.responses as Json;
+    const codes = (status: string): string[] =>
+      [...responses[status].content['application/json'].schema.allOf[1].properties.error.enum].sort();
+    assert.deepEqual(codes('400'), ['idempotency_key_required', 'invalid_argument', 'unsupported_parameter']);
+    assert.deepEqual(codes('403'), ['forbidden', 'insufficient_scope']);
+    assert.deepEqual(codes('409'), ['conflict']);
+    assert.ok(responses['201'].headers['Location'] && responses['201'].headers['ETag']);
+    assert.ok(responses['201'].headers['Idempotent-Replayed']);
+    const get = publicDocument['paths']['/v1/events/{eventId}'].get as Json;
+    assert.ok(get.responses['304'].headers['ETag'], 'If-None-Match answers 304 with the ETag');
+    const patch = publicDocument['paths']['/v1/events/{eventId}'].patch as Json;
+    assert.ok(patch.parameters.some((p: Json) => p['name'] === 'If-Match'));
+    assert.ok(patch.responses['412']);
+  });
+
+  it('documents the paging parameters with the pager’s rules', () => {
+    const parameters = publicDocument['paths']['/v1/events'].get.parameters as Json[];
+    const limit = parameters.find((p) => p['name'] === 'limit')!;
+    assert.deepEqual(limit['schema'], { type: 'integer', minimum: 1, maximum: 100, default: 50 });
+    assert.ok(parameters.some((p) => p['name'] === 'cursor'));
+    assert.match(parameters.find((p) => p['name'] === 'updated_after')!['description'], /epoch milliseconds/);
+  });
+
+  it('validates every example against the schema it illustrates', () => {
+    const checked: string[] = [];
+    const check = (where: string, media: Json | undefined): void => {
+      if (media?.['schema'] === undefined) return;
+      const examples = [
+        ...(media['example'] !== undefined ? [media['example']] : []),
+        ...Object.values((media['examples'] ?? {}) as Json).map((example: Json) => example['value']),
+      ];
+      for (const example of examples) {
+        assert.deepEqual(contract.schemaErrors(media['schema'], example), [], where);
+        checked.push(where);
+      }
+    };
+    for (const { key, operation } of operationsOf(publicDocument)) {
+      check(`${key} body`, operation['requestBody']?.content['application/json']);
+      for (const [status, response] of Object.entries(operation['responses'] as Json)) {
+        check(`${key} ${status}`, contract.resolve(response as Json)['content']?.['application/json']);
+      }
+    }
+    for (const [name, item] of Object.entries(publicDocument['webhooks'] as Json)) {
+      check(`webhook ${name}`, item.post.requestBody.content['application/json']);
+    }
+    assert.ok(checked.length > 40, `${checked.length} examples checked`);
+  });
+
+  it('serves the internal document only on the admin listener, only with the admin token', async () => {
+    const onPublic = await publicApi(service)('GET', '/internal/openapi.json');
+    assert.equal(onPublic.status, 404);
+    const withoutToken = await internalApi(service)('GET', '/internal/openapi.json', { token: null });
+    assert.equal(withoutToken.status, 401);
+    assert.equal(internalDocument['openapi'], '3.1.0');
+    assert.deepEqual(internalDocument['security'], [{ adminToken: [] }]);
+  });
+});
+
+describe('the reference page', () => {
+  it('serves /docs with every asset from the service itself (no CDN) and the conventions in the document', async () => {
+    const page = await fetch(`${service.publicUrl}/docs`);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
+    assert.ok(assets.length >= 3, `${assets.length} assets`);
+    for (const asset of assets) {
+      assert.doesNotMatch(asset, /^(?:https?:)?\/\//, `${asset} is served locally`);
+      const url = new URL(asset, `${service.publicUrl}/docs`);
+      assert.equal((await fetch(url)).status, 200, url.pathname);
+    }
+    const init = await (await fetch(`${service.publicUrl}/docs/swagger-ui-init.js`)).text();
+    assert.match(init, /## Idempotency/, 'the reference opens with the conventions');
+  });
+});
+
+describe('the webhooks section', () => {
+  it('describes order.confirmed and event.published with the envelope, headers and 2xx acknowledgement', () => {
+    const webhooks = publicDocument['webhooks'] as Json;
+    assert.deepEqual(Object.keys(webhooks).sort(), ['event.published', 'order.confirmed']);
+    for (const hook of Object.values(webhooks)) {
+      const headers = (hook.post.parameters as Json[]).map((p) => p['name']);
+      for (const name of ['Service-Signature', 'Service-Event', 'Service-Delivery', 'User-Agent']) {
+        assert.ok(headers.includes(name), name);
+      }
+      for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'traceparent']) {
+        assert.ok(headers.includes(name), name);
+      }
+      assert.ok(hook.post.responses['2XX']);
+    }
+  });
+
+  it('matches what a real subscription receives: envelope, data and headers of both deliveries', async () => {
+    const make = fixtures(service);
+    const api = publicApi(service);
+    const admin = internalApi(service);
+    const owner = await make.organiser({ scopes: ['events:read', 'events:write', 'webhooks:write'] });
+    const hook = await api('POST', '/v1/webhooks', {
+      key: owner.key,
+      body: { url: `${receiver.origin}/hooks`, events: ['order.confirmed', 'event.published'] },
+    });
+    assert.equal(hook.status, 201, hook.text);
+    const event = await api('POST', '/v1/events', {
+      key: owner.key,
+      headers: { 'idempotency-key': 'openapi-webhooks' },
+      body: { title: { en: 'Delivered' }, startTime: '2027-05-01T19:00:00Z' },
+    });
+    assert.equal(event.status, 201, event.text);
+    assert.equal((await admin('POST', `/internal/events/${event.body.data.id}/publish`)).status, 200);
+    const order = await admin('POST', '/internal/orders', {
+      body: { eventId: event.body.data.id, status: 'confirmed', lineItems: [{ quantity: 2 }], totalAmountMinor: 4500 },
+    });
+    assert.equal(order.status, 201, order.text);
+
+    const received = await receiver.waitFor((requests) => requests.length >= 2);
+    const webhooks = publicDocument['webhooks'] as Json;
+    for (const request of received) {
+      const post = webhooks[request.body.type].post as Json;
+      assert.deepEqual(
+        contract.schemaErrors(post.requestBody.content['application/json'].schema, request.body),
+        [],
+        request.body.type,
+      );
+      for (const parameter of post.parameters as Json[]) {
+        // The Standard Webhooks headers arrive with the webhook-operations work; the contract's four are checked here.
+        if (!/^Service-|^User-Agent$/.test(parameter['name'])) continue;
+        const value = request.headers[parameter['name'].toLowerCase()];
+        assert.equal(typeof value, 'string', `${parameter['name']} sent`);
+        assert.deepEqual(contract.schemaErrors(parameter['schema'], value), [], parameter['name']);
+      }
+    }
+    assert.deepEqual(received.map((request) => request.body.type).sort(), ['event.published', 'order.confirmed']);
+  });
+});
+
+describe('the response check of the test client', () => {
+  const observed = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
+    method: 'GET',
+    url: '/v1/me',
+    status,
+    headers: new Headers({ 'x-request-id': 'abc', 'content-type': 'application/json', ...headers }),
+    text: JSON.stringify(body),
+  });
+  const me = {
+    principal: { type: 'organiser', id: 'org_1' },
+    organizerId: 'org_1',
+    scopes: ['events:read'],
+    apiVersion: 'v1',
+    keyPrefix: 'svc_live_abc…',
+  };
+
+  it('accepts a documented response', () => {
+    assert.deepEqual(contract.problems(observed(200, { data: me })), []);
+  });
+
+  it('refuses an undocumented status', () => {
+    assert.match(contract.problems(observed(418, { data: me })).join(), /status not documented/);
+  });
+
+  it('refuses a drifted body shape', () => {
+    assert.match(contract.problems(observed(200, me)).join(), /must have required property 'data'/);
+    assert.match(
+      contract.problems(observed(200, { data: { ...me, scopes: ['everything'] } })).join(),
+      /allowed values/,
+    );
+  });
+
+  it('refuses an error code the status does not document', () => {
+    const body = { error: 'not_found', message: 'x', request_id: 'abc' };
+    assert.match(contract.problems(observed(400, body)).join(), /allowed values/);
+  });
+
+  it('refuses a missing required header and an undocumented contract header', () => {
+    const noId = { ...observed(200, { data: me }), headers: new Headers({ 'content-type': 'application/json' }) };
+    assert.match(contract.problems(noId).join(), /required header x-request-id missing/);
+    assert.match(
+      contract.problems(observed(200, { data: me }, { etag: '"x"' })).join(),
+      /etag sent but not documented/,
+    );
+  });
+
+  it('expects 404 or 405 with the Error body for a route the document does not have', () => {
+    const error = { error: 'method_not_allowed', message: 'x', request_id: 'abc' };
+    const put = { ...observed(405, error, { allow: 'GET, HEAD' }), method: 'PUT' };
+    assert.deepEqual(contract.problems(put), []);
+    assert.match(contract.problems({ ...put, status: 200 }).join(), /405 was expected/);
+    assert.match(
+      contract.problems({ ...put, headers: new Headers({ 'x-request-id': 'abc' }) }).join(),
+      /Allow missing/,
+    );
+  });
+});
+
+// Last: linting keeps this process (which also runs the service) busy for
+// seconds, and a keep-alive socket idle that long may be reset under the
+// next request.
+describe('the lint of the documents', () => {
+  it('passes the Redocly recommended lint with zero problems (public document)', async () => {
+    assert.deepEqual(await lintErrors(publicDocument, 'openapi.json'), []);
+  });
+
+  it('passes the Redocly recommended lint with zero problems (internal document)', async () => {
+    assert.deepEqual(await lintErrors(internalDocument, 'internal-openapi.json'), []);
+  });
+});
