@@ -213,8 +213,14 @@ export class EventsService {
   }
 
   private async announcePublication(entity: EventEntity, tx: Transaction): Promise<void> {
+    const venueId = entity.locationId === null ? null : await this.venues.venueOfLocation(entity.locationId, tx);
     await this.bus.publish(
-      new EventPublishedDomainEvent(entity.id, entity.organizerId, entity.firstPublishedAt ?? new Date()),
+      new EventPublishedDomainEvent(
+        entity.id,
+        entity.organizerId,
+        venueId === null ? [] : [venueId],
+        entity.firstPublishedAt ?? new Date(),
+      ),
       tx,
     );
   }

@@ -11,6 +11,8 @@ export class EventPublishedDomainEvent implements DomainEvent {
   constructor(
     readonly eventId: string,
     readonly organizerId: string | null,
+    /** The venues at whose address the event takes place (owners of its location), so listeners need no join. */
+    readonly venueIds: readonly string[],
     readonly occurredAt: Date,
   ) {}
 }
