@@ -15,6 +15,7 @@ import { QueryParametersGuard } from './common/query/query-parameters.guard';
 import { AccountRateLimitGuard } from './common/rate-limit/account-rate-limit.guard';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { createValidationPipe } from './common/validation/validation.pipe';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { ApiKeyGuard } from './identity/api-key.guard';
@@ -41,6 +42,7 @@ export class AppModule {
         EventsModule,
         OrdersModule,
         WebhooksModule,
+        DashboardModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

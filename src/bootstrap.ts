@@ -13,6 +13,7 @@ import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common
 import { RouteTable } from './common/http/route-table';
 import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
+import { registerDashboardPlugins } from './dashboard/dashboard-plugins';
 
 export interface RunningService {
   app: NestFastifyApplication;
@@ -78,6 +79,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     logger: new PinoNestLogger(logger),
     abortOnError: false,
   });
+  await registerDashboardPlugins(app);
   buildOpenApi(app, config);
   await app.listen(config.port, config.host);
   const publicUrl = urlOf(app.getHttpServer(), config.host);

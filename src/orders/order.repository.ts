@@ -151,6 +151,33 @@ export class OrderRepository {
     );
   }
 
+  /** Every order of the organiser's events, whatever its status, newest first (the dashboard's list). */
+  async pageAnyStatusForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
+    const ordering = { name: 'dashboard_orders:created_at_desc', column: 'o.created_at', direction: 'DESC' } as const;
+    return this.pager.page<OrderRow, OrderResponseDto>(
+      {
+        select: ORDER_COLUMNS,
+        from: `"order" o`,
+        idColumn: 'o.id',
+        where: ['o.organizer_id = $1'],
+        params: [organizerId],
+        anchorTable: `"order"`,
+        orderings: { default: ordering, updatedAfter: ordering },
+      },
+      request,
+      toOrder,
+    );
+  }
+
+  /** Whether the order exists and belongs to the organiser (through its event). */
+  async organiserOwnsOrder(organizerId: string, orderId: string): Promise<boolean> {
+    const rows = await this.orders.manager.query<unknown[]>(
+      `SELECT 1 FROM "order" WHERE id = $1 AND organizer_id = $2`,
+      [orderId, organizerId],
+    );
+    return rows.length > 0;
+  }
+
   async organiserOwnsEvent(organizerId: string, eventId: string): Promise<boolean> {
     const rows = await this.orders.manager.query<unknown[]>(`SELECT 1 FROM event WHERE id = $1 AND organizer_id = $2`, [
       eventId,

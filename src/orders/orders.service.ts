@@ -6,6 +6,7 @@ import { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { KeysetPager } from '../common/pagination/keyset-pager';
+import type { PageRequest } from '../common/pagination/page-request';
 import { UnitOfWork, type Transaction } from '../database/unit-of-work';
 import { OrderConfirmedDomainEvent } from './domain-events/order-confirmed.domain-event';
 import type {
@@ -56,6 +57,17 @@ export class OrdersService {
       throw DomainError.notFound('Event');
     }
     return page;
+  }
+
+  /** The dashboard's list: every order of the organiser, whatever its status, so pending ones can be confirmed. */
+  async listAnyStatusForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
+    return this.orders.pageAnyStatusForOrganiser(organizerId, request);
+  }
+
+  /** The dashboard's confirm from an organiser's order list: another organiser's order is 404. */
+  async confirmForOrganiser(organizerId: string, orderId: string): Promise<OrderResponseDto> {
+    if (!(await this.orders.organiserOwnsOrder(organizerId, orderId))) throw DomainError.notFound('Order');
+    return this.confirm(orderId);
   }
 
   /**

@@ -5,6 +5,11 @@ import { newResourceId } from '../../libs/ids/resource-id';
 import { flattenLocalisedText, uppercaseLocaleKeys } from '../../libs/locale/localised-text';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { DomainError } from '../common/errors/domain-error';
+import type { Page } from '../common/envelope/page';
+import { KeysetPager, type Ordering } from '../common/pagination/keyset-pager';
+import type { PageRequest } from '../common/pagination/page-request';
+import { containsPattern } from '../common/pagination/search-pattern';
+import { isoTimestampSql } from '../database/iso-timestamp-sql';
 import { UnitOfWork } from '../database/unit-of-work';
 import type {
   CreateLocationDto,
@@ -26,6 +31,7 @@ export class VenuesService {
     @InjectRepository(VenueLocationEntity) private readonly locations: Repository<VenueLocationEntity>,
     private readonly unitOfWork: UnitOfWork,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly pager: KeysetPager,
   ) {}
 
   async create(input: CreateVenueDto): Promise<VenueResponseDto> {
@@ -107,6 +113,38 @@ export class VenuesService {
     };
   }
 
+  /** The dashboard's list, newest first: every venue, or those whose id is `search` or whose name contains it. */
+  page(request: PageRequest, search: string | null): Promise<Page<VenueListItem>> {
+    const ordering: Ordering = { name: 'dashboard_venues:created_at_desc', column: 'v.created_at', direction: 'DESC' };
+    const filtered = search !== null && search !== '';
+    return this.pager.page(
+      {
+        select:
+          `v.id, v.name, ${isoTimestampSql('v.created_at')} AS "createdAt", ` +
+          `(SELECT count(*)::int FROM venue_location l WHERE l.venue_id = v.id AND l.deleted_at IS NULL) AS "liveLocations"`,
+        from: 'venue v',
+        idColumn: 'v.id',
+        where: filtered ? ['(v.id = $1 OR v.name ILIKE $2)'] : [],
+        params: filtered ? [search, containsPattern(search)] : [],
+        anchorTable: 'venue',
+        orderings: { default: ordering, updatedAfter: ordering },
+      },
+      request,
+      (row: VenueListItem) => ({
+        id: row.id,
+        name: row.name,
+        createdAt: row.createdAt,
+        liveLocations: row.liveLocations,
+      }),
+    );
+  }
+
+  /** Time zones of the venue's live locations by id (the public Venue shape leaves them out; the dashboard shows them). */
+  async timeZonesOf(venueId: string): Promise<Record<string, string>> {
+    const rows = await this.locations.find({ where: { venueId }, select: { id: true, timeZone: true } });
+    return Object.fromEntries(rows.map((row) => [row.id, row.timeZone]));
+  }
+
   /** The time zone of a live location, for `dateOnly`; null when the location is unknown or deleted. */
   async timeZoneOfLocation(locationId: string): Promise<string | null> {
     const location = await this.locations.findOne({
@@ -170,4 +208,11 @@ interface VenueRow {
   category: string | null;
   claim_status: string | null;
   locations: VenueLocationResponseDto[];
+}
+
+export interface VenueListItem {
+  id: string;
+  name: string;
+  createdAt: string;
+  liveLocations: number;
 }

@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import { listenerForPath, listenerOf, pathOf } from './listener';
+import { isDashboardPath, listenerForPath, listenerOf, pathOf } from './listener';
 import type { RouteTable } from './route-table';
 import { requestContext } from '../request-id/request-context';
 import { REQUEST_ID_HEADER } from '../request-id/request-id';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 
 function containsNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
@@ -53,6 +54,8 @@ export function installHttpConventions(fastify: FastifyInstance, routes: RouteTa
     }
     if (!BODY_METHODS.has(request.method) || request.body === undefined) return;
     const contentType = request.headers['content-type'] ?? '';
+    // The dashboard's HTML forms post urlencoded bodies; nothing else may.
+    if (FORM_MEDIA_TYPE.test(contentType) && isDashboardPath(pathOf(request.url))) return;
     if (!JSON_MEDIA_TYPE.test(contentType)) {
       throw new DomainError(
         ErrorCode.InvalidArgument,

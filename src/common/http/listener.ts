@@ -21,6 +21,11 @@ export function listenerForPath(path: string): Listener {
   return path === '/internal' || path.startsWith('/internal/') ? 'admin' : 'public';
 }
 
+/** The dashboard's pages (admin listener only, like every `/internal` path); its forms post urlencoded bodies. */
+export function isDashboardPath(path: string): boolean {
+  return path === '/internal/dashboard' || path.startsWith('/internal/dashboard/');
+}
+
 export function pathOf(url: string): string {
   const queryAt = url.indexOf('?');
   return queryAt === -1 ? url : url.slice(0, queryAt);
