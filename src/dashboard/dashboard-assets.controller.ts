@@ -18,6 +18,7 @@ function loadAssets(): Map<string, Asset> {
   const own = dashboardFolder('assets');
   return new Map<string, Asset>([
     ['dashboard.css', { body: readFileSync(join(own, 'dashboard.css')), type: 'text/css; charset=utf-8' }],
+    ['favicon.svg', { body: readFileSync(join(own, 'favicon.svg')), type: 'image/svg+xml' }],
     ['dashboard.js', { body: readFileSync(join(own, 'dashboard.js')), type: 'text/javascript; charset=utf-8' }],
     [
       'htmx.min.js',

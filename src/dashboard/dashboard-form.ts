@@ -15,7 +15,7 @@ export class DashboardForm {
   /** The trimmed text of a field; empty and missing are both null. */
   text(name: string): string | null {
     const raw = this.fields[name];
-    const value = Array.isArray(raw) ? raw[0] : raw;
+    const value: unknown = Array.isArray(raw) ? (raw as unknown[])[0] : raw;
     if (typeof value !== 'string') return null;
     const trimmed = value.trim();
     return trimmed === '' ? null : trimmed;
