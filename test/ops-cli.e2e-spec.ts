@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -27,7 +28,12 @@ describe('npm run ops (the CLI shares the domain services)', () => {
   };
 
   before(async () => {
-    env = { ...process.env, DATABASE_URL: await freshDatabase(), LOG_LEVEL: 'silent' };
+    env = {
+      ...process.env,
+      DATABASE_URL: await freshDatabase(),
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+      LOG_LEVEL: 'silent',
+    };
   });
 
   it('creates organisers, mints, lists and revokes keys, and never lists a secret', async () => {

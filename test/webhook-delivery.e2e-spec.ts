@@ -188,6 +188,7 @@ describe('webhook delivery', () => {
       'lastStatus',
       'nextAttemptAt',
       'createdAt',
+      'traceId',
       'attemptLog',
     ]);
     assert.equal(delivery.id, envelope.id);
@@ -437,7 +438,11 @@ describe('webhook delivery', () => {
       receiving.requests.map((request) => request.path),
       ['/active'],
     );
-    assert.deepEqual(await w.deliveries(disabled.id), []);
+    // A disabled subscription records what it missed, unsent, for recovery (internal-api.md "skipped").
+    assert.deepEqual(
+      (await w.deliveries(disabled.id)).map((delivery) => [delivery.status, delivery.attempts]),
+      [['skipped', 0]],
+    );
     assert.deepEqual(await w.deliveries(deleted.id), []);
   });
 

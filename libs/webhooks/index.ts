@@ -3,6 +3,9 @@ export {
   WEBHOOK_SECRET_PREFIX,
   generateWebhookSecret,
   signPayload,
+  signPayloadWithAll,
+  standardWebhooksKey,
+  standardWebhooksSignature,
   verifySignature,
   type SignatureFailureReason,
   type SignatureVerification,
@@ -20,6 +23,9 @@ export {
 } from './retry-backoff';
 export {
   checkWebhookUrl,
+  DEFAULT_ALLOWED_PORTS,
+  isPortAllowed,
+  portOf,
   cidrContains,
   isPublicAddress,
   parseCidr,
@@ -30,4 +36,5 @@ export {
   type PublicAddressResolution,
   type ResolvedAddress,
   type WebhookUrlCheck,
+  type WebhookUrlOptions,
 } from './public-address';

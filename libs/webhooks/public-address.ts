@@ -1,5 +1,6 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * A CIDR block. IPv4 blocks are held as their image inside ::ffff:0:0/96, so
@@ -16,6 +17,13 @@ export interface ParsedCidr {
   readonly first: bigint;
   readonly last: bigint;
 }
+
+export interface WebhookUrlOptions {
+  /** Ports a URL may name (an https URL without one is 443); default 443 only. */
+  allowedPorts?: readonly number[];
+}
+
+export const DEFAULT_ALLOWED_PORTS: readonly number[] = [443];
 
 export type WebhookUrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
@@ -150,55 +158,43 @@ export function cidrContains(cidr: ParsedCidr, address: string): boolean {
   return parsed !== null && contains(cidr, parsed.value);
 }
 
-function block(text: string): ParsedCidr {
-  const cidr = parseCidr(text);
-  if (cidr === null) throw new Error(`built-in CIDR ${text} does not parse`);
-  return cidr;
+// Prefixes whose addresses carry the IPv4 address the packet ends up at, so
+// the address is only as public as that IPv4 address: NAT64's well-known
+// prefix (64:ff9b::/96, the way IPv6-only networks reach IPv4 receivers) and
+// 6to4 (2002::/16). The local-use NAT64 prefix 64:ff9b:1::/48 is not unwrapped:
+// its translator is by definition inside someone's network.
+const NAT64 = { first: 0x0064ff9bn << 96n, last: (0x0064ff9bn << 96n) | LOW_32_BITS };
+const SIX_TO_FOUR = { first: 0x2002n << 112n, last: (0x2002n << 112n) | ((1n << 112n) - 1n) };
+// The deprecated IPv4-compatible form (::a.b.c.d, RFC 4291 2.5.5.1): no public
+// host uses it, and ipaddr.js files it under `unicast`.
+const IPV4_COMPATIBLE = { first: 0n, last: LOW_32_BITS };
+
+function within(block: { first: bigint; last: bigint }, value: bigint): boolean {
+  return value >= block.first && value <= block.last;
+}
+
+function bytesOf(value: bigint): number[] {
+  return Array.from({ length: 16 }, (_, i) => Number((value >> BigInt(8 * (15 - i))) & 0xffn));
 }
 
 /**
- * Special-purpose ranges (IANA registries) that a webhook must never reach:
- * they are either this host, the operator's own networks, cloud metadata
- * services, or ranges with no single public destination.
+ * The special-purpose ranges come from ipaddr.js (the IANA registries, kept
+ * up to date by its maintainers) instead of a list kept here: an address is
+ * public only when its `range()` is `unicast`. IPv4-mapped addresses are
+ * judged by the IPv4 address inside; every other IPv6 special range
+ * (`::ffff:0:0:0/96` IPv4-translated, Teredo `2001::/32`, `2001::/23`,
+ * documentation, unique-local, ...) is refused.
  */
-const NON_PUBLIC = [
-  // IPv4 (matched through their ::ffff:0:0/96 image, so mapped forms are covered too)
-  '0.0.0.0/8',
-  '10.0.0.0/8',
-  '100.64.0.0/10',
-  '127.0.0.0/8',
-  '169.254.0.0/16',
-  '172.16.0.0/12',
-  '192.0.0.0/24',
-  '192.0.2.0/24',
-  '192.168.0.0/16',
-  '198.18.0.0/15',
-  '198.51.100.0/24',
-  '203.0.113.0/24',
-  '224.0.0.0/4',
-  '240.0.0.0/4',
-  // IPv6. ::/96 holds :: and ::1 and the deprecated IPv4-compatible form
-  // (::127.0.0.1), which no public host uses.
-  '::/96',
-  '100::/64',
-  '64:ff9b:1::/48',
-  '2001:db8::/32',
-  'fc00::/7',
-  'fe80::/10',
-  'fec0::/10',
-  'ff00::/8',
-].map(block);
-
-// Prefixes whose addresses carry an IPv4 address that the packet ends up at:
-// the address is only as public as the IPv4 address inside it.
-const NAT64 = block('64:ff9b::/96');
-const SIX_TO_FOUR = block('2002::/16');
-
 function isPublicValue(value: bigint, allow: readonly ParsedCidr[]): boolean {
   if (allow.some((cidr) => contains(cidr, value))) return true;
-  if (contains(NAT64, value)) return isPublicValue(IPV4_MAPPED | (value & LOW_32_BITS), allow);
-  if (contains(SIX_TO_FOUR, value)) return isPublicValue(IPV4_MAPPED | ((value >> 80n) & LOW_32_BITS), allow);
-  return !NON_PUBLIC.some((cidr) => contains(cidr, value));
+  if (within(NAT64, value)) return isPublicValue(IPV4_MAPPED | (value & LOW_32_BITS), allow);
+  if (within(SIX_TO_FOUR, value)) return isPublicValue(IPV4_MAPPED | ((value >> 80n) & LOW_32_BITS), allow);
+  if (within(IPV4_COMPATIBLE, value)) return false;
+  const address = ipaddr.fromByteArray(bytesOf(value));
+  if (address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress()) {
+    return address.toIPv4Address().range() === 'unicast';
+  }
+  return address.range() === 'unicast';
 }
 
 /**
@@ -235,7 +231,11 @@ function isValidDnsName(hostname: string): boolean {
  * {@link resolvePublicAddress}, because DNS can change after subscribing.
  * Reasons never echo an address, so the API cannot be used to probe a network.
  */
-export function checkWebhookUrl(raw: unknown, allow: readonly ParsedCidr[] = []): WebhookUrlCheck {
+export function checkWebhookUrl(
+  raw: unknown,
+  allow: readonly ParsedCidr[] = [],
+  options: WebhookUrlOptions = {},
+): WebhookUrlCheck {
   if (typeof raw !== 'string') return { ok: false, reason: 'url must be a string' };
   let url: URL;
   try {
@@ -253,14 +253,41 @@ export function checkWebhookUrl(raw: unknown, allow: readonly ParsedCidr[] = [])
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   if (host === '') return { ok: false, reason: 'url must have a host' };
 
+  const allowedPorts = options.allowedPorts ?? DEFAULT_ALLOWED_PORTS;
   if (isIP(host) !== 0) {
-    return isPublicAddress(host, allow) ? { ok: true, url } : { ok: false, reason: 'url host is not allowed' };
+    if (!isPublicAddress(host, allow)) return { ok: false, reason: 'url host is not allowed' };
+    return isPortAllowed(portOf(url), host, allow, allowedPorts) ? { ok: true, url } : portRefused(allowedPorts);
   }
   // `localhost.` is the same name as `localhost`.
   const name = host.replace(/\.+$/, '');
   if (name === '' || isReservedName(name)) return { ok: false, reason: 'url host is not allowed' };
   if (!isValidDnsName(name)) return { ok: false, reason: 'url host is not a valid host name' };
-  return { ok: true, url };
+  return isPortAllowed(portOf(url), null, allow, allowedPorts) ? { ok: true, url } : portRefused(allowedPorts);
+}
+
+/** The port an https URL connects to. */
+export function portOf(url: URL): number {
+  return url.port === '' ? 443 : Number(url.port);
+}
+
+function portRefused(allowedPorts: readonly number[]): WebhookUrlCheck {
+  return { ok: false, reason: `url port must be ${allowedPorts.join(' or ')}` };
+}
+
+/**
+ * The port rule (WEBHOOK_ALLOWED_PORTS, 443 by default): a webhook cannot be
+ * aimed at an internal service's port on an otherwise public host. An
+ * address inside the test-rig exemption (WEBHOOK_ALLOW_PRIVATE_CIDRS) is
+ * exempt; a name is only exempt once it has resolved to such an address.
+ */
+export function isPortAllowed(
+  port: number,
+  address: string | null,
+  allow: readonly ParsedCidr[],
+  allowedPorts: readonly number[] = DEFAULT_ALLOWED_PORTS,
+): boolean {
+  if (allowedPorts.includes(port)) return true;
+  return address !== null && allow.some((cidr) => cidrContains(cidr, address));
 }
 
 async function defaultLookup(hostname: string): Promise<ResolvedAddress[]> {

@@ -109,3 +109,57 @@ export function verifySignature(options: VerifySignatureOptions): SignatureVerif
 export function generateWebhookSecret(): string {
   return `${WEBHOOK_SECRET_PREFIX}${randomBytes(32).toString('hex')}`;
 }
+
+/**
+ * `Service-Signature` for several active secrets (a rotation's grace period):
+ * one `t` and one `v1=` per secret, newest first, as Stripe sends during a
+ * roll. A receiver holding any one of the secrets verifies.
+ */
+export function signPayloadWithAll(
+  secrets: readonly string[],
+  rawBody: Buffer | string,
+  timestampSeconds: number,
+): string {
+  if (secrets.length === 0) throw new Error('at least one webhook secret is needed to sign');
+  const [first, ...rest] = secrets;
+  const head = signPayload(first, rawBody, timestampSeconds);
+  return rest.reduce(
+    (header, secret) => `${header},v1=${hmac(secret, rawBody, timestampSeconds).toString('hex')}`,
+    head,
+  );
+}
+
+/**
+ * The HMAC key Standard Webhooks derives from a `whsec_` secret: the text
+ * after the prefix, base64-decoded (standardwebhooks `new Webhook(secret)`).
+ * Our secrets are 64 hex characters, which are valid base64 (48 bytes), so a
+ * receiver passes the secret exactly as the API returned it.
+ */
+export function standardWebhooksKey(secret: string): Buffer {
+  const encoded = secret.startsWith(WEBHOOK_SECRET_PREFIX) ? secret.slice(WEBHOOK_SECRET_PREFIX.length) : secret;
+  const key = Buffer.from(encoded, 'base64');
+  if (key.length === 0) throw new Error('webhook secret must not be empty');
+  return key;
+}
+
+/**
+ * The `webhook-signature` header of the Standard Webhooks specification:
+ * `v1,<base64 HMAC-SHA256>` over `<webhook-id>.<webhook-timestamp>.<raw body>`,
+ * one per secret, separated by spaces, newest first.
+ */
+export function standardWebhooksSignature(
+  secrets: readonly string[],
+  messageId: string,
+  timestampSeconds: number,
+  rawBody: Buffer | string,
+): string {
+  return secrets
+    .map((secret) =>
+      createHmac('sha256', standardWebhooksKey(secret))
+        .update(`${messageId}.${timestampSeconds}.`, 'utf8')
+        .update(typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody)
+        .digest('base64'),
+    )
+    .map((signature) => `v1,${signature}`)
+    .join(' ');
+}

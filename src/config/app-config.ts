@@ -27,6 +27,14 @@ export interface AppConfig {
     timeoutMs: number;
     /** Key that encrypts webhook secrets at rest (hex, 32 bytes), when set. */
     secretKey: string | null;
+    /** Earlier keys (WEBHOOK_SECRET_KEY_PREVIOUS): secrets sealed under them still open, until re-sealed. */
+    previousSecretKeys: string[];
+    /** WEBHOOK_SECRETS_PLAINTEXT=1: the explicit choice to store secrets unsealed with a DATABASE_URL and no key. */
+    secretsPlaintext: boolean;
+    /** Ports a subscription URL may name (WEBHOOK_ALLOWED_PORTS). */
+    allowedPorts: number[];
+    /** Days final deliveries, their attempts and warnings are kept (WEBHOOK_RETENTION_DAYS). */
+    retentionDays: number;
   };
 }
 
@@ -64,6 +72,37 @@ function url(env: Env, name: string, fallback: string): string {
   return value.replace(/\/+$/, '');
 }
 
+function list(env: Env, name: string, fallback: string): string[] {
+  return text(env, name, fallback)
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+/**
+ * Webhook secrets must be sealed at rest whenever the database is not the
+ * embedded one (which generates its own key): an insecure default must be a
+ * decision (WEBHOOK_SECRETS_PLAINTEXT=1), never an accident.
+ */
+function webhookSecretSettings(
+  env: Env,
+  secretKey: string | null,
+): { previousSecretKeys: string[]; secretsPlaintext: boolean } {
+  const secretsPlaintext = text(env, 'WEBHOOK_SECRETS_PLAINTEXT', '0') === '1';
+  if (optionalText(env, 'DATABASE_URL') !== null && secretKey === null && !secretsPlaintext) {
+    throw new ConfigError(
+      'WEBHOOK_SECRET_KEY (64 hex characters) is required with DATABASE_URL; set WEBHOOK_SECRETS_PLAINTEXT=1 to store webhook secrets unencrypted on purpose',
+    );
+  }
+  const previousSecretKeys = list(env, 'WEBHOOK_SECRET_KEY_PREVIOUS', '').map((key) => {
+    if (!/^[0-9a-fA-F]{64}$/.test(key)) {
+      throw new ConfigError('WEBHOOK_SECRET_KEY_PREVIOUS must be comma-separated keys of 64 hex characters');
+    }
+    return key.toLowerCase();
+  });
+  return { previousSecretKeys, secretsPlaintext };
+}
+
 /**
  * Production retry schedule: 12 attempts, waits of 10 minutes doubling to a
  * 12 hour cap (10m, 20m, 40m, 1h20, 2h40, 5h20, 10h40, then 12h four times),
@@ -79,6 +118,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
   if (secretKey !== null && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
     throw new ConfigError('WEBHOOK_SECRET_KEY must be 64 hex characters (32 bytes)');
   }
+  const webhookSecrets = webhookSecretSettings(env, secretKey);
   return {
     databaseUrl: optionalText(env, 'DATABASE_URL'),
     dataDir: text(env, 'DATA_DIR', '.data'),
@@ -110,6 +150,14 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', DEFAULT_WEBHOOK_MAX_ATTEMPTS, 1, 1000),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
       secretKey: secretKey === null ? null : secretKey.toLowerCase(),
+      ...webhookSecrets,
+      allowedPorts: list(env, 'WEBHOOK_ALLOWED_PORTS', '443').map((port) => {
+        if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+          throw new ConfigError(`WEBHOOK_ALLOWED_PORTS must be comma-separated ports (1-65535), got "${port}"`);
+        }
+        return Number(port);
+      }),
+      retentionDays: integer(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
     },
   };
 }

@@ -4,7 +4,9 @@ import { ApiKeysService } from '../identity/api-keys.service';
 import { OrdersService } from '../orders/orders.service';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
-import { WebhooksService } from '../webhooks/webhooks.service';
+import { WebhookDeliveryWorker } from '../webhooks/delivery/webhook-delivery.worker';
+import { readRecoverWindow } from '../webhooks/webhook-operation-inputs';
+import { WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { optionalFlag, OpsUsageError, requiredFlag, type OpsArguments } from './ops-arguments';
 
 export type OpsCommand = (app: INestApplicationContext, args: OpsArguments) => Promise<unknown>;
@@ -75,8 +77,56 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
     run: (app, args) => app.get(EventsService).publish(requiredFlag(args, 'event')),
   },
   'webhooks:enable': {
+    usage: '--webhook <webhookId> [--recover]',
+    run: (app, args) =>
+      app
+        .get(WebhookOperationsService)
+        .enable(requiredFlag(args, 'webhook'), { recover: args.flags.get('recover') === true }),
+  },
+  'webhooks:show': {
     usage: '--webhook <webhookId>',
-    run: (app, args) => app.get(WebhooksService).enable(requiredFlag(args, 'webhook')),
+    run: (app, args) => app.get(WebhookOperationsService).detail(requiredFlag(args, 'webhook')),
+  },
+  'webhooks:deliveries': {
+    usage: '--webhook <webhookId>',
+    run: (app, args) => app.get(WebhookOperationsService).deliveries(requiredFlag(args, 'webhook')),
+  },
+  'webhooks:resend': {
+    usage: '--webhook <webhookId> --delivery <deliveryId> [--force]',
+    run: async (app, args) => {
+      const webhookId = requiredFlag(args, 'webhook');
+      const deliveryId = requiredFlag(args, 'delivery');
+      const operations = app.get(WebhookOperationsService);
+      await operations.resend(webhookId, deliveryId, { force: args.flags.get('force') === true });
+      // The attempt runs in this process: wait for it, then show how it went.
+      await app.get(WebhookDeliveryWorker).idle();
+      return (await operations.deliveries(webhookId)).find((delivery) => delivery.id === deliveryId);
+    },
+  },
+  'webhooks:recover': {
+    usage: '--webhook <webhookId> --since <instant> [--until <instant>]',
+    run: (app, args) =>
+      app
+        .get(WebhookOperationsService)
+        .recover(
+          requiredFlag(args, 'webhook'),
+          readRecoverWindow({ since: requiredFlag(args, 'since'), until: optionalFlag(args, 'until') }),
+        ),
+  },
+  'webhooks:rotate-secret': {
+    usage: '--webhook <webhookId> [--grace-seconds <0..604800>]',
+    run: (app, args) => {
+      const grace = optionalFlag(args, 'grace-seconds');
+      if (grace !== undefined && !/^\d+$/.test(grace))
+        throw new OpsUsageError('--grace-seconds must be a whole number');
+      return app
+        .get(WebhookOperationsService)
+        .rotateSecret(requiredFlag(args, 'webhook'), { graceSeconds: grace === undefined ? undefined : Number(grace) });
+    },
+  },
+  'webhooks:reseal-secrets': {
+    usage: '',
+    run: (app) => app.get(WebhookOperationsService).resealSecrets(),
   },
   'orders:confirm': {
     usage: '--order <orderId>',

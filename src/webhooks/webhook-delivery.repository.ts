@@ -4,6 +4,7 @@ import { EntityManager, Repository } from 'typeorm';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
 import { returningRows } from './returning-rows';
+import type { WebhookWarningKind } from './entities/webhook-warning.entity';
 import { FAILURES_BEFORE_DISABLE, type AttemptOutcome, type WebhookEventType } from './webhook-event-types';
 
 /** PostgreSQL channel on which every instance's worker is woken when deliveries are written. */
@@ -15,6 +16,9 @@ export interface NewDelivery {
   eventType: WebhookEventType;
   subjectId: string;
   payload: Buffer;
+  traceId: string;
+  /** `skipped` for a disabled subscription: recorded, never attempted, recoverable. */
+  status: 'pending' | 'skipped';
 }
 
 /** A delivery leased to this worker for one attempt. */
@@ -25,8 +29,13 @@ export interface ClaimedDelivery {
   payload: Buffer;
   /** Attempts already made before this one. */
   attempts: number;
+  /** Attempts made before the current retry schedule began. */
+  retryFrom: number;
+  traceId: string | null;
   url: string;
   secretSealed: string;
+  /** The secret a rotation replaced, while its grace period lasts. */
+  previousSecretSealed: string | null;
   leaseToken: string;
 }
 
@@ -45,6 +54,8 @@ export interface AttemptRecord {
   outcome: AttemptOutcome;
   durationMs: number;
   succeeded: boolean;
+  /** A resend: its failure does not count towards disabling, its success still clears the failures. */
+  trigger: AttemptTrigger;
   /** What becomes of the delivery. */
   next: { status: DeliveryStatus; retryInMs: number | null };
 }
@@ -54,7 +65,11 @@ export interface AttemptRecorded {
   deliveryUpdated: boolean;
   /** This attempt was the twentieth consecutive failure. */
   disabledNow: boolean;
+  /** Warnings this attempt raised (failing at 5, 10, 15; disabled; recovered). */
+  warnings: Array<{ kind: WebhookWarningKind; consecutiveFailures: number }>;
 }
+
+export type AttemptTrigger = 'scheduled' | 'manual';
 
 export interface DeliveryRow {
   id: string;
@@ -64,7 +79,47 @@ export interface DeliveryRow {
   lastStatus: string | null;
   nextAttemptAt: Date | null;
   createdAt: Date;
-  attemptLog: Array<{ at: Date; outcome: string; durationMs: number }>;
+  traceId: string | null;
+  attemptLog: Array<{ at: Date; outcome: string; durationMs: number; trigger: AttemptTrigger }>;
+}
+
+/** Consecutive failures at which a `failing` warning is recorded. */
+export const FAILING_WARNING_AT = [5, 10, 15];
+
+const DELIVERY_COLUMNS = 'id, event_type, status, attempts, last_status, next_attempt_at, created_at, trace_id';
+
+/** What a claim (or a resend's lease) returns, with the subscription's url and active secrets. */
+const CLAIMED_COLUMNS = `d.id, d.subscription_id, d.event_type, d.payload, d.attempts, d.retry_from, d.trace_id, s.url,
+  s.secret_sealed,
+  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_sealed END AS previous_secret_sealed`;
+
+interface ClaimedRow {
+  id: string;
+  subscription_id: string;
+  event_type: WebhookEventType;
+  payload: Buffer;
+  attempts: number;
+  retry_from: number;
+  trace_id: string | null;
+  url: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+}
+
+function claimedDelivery(row: ClaimedRow, leaseToken: string): ClaimedDelivery {
+  return {
+    id: row.id,
+    subscriptionId: row.subscription_id,
+    eventType: row.event_type,
+    payload: row.payload,
+    attempts: row.attempts,
+    retryFrom: row.retry_from,
+    traceId: row.trace_id,
+    url: row.url,
+    secretSealed: row.secret_sealed,
+    previousSecretSealed: row.previous_secret_sealed,
+    leaseToken,
+  };
 }
 
 /** Pending, due, and not leased (or its lease expired). */
@@ -92,22 +147,27 @@ export class WebhookDeliveryRepository {
   async enqueue(rows: NewDelivery[], manager: EntityManager): Promise<number> {
     if (rows.length === 0) return 0;
     const inserted: unknown[] = await manager.query(
-      `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
-       SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, now()
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[])
-              AS r(id, subscription_id, event_type, subject_id, payload)
+      `INSERT INTO webhook_delivery
+              (id, subscription_id, event_type, subject_id, payload, trace_id, status, next_attempt_at, completed_at)
+       SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, r.status,
+              CASE WHEN r.status = 'pending' THEN now() END, CASE WHEN r.status = 'skipped' THEN now() END
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::text[])
+              AS r(id, subscription_id, event_type, subject_id, payload, trace_id, status)
        ON CONFLICT (subscription_id, event_type, subject_id) DO NOTHING
-       RETURNING id`,
+       RETURNING status`,
       [
         rows.map((r) => r.id),
         rows.map((r) => r.subscriptionId),
         rows.map((r) => r.eventType),
         rows.map((r) => r.subjectId),
         rows.map((r) => r.payload),
+        rows.map((r) => r.traceId),
+        rows.map((r) => r.status),
       ],
     );
-    if (inserted.length > 0) await manager.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
-    return inserted.length;
+    const pending = (inserted as Array<{ status: string }>).filter((row) => row.status === 'pending').length;
+    if (pending > 0) await manager.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
+    return pending;
   }
 
   /** A deleted subscription's queue is dropped; an attempt in flight (leased) finishes and is recorded. */
@@ -137,43 +197,42 @@ export class WebhookDeliveryRepository {
    */
   async claim(limits: ClaimLimits): Promise<ClaimedDelivery[]> {
     return this.deliveries.manager.transaction(async (manager) => {
-      const subscriptions: Array<{ id: string; consecutive_failures: number }> = await manager.query(
+      const subscriptions: Array<{ id: string; serial: boolean }> = await manager.query(
         `WITH due AS (
            SELECT d.subscription_id, min(d.next_attempt_at) AS first_due
              FROM webhook_delivery d WHERE ${due('d')}
             GROUP BY d.subscription_id
+         ), candidate AS (
+           SELECT due.subscription_id AS id, due.first_due,
+                  (s.consecutive_failures > 0 OR EXISTS (
+                     SELECT 1 FROM webhook_delivery r
+                      WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay)) AS serial
+             FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
+            WHERE s.enabled AND s.deleted_at IS NULL
          )
-         SELECT s.id, s.consecutive_failures
-           FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
+         SELECT s.id, c.serial
+           FROM candidate c JOIN webhook_subscription s ON s.id = c.id
           WHERE s.enabled AND s.deleted_at IS NULL
             AND (SELECT count(*) FROM webhook_delivery b
                   WHERE b.subscription_id = s.id AND b.status = 'pending' AND b.lease_expires_at > now())
-                < CASE WHEN s.consecutive_failures = 0 THEN $2 ELSE 1 END
-            AND (s.consecutive_failures = 0 OR EXISTS (
+                < CASE WHEN NOT c.serial THEN $2 ELSE 1 END
+            AND (NOT c.serial OR EXISTS (
                   SELECT 1 FROM (SELECT o.next_attempt_at, o.lease_expires_at FROM webhook_delivery o
                                   WHERE o.subscription_id = s.id AND o.status = 'pending'
                                   ORDER BY o.seq LIMIT 1) oldest
                    WHERE oldest.next_attempt_at <= now()
                      AND (oldest.lease_expires_at IS NULL OR oldest.lease_expires_at <= now())))
-          ORDER BY due.first_due
+          ORDER BY c.first_due
           LIMIT $1
           FOR NO KEY UPDATE OF s SKIP LOCKED`,
         [limits.maxDeliveries, limits.perSubscription],
       );
       if (subscriptions.length === 0) return [];
-      const rows: Array<{
-        id: string;
-        subscription_id: string;
-        event_type: WebhookEventType;
-        payload: Buffer;
-        attempts: number;
-        url: string;
-        secret_sealed: string;
-      }> = await returningRows(
+      const rows = await returningRows<ClaimedRow>(
         manager,
         `WITH picked AS (
            SELECT c.id
-             FROM unnest($1::text[], $2::int[]) AS sub(id, failures)
+             FROM unnest($1::text[], $2::boolean[]) AS sub(id, serial)
             CROSS JOIN LATERAL (
                   SELECT count(*)::int AS n FROM webhook_delivery b
                    WHERE b.subscription_id = sub.id AND b.status = 'pending' AND b.lease_expires_at > now()
@@ -181,11 +240,11 @@ export class WebhookDeliveryRepository {
             CROSS JOIN LATERAL (
                   SELECT x.id, x.next_attempt_at FROM webhook_delivery x
                    WHERE x.subscription_id = sub.id AND ${due('x')}
-                     AND (sub.failures = 0 OR NOT EXISTS (
+                     AND (NOT sub.serial OR NOT EXISTS (
                            SELECT 1 FROM webhook_delivery o
                             WHERE o.subscription_id = sub.id AND o.status = 'pending' AND o.seq < x.seq))
                    ORDER BY x.seq
-                   LIMIT GREATEST(0, CASE WHEN sub.failures = 0 THEN $3 ELSE 1 END - busy.n)
+                   LIMIT GREATEST(0, CASE WHEN NOT sub.serial THEN $3 ELSE 1 END - busy.n)
                    FOR UPDATE SKIP LOCKED
                  ) c
             ORDER BY c.next_attempt_at
@@ -195,52 +254,79 @@ export class WebhookDeliveryRepository {
             SET lease_expires_at = now() + $5 * interval '1 millisecond', lease_token = $6
            FROM picked, webhook_subscription s
           WHERE d.id = picked.id AND s.id = d.subscription_id
-         RETURNING d.id, d.subscription_id, d.event_type, d.payload, d.attempts, s.url, s.secret_sealed`,
+         RETURNING ${CLAIMED_COLUMNS}`,
         [
           subscriptions.map((s) => s.id),
-          subscriptions.map((s) => s.consecutive_failures),
+          subscriptions.map((s) => s.serial),
           limits.perSubscription,
           limits.maxDeliveries,
           limits.leaseMs,
           limits.leaseToken,
         ],
       );
-      return rows.map((row) => ({
-        id: row.id,
-        subscriptionId: row.subscription_id,
-        eventType: row.event_type,
-        payload: row.payload,
-        attempts: row.attempts,
-        url: row.url,
-        secretSealed: row.secret_sealed,
-        leaseToken: limits.leaseToken,
-      }));
+      return rows.map((row) => claimedDelivery(row, limits.leaseToken));
     });
   }
 
   /**
    * Writes one attempt and its consequences atomically, in one statement
    * (one round trip per attempt): the attempt log row, the subscription's
-   * lastStatus and failure count (twenty in a row disable it), and the
-   * delivery's next state. The delivery is only updated while this worker
-   * still holds its lease; a retry planned for a since-deleted subscription
-   * becomes `dropped`.
+   * lastStatus, health times and failure count (twenty in a row disable it),
+   * the warnings this attempt raises, and the delivery's next state. The
+   * subscription row is locked first so concurrent attempts of one
+   * subscription count their failures (and raise their warnings) one after
+   * the other. The delivery is only updated while this worker still holds its
+   * lease; a retry planned for a since-deleted subscription becomes `dropped`.
+   * A manual attempt (resend) that fails is not counted: an operator's probe
+   * never disables a subscription.
    */
   async recordAttempt(record: AttemptRecord): Promise<AttemptRecorded> {
     const { delivery } = record;
-    const rows: Array<{ disabled_now: boolean; delivery_updated: boolean }> = await this.deliveries.query(
-      `WITH attempt AS (
-         INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms)
-         VALUES ($1, $3, $4, $5)
+    const rows: Array<{
+      disabled_now: boolean;
+      delivery_updated: boolean;
+      warnings: Array<{ kind: WebhookWarningKind; consecutiveFailures: number }>;
+    }> = await this.deliveries.query(
+      `WITH old AS (
+         SELECT id, consecutive_failures, enabled, alert_open
+           FROM webhook_subscription WHERE id = $8 FOR NO KEY UPDATE
+       ), calc AS (
+         SELECT old.*,
+                CASE WHEN $6::boolean THEN 0
+                     WHEN $11::boolean THEN old.consecutive_failures
+                     ELSE old.consecutive_failures + 1 END AS failures,
+                (NOT $6::boolean AND NOT $11::boolean AND old.enabled AND old.consecutive_failures + 1 >= $7)
+                  AS disabling
+           FROM old
+       ), attempt AS (
+         INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
+         VALUES ($1, $3, $4, $5, CASE WHEN $11::boolean THEN 'manual' ELSE 'scheduled' END)
        ), subscription AS (
          UPDATE webhook_subscription s
             SET last_status = $4,
-                consecutive_failures = CASE WHEN $6::boolean THEN 0 ELSE s.consecutive_failures + 1 END,
-                enabled = CASE WHEN NOT $6::boolean AND s.consecutive_failures + 1 >= $7 THEN false ELSE s.enabled END,
+                consecutive_failures = calc.failures,
+                enabled = s.enabled AND NOT calc.disabling,
+                disabled_at = CASE WHEN calc.disabling THEN $3 ELSE s.disabled_at END,
+                last_success_at = CASE WHEN $6::boolean THEN $3 ELSE s.last_success_at END,
+                last_failure_at = CASE WHEN $6::boolean THEN s.last_failure_at ELSE $3 END,
+                alert_open = CASE WHEN $6::boolean THEN false
+                                  WHEN calc.disabling OR calc.failures >= $12 THEN true
+                                  ELSE s.alert_open END,
                 updated_at = now()
-          WHERE s.id = $8
-         RETURNING s.deleted_at IS NOT NULL AS deleted,
-                   (NOT $6::boolean AND s.consecutive_failures = $7 AND NOT s.enabled) AS disabled_now
+           FROM calc
+          WHERE s.id = calc.id
+         RETURNING s.deleted_at IS NOT NULL AS deleted
+       ), raised AS (
+         INSERT INTO webhook_warning (subscription_id, at, kind, consecutive_failures)
+         SELECT calc.id, $3, w.kind, w.failures
+           FROM calc CROSS JOIN LATERAL (VALUES
+                  (CASE WHEN calc.failures > calc.consecutive_failures AND calc.failures = ANY ($13::int[])
+                        THEN 'failing' END, calc.failures),
+                  (CASE WHEN calc.disabling THEN 'disabled' END, calc.failures),
+                  (CASE WHEN $6::boolean AND calc.alert_open THEN 'recovered' END, calc.consecutive_failures)
+                ) AS w(kind, failures)
+          WHERE w.kind IS NOT NULL
+         RETURNING id, kind, consecutive_failures
        ), next AS (
          SELECT CASE WHEN $9::text = 'pending' AND coalesce((SELECT deleted FROM subscription), true)
                      THEN 'dropped' ELSE $9::text END AS status
@@ -252,14 +338,18 @@ export class WebhookDeliveryRepository {
                 next_attempt_at = CASE WHEN next.status = 'pending'
                                        THEN now() + $10::double precision * interval '1 millisecond' END,
                 completed_at = CASE WHEN next.status = 'pending' THEN NULL ELSE now() END,
+                replay = d.replay AND next.status = 'pending',
                 lease_expires_at = NULL,
                 lease_token = NULL
            FROM next
           WHERE d.id = $1 AND d.lease_token = $2
          RETURNING d.id
        )
-       SELECT coalesce((SELECT disabled_now FROM subscription), false) AS disabled_now,
-              EXISTS (SELECT 1 FROM delivery) AS delivery_updated`,
+       SELECT coalesce((SELECT disabling FROM calc), false) AS disabled_now,
+              EXISTS (SELECT 1 FROM delivery) AS delivery_updated,
+              coalesce((SELECT json_agg(json_build_object('kind', kind, 'consecutiveFailures', consecutive_failures)
+                                        ORDER BY id)
+                          FROM raised), '[]'::json) AS warnings`,
       [
         delivery.id,
         delivery.leaseToken,
@@ -271,9 +361,16 @@ export class WebhookDeliveryRepository {
         delivery.subscriptionId,
         record.next.status,
         record.next.retryInMs ?? 0,
+        record.trigger === 'manual',
+        FAILING_WARNING_AT[0],
+        FAILING_WARNING_AT,
       ],
     );
-    return { deliveryUpdated: rows[0]?.delivery_updated ?? false, disabledNow: rows[0]?.disabled_now ?? false };
+    return {
+      deliveryUpdated: rows[0]?.delivery_updated ?? false,
+      disabledNow: rows[0]?.disabled_now ?? false,
+      warnings: rows[0]?.warnings ?? [],
+    };
   }
 
   /** Gives leases back without an attempt (shutdown cut an attempt short): the deliveries are due again. */
@@ -288,7 +385,7 @@ export class WebhookDeliveryRepository {
   }
 
   /** Newest first, each with its attempt log oldest first. */
-  async listForSubscription(subscriptionId: string, limit: number): Promise<DeliveryRow[]> {
+  async listForSubscription(subscriptionId: string, limit: number, onlyDeliveryId?: string): Promise<DeliveryRow[]> {
     const rows: Array<{
       id: string;
       event_type: WebhookEventType;
@@ -297,23 +394,34 @@ export class WebhookDeliveryRepository {
       last_status: string | null;
       next_attempt_at: Date | null;
       created_at: Date;
+      trace_id: string | null;
     }> = await this.deliveries.query(
-      `SELECT id, event_type, status, attempts, last_status, next_attempt_at, created_at
-         FROM webhook_delivery WHERE subscription_id = $1
+      `SELECT ${DELIVERY_COLUMNS}
+         FROM webhook_delivery WHERE subscription_id = $1 AND ($3::text IS NULL OR id = $3)
         ORDER BY seq DESC LIMIT $2`,
-      [subscriptionId, limit],
+      [subscriptionId, limit, onlyDeliveryId ?? null],
     );
     if (rows.length === 0) return [];
-    const attempts: Array<{ delivery_id: string; attempted_at: Date; outcome: string; duration_ms: number }> =
-      await this.deliveries.query(
-        `SELECT delivery_id, attempted_at, outcome, duration_ms FROM webhook_delivery_attempt
-          WHERE delivery_id = ANY ($1::text[]) ORDER BY id`,
-        [rows.map((row) => row.id)],
-      );
+    const attempts: Array<{
+      delivery_id: string;
+      attempted_at: Date;
+      outcome: string;
+      duration_ms: number;
+      triggered_by: AttemptTrigger;
+    }> = await this.deliveries.query(
+      `SELECT delivery_id, attempted_at, outcome, duration_ms, triggered_by FROM webhook_delivery_attempt
+        WHERE delivery_id = ANY ($1::text[]) ORDER BY id`,
+      [rows.map((row) => row.id)],
+    );
     const logs = new Map<string, DeliveryRow['attemptLog']>();
     for (const attempt of attempts) {
       const log = logs.get(attempt.delivery_id) ?? [];
-      log.push({ at: attempt.attempted_at, outcome: attempt.outcome, durationMs: attempt.duration_ms });
+      log.push({
+        at: attempt.attempted_at,
+        outcome: attempt.outcome,
+        durationMs: attempt.duration_ms,
+        trigger: attempt.triggered_by,
+      });
       logs.set(attempt.delivery_id, log);
     }
     return rows.map((row) => ({
@@ -324,7 +432,96 @@ export class WebhookDeliveryRepository {
       lastStatus: row.last_status,
       nextAttemptAt: row.status === 'pending' ? row.next_attempt_at : null,
       createdAt: row.created_at,
+      traceId: row.trace_id,
       attemptLog: logs.get(row.id) ?? [],
     }));
+  }
+
+  /**
+   * Leases one delivery in a final state for a manual attempt (resend): it
+   * becomes pending under a lease no worker claim can take, and the caller
+   * makes the attempt at once. Should this process die first, the lease
+   * expires and the worker sends it on a fresh schedule (at least once).
+   * Null when the delivery is not this subscription's or is still pending.
+   */
+  async leaseForResend(
+    subscriptionId: string,
+    deliveryId: string,
+    lease: { leaseMs: number; leaseToken: string },
+  ): Promise<ClaimedDelivery | 'pending' | null> {
+    const rows = await returningRows<ClaimedRow>(
+      this.deliveries.manager,
+      `UPDATE webhook_delivery d
+          SET status = 'pending', next_attempt_at = now(), completed_at = NULL, retry_from = d.attempts,
+              replay = false, lease_expires_at = now() + $3 * interval '1 millisecond', lease_token = $4
+         FROM webhook_subscription s
+        WHERE d.id = $2 AND d.subscription_id = $1 AND s.id = d.subscription_id AND d.status <> 'pending'
+       RETURNING ${CLAIMED_COLUMNS}`,
+      [subscriptionId, deliveryId, lease.leaseMs, lease.leaseToken],
+    );
+    if (rows.length > 0) return claimedDelivery(rows[0], lease.leaseToken);
+    const existing: Array<{ status: string }> = await this.deliveries.query(
+      `SELECT status FROM webhook_delivery WHERE id = $2 AND subscription_id = $1`,
+      [subscriptionId, deliveryId],
+    );
+    return existing.length > 0 ? 'pending' : null;
+  }
+
+  /**
+   * Queues again, oldest first, the deliveries of a subscription created in
+   * [since, until) that neither succeeded nor are pending, at most `limit`;
+   * each gets a fresh retry schedule and is sent in order (replay). Returns
+   * how many were queued and how many more match.
+   */
+  async requeueWindow(
+    subscriptionId: string,
+    window: { since: Date; until: Date | null },
+    limit: number,
+  ): Promise<{ queued: number; remaining: number }> {
+    return this.deliveries.manager.transaction(async (manager) => {
+      const queued = await returningRows<{ id: string }>(
+        manager,
+        `UPDATE webhook_delivery d
+            SET status = 'pending', next_attempt_at = now(), completed_at = NULL, retry_from = d.attempts,
+                replay = true, lease_expires_at = NULL, lease_token = NULL
+          WHERE d.id IN (SELECT x.id FROM webhook_delivery x
+                          WHERE x.subscription_id = $1 AND x.status IN ('failed', 'dropped', 'skipped')
+                            AND x.created_at >= $2 AND ($3::timestamptz IS NULL OR x.created_at < $3)
+                          ORDER BY x.seq
+                          LIMIT $4
+                          FOR UPDATE SKIP LOCKED)
+         RETURNING d.id`,
+        [subscriptionId, window.since, window.until, limit],
+      );
+      const rest: Array<{ n: number }> = await manager.query(
+        `SELECT count(*)::int AS n FROM webhook_delivery
+          WHERE subscription_id = $1 AND status IN ('failed', 'dropped', 'skipped')
+            AND created_at >= $2 AND ($3::timestamptz IS NULL OR created_at < $3)`,
+        [subscriptionId, window.since, window.until],
+      );
+      if (queued.length > 0) await manager.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
+      return { queued: queued.length, remaining: rest[0]?.n ?? 0 };
+    });
+  }
+
+  /**
+   * One batch of the retention purge: final deliveries completed more than
+   * `retentionDays` ago (their attempts go with them). SKIP LOCKED and a
+   * small batch keep it out of the worker's way: it never waits on a row a
+   * claim or an attempt holds, and each statement is short.
+   */
+  async purgeFinished(retentionDays: number, batch: number): Promise<number> {
+    const deleted = await returningRows<{ id: string }>(
+      this.deliveries.manager,
+      `DELETE FROM webhook_delivery
+        WHERE id IN (SELECT id FROM webhook_delivery
+                      WHERE status <> 'pending' AND completed_at < now() - $1 * interval '1 day'
+                      ORDER BY completed_at
+                      LIMIT $2
+                      FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [retentionDays, batch],
+    );
+    return deleted.length;
   }
 }

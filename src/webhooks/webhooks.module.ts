@@ -14,28 +14,40 @@ import { WebhookSubscriptionRepository } from './webhook-subscription.repository
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksInternalController } from './webhooks.internal.controller';
 import { WebhooksService } from './webhooks.service';
+import { WebhookOperationsService } from './webhook-operations.service';
+import { WebhookRetentionService } from './retention/webhook-retention.service';
+import { WebhookWarningEntity } from './entities/webhook-warning.entity';
 
 /**
  * The Webhooks bounded context: subscriptions (public and internal API), the
  * outbox filled from `order.confirmed` and `event.published` in their own
- * transactions, and the worker that delivers it.
+ * transactions, the worker that delivers it, the operations on a
+ * subscription (WebhookOperationsService) and the retention purge.
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([WebhookSubscriptionEntity, WebhookDeliveryEntity, WebhookDeliveryAttemptEntity]),
+    TypeOrmModule.forFeature([
+      WebhookSubscriptionEntity,
+      WebhookDeliveryEntity,
+      WebhookDeliveryAttemptEntity,
+      WebhookWarningEntity,
+    ]),
     OrdersModule,
     EventsModule,
   ],
   controllers: [WebhooksController, WebhooksInternalController],
   providers: [
     WebhooksService,
+    WebhookOperationsService,
     WebhookSubscriptionRepository,
     WebhookDeliveryRepository,
     WebhookSecretCipher,
     WebhookOutboxListener,
     DeliveryNotifications,
     WebhookDeliveryWorker,
+    WebhookRetentionService,
   ],
-  exports: [WebhooksService],
+  // The dashboard and the CLI call the operations; the worker is exported so the CLI can wait for a resend.
+  exports: [WebhooksService, WebhookOperationsService, WebhookDeliveryWorker],
 })
 export class WebhooksModule {}

@@ -6,13 +6,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { UnitOfWork } from '../database/unit-of-work';
-import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
-import type {
-  CreateWebhookDto,
-  DeletedWebhookResponseDto,
-  WebhookDeliveryResponseDto,
-  WebhookResponseDto,
-} from './dto/webhook.dto';
+import type { CreateWebhookDto, DeletedWebhookResponseDto, WebhookResponseDto } from './dto/webhook.dto';
 import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
@@ -21,16 +15,13 @@ import {
   isWebhookEventType,
   MAX_DESCRIPTION_LENGTH,
   MAX_SUBSCRIPTIONS_PER_ACCOUNT,
-  outcomeFromText,
-  type AttemptOutcome,
   type SubscriberType,
   type WebhookEventType,
 } from './webhook-event-types';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
+import { presentWebhook } from './webhook-presenter';
 
 const MAX_URL_LENGTH = 2048;
-/** The internal deliveries list shows this many, newest first. */
-const DELIVERIES_SHOWN = 500;
 
 function subscriberTypeOf(owner: Principal): SubscriberType {
   // The route admits organiser and venue keys only (@RequireAccess); anything else is a wiring bug.
@@ -39,22 +30,24 @@ function subscriberTypeOf(owner: Principal): SubscriberType {
 }
 
 /**
- * Webhook subscriptions: the contract's rules for creating them, the
- * account's limit of ten, and the internal operations (re-enable, deliveries).
+ * Webhook subscriptions on the public API: the contract's rules for creating
+ * them, the account's limit of ten, deleting. The internal operations live in
+ * WebhookOperationsService.
  */
 @Injectable()
 export class WebhooksService {
   private readonly allowedPrivate: ParsedCidr[];
+  private readonly allowedPorts: number[];
 
   constructor(
     private readonly subscriptions: WebhookSubscriptionRepository,
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly cipher: WebhookSecretCipher,
     private readonly unitOfWork: UnitOfWork,
-    private readonly worker: WebhookDeliveryWorker,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.allowedPrivate = parseCidrList(config.webhooks.allowPrivateCidrs);
+    this.allowedPorts = config.webhooks.allowedPorts;
   }
 
   async list(owner: Principal): Promise<WebhookResponseDto[]> {
@@ -77,6 +70,8 @@ export class WebhooksService {
     subscription.secretSealed = this.cipher.seal(subscription.id, generateWebhookSecret());
     // Only the literal boolean disables: 0, "false" and null leave it on.
     subscription.enabled = input.enabled !== false;
+    // Created disabled: what it misses from now on is recorded (skipped) and recoverable on enable.
+    subscription.disabledAt = subscription.enabled ? null : new Date();
     subscription.description = description;
     subscription.lastStatus = null;
     subscription.consecutiveFailures = 0;
@@ -106,42 +101,16 @@ export class WebhooksService {
     return { id: webhookId, deleted: true };
   }
 
-  /** The dashboard's re-enable: failures reset to 0, and whatever waited is sent again. */
-  async enable(webhookId: string): Promise<WebhookResponseDto> {
-    const subscription = await this.subscriptions.enable(webhookId);
-    if (subscription === null) throw DomainError.notFound('Webhook');
-    this.worker.wake();
-    return this.toResponse(subscription);
-  }
-
-  async deliveriesOf(webhookId: string): Promise<WebhookDeliveryResponseDto[]> {
-    if ((await this.subscriptions.findById(webhookId)) === null) throw DomainError.notFound('Webhook');
-    const rows = await this.deliveries.listForSubscription(webhookId, DELIVERIES_SHOWN);
-    return rows.map((row) => ({
-      id: row.id,
-      type: row.eventType,
-      status: row.status,
-      attempts: row.attempts,
-      lastStatus: outcomeFromText(row.lastStatus),
-      nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null,
-      createdAt: row.createdAt.toISOString(),
-      attemptLog: row.attemptLog.map((attempt) => ({
-        at: attempt.at.toISOString(),
-        outcome: outcomeFromText(attempt.outcome) as AttemptOutcome,
-        durationMs: attempt.durationMs,
-      })),
-    }));
-  }
-
   private validUrl(raw: unknown): string {
     if (raw === undefined || raw === null) throw DomainError.invalidArgument('url is required.');
     if (typeof raw === 'string' && raw.length > MAX_URL_LENGTH) {
       throw DomainError.invalidArgument(`url must be at most ${MAX_URL_LENGTH} characters.`);
     }
-    const check = checkWebhookUrl(raw, this.allowedPrivate);
+    const check = checkWebhookUrl(raw, this.allowedPrivate, { allowedPorts: this.allowedPorts });
     // The reason never echoes an address, so the answer cannot be used to map a network.
     if (!check.ok) throw DomainError.invalidArgument(`${check.reason}.`);
-    return (raw as string).trim();
+    // The normalised form (WHATWG), so what is stored, shown and delivered to is what was checked.
+    return check.url.href;
   }
 
   private validEvents(type: SubscriberType, raw: unknown): WebhookEventType[] {
@@ -174,15 +143,6 @@ export class WebhooksService {
   }
 
   private toResponse(row: WebhookSubscriptionEntity): WebhookResponseDto {
-    return {
-      id: row.id,
-      url: row.url,
-      events: row.events,
-      secret: this.cipher.open(row.id, row.secretSealed),
-      enabled: row.enabled,
-      description: row.description,
-      lastStatus: outcomeFromText(row.lastStatus),
-      consecutiveFailures: row.consecutiveFailures,
-    };
+    return presentWebhook(row, this.cipher);
   }
 }

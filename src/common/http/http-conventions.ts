@@ -5,6 +5,7 @@ import { isDashboardPath, listenerForPath, listenerOf, pathOf } from './listener
 import type { RouteTable } from './route-table';
 import { requestContext } from '../request-id/request-context';
 import { REQUEST_ID_HEADER } from '../request-id/request-id';
+import { traceIdFromTraceparent } from '../../../libs/trace/trace-context';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -35,7 +36,8 @@ export function installHttpConventions(fastify: FastifyInstance, routes: RouteTa
 
   // Everything after this hook (guards, services, their log lines) runs inside the request's context.
   fastify.addHook('onRequest', (request, _reply, done) => {
-    requestContext.run({ requestId: String(request.id) }, done);
+    const traceId = traceIdFromTraceparent(request.headers.traceparent) ?? undefined;
+    requestContext.run({ requestId: String(request.id), traceId }, done);
   });
 
   fastify.addHook('onRequest', async (request, reply) => {

@@ -48,6 +48,12 @@ export class PinoNestLogger implements LoggerService {
   }
 
   warn(message: unknown, context?: string): void {
+    // An object with `msg` is a structured line: its other members become fields (alertable).
+    if (typeof message === 'object' && message !== null && 'msg' in message) {
+      const { msg, ...fields } = message as Record<string, unknown>;
+      this.logger.warn({ ...this.fields({ context }), ...fields }, String(msg));
+      return;
+    }
     this.logger.warn(this.fields({ context }), String(message));
   }
 

@@ -51,3 +51,13 @@ export function planAfterAttempt(input: {
     retryInMs: asked ?? retryDelayMs(attempt, { baseMs: schedule.baseMs, maxMs: schedule.maxMs }, input.random),
   };
 }
+
+/**
+ * A resend is one attempt: it ends the delivery whatever happens (succeeded,
+ * dropped for a refused host, failed otherwise) and never starts a retry
+ * schedule; the operator decides whether to try again.
+ */
+export function planManualAttempt(outcome: AttemptOutcome): AttemptPlan {
+  if (isAcknowledged(outcome)) return { succeeded: true, status: 'succeeded', retryInMs: null };
+  return { succeeded: false, status: outcome === 'blocked_host' ? 'dropped' : 'failed', retryInMs: null };
+}

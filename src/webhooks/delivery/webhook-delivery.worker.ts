@@ -1,11 +1,18 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { randomUUID } from 'node:crypto';
-import { describeSchedule, parseCidrList, signPayload, type ParsedCidr } from '../../../libs/webhooks';
+import { traceparentFor } from '../../../libs/trace/trace-context';
+import {
+  describeSchedule,
+  parseCidrList,
+  signPayloadWithAll,
+  standardWebhooksSignature,
+  type ParsedCidr,
+} from '../../../libs/webhooks';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
-import { WebhookDeliveryRepository, type ClaimedDelivery } from '../webhook-delivery.repository';
-import { planAfterAttempt, type RetrySchedule } from './attempt-plan';
+import { WebhookDeliveryRepository, type AttemptTrigger, type ClaimedDelivery } from '../webhook-delivery.repository';
+import { planAfterAttempt, planManualAttempt, type RetrySchedule } from './attempt-plan';
 import { DeliveryNotifications } from './delivery-notifications';
 import { WebhookSender } from './webhook-sender';
 
@@ -138,9 +145,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     }
   }
 
-  private start(delivery: ClaimedDelivery): void {
+  private start(delivery: ClaimedDelivery, trigger: AttemptTrigger = 'scheduled'): void {
     const abort = new AbortController();
-    const done = this.attempt(delivery, abort.signal)
+    const done = this.attempt(delivery, abort.signal, trigger)
       .catch((error: unknown) => {
         // Unrecorded: the lease expires and the delivery is attempted again.
         this.logger.error(`webhook delivery ${delivery.id} attempt was not recorded: ${String(error)}`);
@@ -152,43 +159,80 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     this.inFlight.set(delivery.id, { delivery, abort, done });
   }
 
-  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
-    const secret = this.cipher.open(delivery.subscriptionId, delivery.secretSealed);
+  /**
+   * Makes one attempt of a delivery the caller has leased (a resend) now,
+   * tracked like the worker's own (shutdown waits for it). The attempt is
+   * recorded with trigger `manual` and ends the delivery either way: a
+   * resend is one attempt, not a new retry schedule.
+   */
+  sendNow(delivery: ClaimedDelivery): void {
+    this.start(delivery, 'manual');
+  }
+
+  /** Resolves once no attempt of this instance is in flight (the CLI waits for its resend). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()].map((a) => a.done));
+  }
+
+  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal, trigger: AttemptTrigger): Promise<void> {
+    const secrets = [this.cipher.open(delivery.subscriptionId, delivery.secretSealed)];
+    if (delivery.previousSecretSealed !== null) {
+      secrets.push(this.cipher.open(delivery.subscriptionId, delivery.previousSecretSealed));
+    }
     const attemptedAt = new Date();
+    const timestamp = Math.floor(attemptedAt.getTime() / 1000);
     // A fresh `t` per attempt over the same stored bytes: retries are byte-identical, signatures are not.
-    const signature = signPayload(secret, delivery.payload, Math.floor(attemptedAt.getTime() / 1000));
+    // Newest secret first in both schemes, so a receiver mid-rotation verifies with either secret.
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'User-Agent': USER_AGENT,
+      'Service-Event': delivery.eventType,
+      'Service-Delivery': delivery.id,
+      'Service-Signature': signPayloadWithAll(secrets, delivery.payload, timestamp),
+      'webhook-id': delivery.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': standardWebhooksSignature(secrets, delivery.id, timestamp, delivery.payload),
+    };
+    if (delivery.traceId !== null) headers['traceparent'] = traceparentFor(delivery.traceId);
     const result = await this.sender.send(
+      { url: delivery.url, body: delivery.payload, headers },
       {
-        url: delivery.url,
-        body: delivery.payload,
-        headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': USER_AGENT,
-          'Service-Event': delivery.eventType,
-          'Service-Delivery': delivery.id,
-          'Service-Signature': signature,
-        },
+        timeoutMs: this.config.webhooks.timeoutMs,
+        allowedPrivate: this.allowedPrivate,
+        allowedPorts: this.config.webhooks.allowedPorts,
+        signal,
       },
-      { timeoutMs: this.config.webhooks.timeoutMs, allowedPrivate: this.allowedPrivate, signal },
     );
     if (result.aborted) return;
-    const plan = planAfterAttempt({
-      attemptsBefore: delivery.attempts,
-      outcome: result.outcome,
-      retryAfter: result.retryAfter,
-      now: new Date(),
-      schedule: this.schedule,
-    });
+    const plan =
+      trigger === 'manual'
+        ? planManualAttempt(result.outcome)
+        : planAfterAttempt({
+            attemptsBefore: delivery.attempts - delivery.retryFrom,
+            outcome: result.outcome,
+            retryAfter: result.retryAfter,
+            now: new Date(),
+            schedule: this.schedule,
+          });
     const recorded = await this.deliveries.recordAttempt({
       delivery,
       attemptedAt,
       outcome: result.outcome,
       durationMs: result.durationMs,
       succeeded: plan.succeeded,
+      trigger,
       next: { status: plan.status, retryInMs: plan.retryInMs },
     });
-    if (recorded.disabledNow) {
-      this.logger.warn(`webhook ${delivery.subscriptionId} was disabled after consecutive failed deliveries`);
+    for (const warning of recorded.warnings) {
+      // One line per warning with stable fields, so operators can alert on `webhookWarning`.
+      this.logger.warn({
+        msg: `webhook ${delivery.subscriptionId}: ${warning.kind} (${warning.consecutiveFailures} consecutive failures)`,
+        webhookWarning: warning.kind,
+        webhookId: delivery.subscriptionId,
+        consecutiveFailures: warning.consecutiveFailures,
+        deliveryId: delivery.id,
+        traceId: delivery.traceId,
+      });
     }
     if (!recorded.deliveryUpdated) {
       this.logger.warn(`webhook delivery ${delivery.id} outlived its lease; another attempt may follow`);

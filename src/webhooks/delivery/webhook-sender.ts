@@ -3,7 +3,13 @@ import type { IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { resolvePublicAddress, type AddressLookup, type ParsedCidr } from '../../../libs/webhooks';
+import {
+  isPortAllowed,
+  portOf,
+  resolvePublicAddress,
+  type AddressLookup,
+  type ParsedCidr,
+} from '../../../libs/webhooks';
 import type { AttemptOutcome } from '../webhook-event-types';
 
 /** Enough of a response body to keep a keep-alive socket reusable; anything longer is cut off. */
@@ -19,6 +25,8 @@ export interface SendOptions {
   /** Deadline over the whole exchange: name resolution, connect, TLS, request and response status. */
   timeoutMs: number;
   allowedPrivate: readonly ParsedCidr[];
+  /** WEBHOOK_ALLOWED_PORTS; 443 only by default. An address in `allowedPrivate` may use any port. */
+  allowedPorts?: readonly number[];
   /** Cuts the attempt short (shutdown); the result then says `aborted`. */
   signal?: AbortSignal;
   /** Name resolution, replaceable in tests; the system resolver by default. */
@@ -88,11 +96,16 @@ export class WebhookSender {
       ]);
       if (resolution === null) return result('timeout', undefined, callerAborted());
       if (!resolution.ok) return result(resolution.reason);
+      const port = portOf(url);
+      // Checked again here: the setting may have changed since the subscription was made.
+      if (!isPortAllowed(port, resolution.address, options.allowedPrivate, options.allowedPorts)) {
+        return result('blocked_host');
+      }
 
       const requestOptions: RequestOptions = {
         protocol: 'https:',
         host,
-        port: url.port === '' ? 443 : Number(url.port),
+        port,
         path: `${url.pathname}${url.search}`,
         method: 'POST',
         headers: { ...webhook.headers, 'content-length': String(webhook.body.length) },

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
+import type { DeliveryStatus } from '../entities/webhook-delivery.entity';
 import { WEBHOOK_EVENT_TYPES, type AttemptOutcome, type WebhookEventType } from '../webhook-event-types';
 
 /**
@@ -51,6 +52,8 @@ export class WebhookAttemptDto {
   at!: string;
   outcome!: AttemptOutcome;
   durationMs!: number;
+  /** `scheduled` (the delivery worker) or `manual` (a resend). */
+  trigger!: 'scheduled' | 'manual';
 }
 
 /**
@@ -61,10 +64,72 @@ export class WebhookAttemptDto {
 export class WebhookDeliveryResponseDto {
   id!: string;
   type!: WebhookEventType;
-  status!: 'pending' | 'succeeded' | 'failed' | 'dropped';
+  status!: DeliveryStatus;
   attempts!: number;
   lastStatus!: AttemptOutcome | null;
   nextAttemptAt!: string | null;
   createdAt!: string;
+  /** W3C trace id of the request that caused the delivery; every attempt sent it in `traceparent`. */
+  traceId!: string | null;
   attemptLog!: WebhookAttemptDto[];
+}
+
+/** Body of POST /internal/webhooks/{id}/enable. Fields are read by WebhookOperationsService. */
+export class EnableWebhookDto {
+  @Allow() recover?: unknown;
+}
+
+/** Body of POST /internal/webhooks/{id}/deliveries/{deliveryId}/resend. */
+export class ResendDeliveryDto {
+  @Allow() force?: unknown;
+}
+
+/** Body of POST /internal/webhooks/{id}/recover. */
+export class RecoverDeliveriesDto {
+  @Allow() since?: unknown;
+  @Allow() until?: unknown;
+}
+
+/** Body of POST /internal/webhooks/{id}/rotate-secret. */
+export class RotateSecretDto {
+  @Allow() graceSeconds?: unknown;
+}
+
+export interface SecretRotationDto {
+  /** When the replaced secret stops signing. */
+  previousExpiresAt: string;
+}
+
+export interface WebhookHealthDto {
+  lastSuccessAt: string | null;
+  lastFailureAt: string | null;
+  /** Share of 2xx among recent attempts, 0 to 1. */
+  successRate: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
+
+export interface WebhookWarningDto {
+  at: string;
+  kind: 'failing' | 'disabled' | 'recovered';
+  consecutiveFailures: number;
+}
+
+/** The Webhook plus `secretRotation` (rotate-secret's answer). */
+export interface RotatedWebhookResponseDto extends WebhookResponseDto {
+  secretRotation: SecretRotationDto | null;
+}
+
+/** GET /internal/webhooks/{id}. */
+export interface WebhookDetailResponseDto extends RotatedWebhookResponseDto {
+  accountType: 'organiser' | 'venue';
+  accountId: string;
+  createdAt: string;
+  health: WebhookHealthDto;
+  warnings: WebhookWarningDto[];
+}
+
+export interface RecoverResultDto {
+  queued: number;
+  remaining: number;
 }

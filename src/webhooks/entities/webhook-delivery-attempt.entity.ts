@@ -9,4 +9,6 @@ export class WebhookDeliveryAttemptEntity {
   /** An HTTP status as digits, or `timeout`, `network_error`, `blocked_host`. */
   @Column({ type: 'text' }) outcome!: string;
   @Column({ name: 'duration_ms', type: 'integer' }) durationMs!: number;
+  /** `scheduled` (the worker) or `manual` (a resend). */
+  @Column({ name: 'triggered_by', type: 'text', default: 'scheduled' }) triggeredBy!: 'scheduled' | 'manual';
 }

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { WebhookEventType } from '../webhook-event-types';
 
-export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dropped';
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dropped' | 'skipped';
 
 /** One envelope for one subscription: the outbox row and the truth about its delivery. */
 @Entity('webhook_delivery')
@@ -23,6 +23,12 @@ export class WebhookDeliveryEntity {
   @Column({ name: 'lease_expires_at', type: 'timestamptz', precision: 3, nullable: true })
   leaseExpiresAt!: Date | null;
   @Column({ name: 'lease_token', type: 'text', nullable: true }) leaseToken!: string | null;
+  /** W3C trace id of the request (or operation) that caused it; every attempt sends it in `traceparent`. */
+  @Column({ name: 'trace_id', type: 'text', nullable: true }) traceId!: string | null;
+  /** Attempts made before the current retry schedule began (recovery starts a fresh one). */
+  @Column({ name: 'retry_from', type: 'integer', default: 0 }) retryFrom!: number;
+  /** Queued again by recovery: its subscription is sent one delivery at a time until it is done. */
+  @Column({ type: 'boolean', default: false }) replay!: boolean;
   @Column({ name: 'created_at', type: 'timestamptz', precision: 3, default: () => 'now()' }) createdAt!: Date;
   @Column({ name: 'completed_at', type: 'timestamptz', precision: 3, nullable: true }) completedAt!: Date | null;
 }

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { randomUUID } from 'node:crypto';
+import { newTraceId } from '../../../libs/trace/trace-context';
 import { COMMITTED } from '../../common/domain-events/domain-event-bus';
+import { currentTraceId } from '../../common/request-id/request-context';
 import type { Transaction } from '../../database/unit-of-work';
 import { EventPublishedDomainEvent } from '../../events/domain-events/event-published.domain-event';
 import { EventsService } from '../../events/events.service';
@@ -14,8 +16,9 @@ import { WebhookSubscriptionRepository, type Recipient } from '../webhook-subscr
 import { serialiseEnvelope } from './webhook-envelope';
 
 /**
- * The outbox: turns a domain fact into one pending delivery per matching,
- * enabled subscription, inside the transaction that made the fact true (the
+ * The outbox: turns a domain fact into one pending delivery per matching
+ * enabled subscription (a `skipped` one per disabled subscription, so that
+ * recovery can send it later), inside the transaction that made the fact true (the
  * bus hands us that transaction). If it rolls back, no delivery exists; if it
  * commits, the deliveries do, whatever happens to this process next. Errors
  * are not suppressed: a failed insert fails the publishing transaction rather
@@ -72,6 +75,8 @@ export class WebhookOutboxListener {
     tx: Transaction,
   ): Promise<void> {
     const createdAt = occurredAt.toISOString();
+    // The trace of the API request that made the fact true; an operation outside a request (CLI) starts one.
+    const traceId = currentTraceId() ?? newTraceId();
     await this.deliveries.enqueue(
       recipients.map((recipient) => {
         const id = randomUUID();
@@ -81,6 +86,8 @@ export class WebhookOutboxListener {
           eventType: type,
           subjectId,
           payload: serialiseEnvelope({ id, type, createdAt, principal: recipient.principal, data }),
+          traceId,
+          status: recipient.enabled ? 'pending' : 'skipped',
         };
       }),
       tx.manager,

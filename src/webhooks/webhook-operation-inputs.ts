@@ -1,0 +1,55 @@
+import { parseInstant } from '../../libs/time/instant';
+import { DomainError } from '../common/errors/domain-error';
+import { MAX_GRACE_SECONDS } from './webhook-operations.service';
+
+/**
+ * Internal API bodies, read into the typed options of
+ * WebhookOperationsService. Anything the contract does not allow is a
+ * `400 invalid_argument` naming the field; an absent body means defaults.
+ */
+type Body = Record<string, unknown> | undefined | null;
+
+function optionalBoolean(body: Body, name: string): boolean | undefined {
+  const value = body?.[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'boolean') throw DomainError.invalidArgument(`${name} must be true or false.`);
+  return value;
+}
+
+/** Years 0001 to 9999, as everywhere instants are read, so PostgreSQL never sees one it refuses. */
+function instant(body: Body, name: string, required: boolean): Date | undefined {
+  const value = body?.[name];
+  if (value === undefined || value === null) {
+    if (required) throw DomainError.invalidArgument(`${name} is required (ISO 8601 or epoch milliseconds).`);
+    return undefined;
+  }
+  const parsed = parseInstant(value);
+  const year = parsed?.getUTCFullYear() ?? 0;
+  if (parsed === null || year < 1 || year > 9999) {
+    throw DomainError.invalidArgument(`${name} must be an instant (ISO 8601 or epoch milliseconds).`);
+  }
+  return parsed;
+}
+
+export function readEnableOptions(body: Body): { recover?: boolean } {
+  return { recover: optionalBoolean(body, 'recover') };
+}
+
+export function readResendOptions(body: Body): { force?: boolean } {
+  return { force: optionalBoolean(body, 'force') };
+}
+
+export function readRecoverWindow(body: Body): { since: Date; until?: Date } {
+  const since = instant(body, 'since', true) as Date;
+  const until = instant(body, 'until', false);
+  return until === undefined ? { since } : { since, until };
+}
+
+export function readRotateOptions(body: Body): { graceSeconds?: number } {
+  const value = body?.['graceSeconds'];
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_GRACE_SECONDS) {
+    throw DomainError.invalidArgument(`graceSeconds must be a whole number from 0 to ${MAX_GRACE_SECONDS}.`);
+  }
+  return { graceSeconds: value };
+}

@@ -1,0 +1,250 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { generateWebhookSecret } from '../../libs/webhooks';
+import { DomainError } from '../common/errors/domain-error';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { UnitOfWork } from '../database/unit-of-work';
+import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
+import type {
+  RecoverResultDto,
+  RotatedWebhookResponseDto,
+  WebhookDeliveryResponseDto,
+  WebhookDetailResponseDto,
+  WebhookResponseDto,
+} from './dto/webhook.dto';
+import type { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
+import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
+import { WebhookDeliveryRepository, type DeliveryRow } from './webhook-delivery.repository';
+import { outcomeFromText, type AttemptOutcome } from './webhook-event-types';
+import { presentWebhook } from './webhook-presenter';
+import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
+
+/** The internal deliveries list shows this many, newest first. */
+const DELIVERIES_SHOWN = 500;
+/** Recovery queues at most this many per call (internal-api.md). */
+export const MAX_RECOVERED_PER_CALL = 10_000;
+export const DEFAULT_GRACE_SECONDS = 86_400;
+export const MAX_GRACE_SECONDS = 604_800;
+/** Health is computed over this many of the most recent attempts. */
+const HEALTH_ATTEMPTS = 100;
+const WARNINGS_SHOWN = 100;
+const RESEAL_PAGE = 200;
+/** A resend's lease outlives its deadline by this much, for the write that records it. */
+const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * The operations on one subscription that the internal API, the CLI and the
+ * dashboard share (internal-api.md "Webhook operations"). Each throws a
+ * DomainError for a contract error: `not_found` for an unknown or deleted
+ * subscription, `conflict` for an operation its state does not allow,
+ * `invalid_argument` for bad input.
+ */
+@Injectable()
+export class WebhookOperationsService {
+  constructor(
+    private readonly subscriptions: WebhookSubscriptionRepository,
+    private readonly deliveryRows: WebhookDeliveryRepository,
+    private readonly cipher: WebhookSecretCipher,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly worker: WebhookDeliveryWorker,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The Webhook with its account, rotation state, health and warnings. */
+  async detail(webhookId: string): Promise<WebhookDetailResponseDto> {
+    const row = await this.live(webhookId);
+    const [figures, warnings] = await Promise.all([
+      this.subscriptions.recentAttemptFigures(webhookId, HEALTH_ATTEMPTS),
+      this.subscriptions.warnings(webhookId, WARNINGS_SHOWN),
+    ]);
+    return {
+      ...this.rotated(row),
+      accountType: row.principalType,
+      accountId: row.principalId,
+      createdAt: row.createdAt.toISOString(),
+      health: {
+        lastSuccessAt: row.lastSuccessAt?.toISOString() ?? null,
+        lastFailureAt: row.lastFailureAt?.toISOString() ?? null,
+        successRate: figures.attempts === 0 ? null : Math.round((figures.successes / figures.attempts) * 1e4) / 1e4,
+        p50Ms: figures.p50Ms,
+        p99Ms: figures.p99Ms,
+      },
+      warnings: warnings.map((warning) => ({
+        at: warning.at.toISOString(),
+        kind: warning.kind,
+        consecutiveFailures: warning.consecutiveFailures,
+      })),
+    };
+  }
+
+  /** The delivery log, newest first. Deleted subscriptions keep theirs (until retention purges it). */
+  async deliveries(webhookId: string): Promise<WebhookDeliveryResponseDto[]> {
+    if ((await this.subscriptions.findById(webhookId)) === null) throw DomainError.notFound('Webhook');
+    const rows = await this.deliveryRows.listForSubscription(webhookId, DELIVERIES_SHOWN);
+    return rows.map(presentDelivery);
+  }
+
+  /**
+   * Re-enables: failures back to 0, whatever waited is sent again. With
+   * `recover`, what the subscription missed while disabled (its skipped and
+   * failed deliveries since it was disabled) is queued too, as `recover`
+   * would, bounded the same way.
+   */
+  async enable(webhookId: string, options: { recover?: boolean } = {}): Promise<WebhookResponseDto> {
+    const enabled = await this.unitOfWork.run(({ manager }) => this.subscriptions.enable(webhookId, manager));
+    if (enabled === null) throw DomainError.notFound('Webhook');
+    if (options.recover === true && enabled.disabledSince !== null) {
+      await this.deliveryRows.requeueWindow(
+        webhookId,
+        { since: enabled.disabledSince, until: null },
+        MAX_RECOVERED_PER_CALL,
+      );
+    }
+    this.worker.wake();
+    return presentWebhook(await this.live(webhookId), this.cipher);
+  }
+
+  /**
+   * One new attempt of a delivery in a final state: the same id and body
+   * bytes, signed now with the current secrets, recorded with trigger
+   * `manual`. It never starts a retry schedule. A success clears the
+   * subscription's consecutive failures (the endpoint works); a failure is
+   * not counted, so an operator's probe never disables a subscription.
+   */
+  async resend(
+    webhookId: string,
+    deliveryId: string,
+    options: { force?: boolean } = {},
+  ): Promise<WebhookDeliveryResponseDto> {
+    const subscription = await this.live(webhookId);
+    if (!subscription.enabled && options.force !== true) {
+      throw DomainError.conflict('The webhook is disabled; resend with force to send to it anyway.');
+    }
+    const leased = await this.deliveryRows.leaseForResend(webhookId, deliveryId, {
+      leaseMs: this.config.webhooks.timeoutMs + LEASE_MARGIN_MS,
+      leaseToken: randomUUID(),
+    });
+    if (leased === null) throw DomainError.notFound('Delivery');
+    if (leased === 'pending') {
+      throw DomainError.conflict('The delivery is pending (queued or being attempted); only a final one is resent.');
+    }
+    this.worker.sendNow(leased);
+    const [row] = await this.deliveryRows.listForSubscription(webhookId, 1, deliveryId);
+    return presentDelivery(row);
+  }
+
+  /**
+   * Queues again, oldest first, the deliveries created in [since, until)
+   * that did not succeed and are not pending; at most 10,000 per call.
+   * They are sent one at a time in their original order, each on a fresh
+   * retry schedule.
+   */
+  async recover(webhookId: string, window: { since: Date; until?: Date }): Promise<RecoverResultDto> {
+    const since = window.since;
+    const until = window.until ?? null;
+    if (!(since instanceof Date) || Number.isNaN(since.getTime())) {
+      throw DomainError.invalidArgument('since must be an instant (ISO 8601 or epoch milliseconds).');
+    }
+    if (until !== null && (!(until instanceof Date) || Number.isNaN(until.getTime()))) {
+      throw DomainError.invalidArgument('until must be an instant (ISO 8601 or epoch milliseconds).');
+    }
+    if (until !== null && until.getTime() < since.getTime()) {
+      throw DomainError.invalidArgument('until must not be before since.');
+    }
+    const subscription = await this.live(webhookId);
+    if (!subscription.enabled) {
+      throw DomainError.conflict('The webhook is disabled; enable it (optionally with recover) first.');
+    }
+    const result = await this.deliveryRows.requeueWindow(webhookId, { since, until }, MAX_RECOVERED_PER_CALL);
+    this.worker.wake();
+    return result;
+  }
+
+  /**
+   * A new current secret at once; the replaced one keeps signing for
+   * `graceSeconds` (0 to 604800, default 86400), so receivers can switch
+   * without a window of failures. A rotation during a grace period ends the
+   * older secret's grace at once: at most two secrets sign at a time.
+   */
+  async rotateSecret(webhookId: string, options: { graceSeconds?: number } = {}): Promise<RotatedWebhookResponseDto> {
+    const grace = options.graceSeconds ?? DEFAULT_GRACE_SECONDS;
+    if (!Number.isSafeInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS) {
+      throw DomainError.invalidArgument(`graceSeconds must be a whole number from 0 to ${MAX_GRACE_SECONDS}.`);
+    }
+    const sealed = this.cipher.seal(webhookId, generateWebhookSecret());
+    const row = await this.subscriptions.rotateSecret(webhookId, sealed, grace);
+    if (row === null) throw DomainError.notFound('Webhook');
+    return this.rotated(row);
+  }
+
+  /**
+   * Re-seals every stored secret (current and replaced, deleted
+   * subscriptions included) under the current WEBHOOK_SECRET_KEY: after a
+   * key rotation, and for secrets stored before a key was set. Secrets sealed
+   * under an earlier key open as long as it is listed in
+   * WEBHOOK_SECRET_KEY_PREVIOUS.
+   */
+  async resealSecrets(): Promise<{ checked: number; resealed: number }> {
+    if (this.config.webhooks.secretKey === null) {
+      throw DomainError.invalidArgument('WEBHOOK_SECRET_KEY is not set: there is no key to seal under.');
+    }
+    let checked = 0;
+    let resealed = 0;
+    let after = '';
+    for (;;) {
+      const page = await this.subscriptions.sealedSecretsAfter(after, RESEAL_PAGE);
+      if (page.length === 0) break;
+      for (const stored of page) {
+        checked += 1;
+        const previous = stored.previousSecretSealed;
+        const stale =
+          !this.cipher.isSealedUnderCurrentKey(stored.secretSealed) ||
+          (previous !== null && !this.cipher.isSealedUnderCurrentKey(previous));
+        if (!stale) continue;
+        const reseal = (value: string): string => this.cipher.seal(stored.id, this.cipher.open(stored.id, value));
+        const replaced = await this.subscriptions.replaceSealedSecrets(stored, {
+          id: stored.id,
+          secretSealed: reseal(stored.secretSealed),
+          previousSecretSealed: previous === null ? null : reseal(previous),
+        });
+        if (replaced) resealed += 1;
+      }
+      after = page[page.length - 1].id;
+    }
+    return { checked, resealed };
+  }
+
+  private async live(webhookId: string): Promise<WebhookSubscriptionEntity> {
+    const row = await this.subscriptions.findLive(webhookId);
+    if (row === null) throw DomainError.notFound('Webhook');
+    return row;
+  }
+
+  private rotated(row: WebhookSubscriptionEntity): RotatedWebhookResponseDto {
+    const graceEnds = row.previousSecretExpiresAt;
+    const inGrace = row.previousSecretSealed !== null && graceEnds !== null && graceEnds.getTime() > Date.now();
+    return {
+      ...presentWebhook(row, this.cipher),
+      secretRotation: inGrace ? { previousExpiresAt: graceEnds.toISOString() } : null,
+    };
+  }
+}
+
+function presentDelivery(row: DeliveryRow): WebhookDeliveryResponseDto {
+  return {
+    id: row.id,
+    type: row.eventType,
+    status: row.status,
+    attempts: row.attempts,
+    lastStatus: outcomeFromText(row.lastStatus),
+    nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null,
+    createdAt: row.createdAt.toISOString(),
+    traceId: row.traceId,
+    attemptLog: row.attemptLog.map((attempt) => ({
+      at: attempt.at.toISOString(),
+      outcome: outcomeFromText(attempt.outcome) as AttemptOutcome,
+      durationMs: attempt.durationMs,
+      trigger: attempt.trigger,
+    })),
+  };
+}
