@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromiumMissingReason, DashboardBrowser } from './support/dashboard-browser';
 import { internalApi, publicApi } from './support/http-client';
-import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from './support/https-receiver';
 import { startTestService, type TestService } from './support/test-service';
+
+// Page-side callbacks run in the browser; the project compiles without the DOM library.
+declare const document: { querySelector(selector: string): { textContent: string | null } | null };
 
 /** Small backoff and deadline so twenty failures take seconds; 127.0.0.0/8 is where the receiver lives. */
 const DELIVERY_ENV = {
   WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
-  WEBHOOK_ALLOWED_PORTS: '1-65535',
   WEBHOOK_BACKOFF_BASE_MS: '20',
   WEBHOOK_BACKOFF_MAX_MS: '60',
   WEBHOOK_POLL_MS: '50',
@@ -31,8 +33,14 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
   let browser: DashboardBrowser;
   let receiver: HttpsReceiver;
   let failing = true;
-  const state: { organiserPath?: string; organiserId?: string; key?: string; webhookId?: string; eventId?: string } =
-    {};
+  const state: {
+    organiserPath?: string;
+    organiserId?: string;
+    key?: string;
+    webhookId?: string;
+    eventId?: string;
+    secret?: string;
+  } = {};
 
   before(async () => {
     service = await startTestService(DELIVERY_ENV);
@@ -105,7 +113,114 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     await browser.checkPage('organiser');
   });
 
-  it('publishes an event from the events page, and refuses one whose date mode is not fixed with the reason', async () => {
+  /** Requests that reached the receiver after `since` and were acknowledged, by envelope type and data id. */
+  const acknowledged = (since: number, type: string, id: string) => (requests: ReceivedRequest[]) =>
+    requests.some(
+      (r) =>
+        r.receivedAt >= since &&
+        r.body?.type === type &&
+        (type === 'order.confirmed' ? r.body?.data?.orderId : r.body?.data?.eventId) === id,
+    );
+
+  async function publishedEvent(title: string): Promise<string> {
+    const admin = internalApi(service);
+    const created = await admin('POST', '/internal/events', {
+      body: { organizerId: state.organiserId, title: { EN: title }, startTime: '2031-02-01T20:00:00Z' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const published = await admin('POST', `/internal/events/${created.body.data.id}/publish`);
+    assert.equal(published.status, 200, published.text);
+    return created.body.data.id as string;
+  }
+
+  it('shows a webhook created through the public API on the account, healthy', async () => {
+    const created = await publicApi(service)('POST', '/v1/webhooks', {
+      key: state.key,
+      body: {
+        url: `${receiver.origin}/hooks`,
+        events: ['event.published', 'order.confirmed'],
+        description: 'Box office',
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    state.webhookId = created.body.data.id;
+    state.secret = created.body.data.secret;
+    await page().goto(url(state.organiserPath ?? ''));
+    const row = (await page().textContent('#webhooks-heading ~ .table-wrap')) ?? '';
+    assert.match(row, /\/hooks/);
+    assert.match(row, /healthy/);
+    await browser.submitWith(`a[href$="/webhooks/${state.webhookId}"]`);
+    assert.match((await page().textContent('h1')) ?? '', /Webhook to 127\.0\.0\.1/);
+  });
+
+  it('shows a failing endpoint disabled after twenty failures, and re-enabling with recovery delivers what it missed', async () => {
+    const admin = internalApi(service);
+    failing = true;
+    const missed = [await publishedEvent('Failing 1')];
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const detail = await admin('GET', `/internal/webhooks/${state.webhookId}`);
+      if (detail.body.data.enabled === false) break;
+      assert.ok(Date.now() < deadline, 'the subscription was not disabled in time');
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    missed.push(await publishedEvent('While disabled 1'), await publishedEvent('While disabled 2'));
+
+    await page().goto(url(`/internal/dashboard/webhooks/${state.webhookId}`));
+    assert.match((await page().textContent('.facts')) ?? '', /disabled/);
+    assert.match((await page().textContent('#warnings-heading + ul')) ?? '', /disabled after 20 failures/);
+    assert.match((await page().textContent('#delivery-log')) ?? '', /skipped/);
+    await browser.checkPage('webhook-disabled');
+
+    failing = false;
+    const enabledAt = Date.now();
+    await browser.tabTo('#enable-recover');
+    assert.equal(await page().isChecked('#enable-recover'), true, 'recovery is the default');
+    await browser.submitWith('form[action$="/enable"] button');
+    assert.match((await page().textContent('[role=status]')) ?? '', /Re-enabled; what it missed/);
+    for (const eventId of missed) {
+      await receiver.waitFor(acknowledged(enabledAt, 'event.published', eventId), 20_000);
+    }
+    // The log refreshes in place (htmx) from its link: the page itself is never reloaded (the marker survives).
+    await page().evaluate('window.stayedOnPage = true');
+    await browser.tabTo('#refresh-log');
+    for (let tries = 0; tries < 50; tries += 1) {
+      const shown = (await page().textContent('#delivery-log tbody')) ?? '';
+      if (tries > 0 && !/skipped|pending|failed/.test(shown)) break;
+      await Promise.all([
+        page().waitForResponse((response) => response.url().endsWith(`/webhooks/${state.webhookId}`)),
+        page().keyboard.press('Enter'),
+      ]);
+      await page().waitForTimeout(200);
+      const focused = await page().evaluate('document.activeElement && document.activeElement.id');
+      if (focused !== 'refresh-log') await browser.tabTo('#refresh-log');
+    }
+    assert.equal(await page().evaluate('window.stayedOnPage'), true, 'htmx swapped the log without a page load');
+    const log = (await page().textContent('#delivery-log tbody')) ?? '';
+    assert.doesNotMatch(log, /skipped|failed/);
+    assert.match((await page().textContent('.facts')) ?? '', /healthy/);
+    await browser.checkPage('webhook');
+  });
+
+  it('resends a delivery with the same id, and rotates the secret showing the new one once', async () => {
+    const first = await page().getAttribute('#delivery-log tbody tr:first-child form', 'action');
+    const deliveryId = decodeURIComponent(/deliveries\/([^/]+)\/resend/.exec(first ?? '')?.[1] ?? '');
+    const before = receiver.requests.length;
+    await browser.submitWith('#delivery-log tbody tr:first-child button');
+    assert.match((await page().textContent('[role=status]')) ?? '', /being sent again/);
+    await receiver.waitFor((requests) =>
+      requests.slice(before).some((r) => r.headers['service-delivery'] === deliveryId),
+    );
+
+    await browser.submitWith('form[action$="/rotate-secret"] button');
+    const secret = await page().inputValue('#new-secret');
+    assert.match(secret, /^whsec_[0-9a-f]{64}$/);
+    assert.notEqual(secret, state.secret);
+    assert.match((await page().textContent('.warning')) ?? '', /you will not see it again/);
+    await browser.checkPage('secret-rotated');
+  });
+
+  it('publishes an event from the events page (event.published arrives), and refuses one whose date mode is not fixed with the reason', async () => {
     const admin = internalApi(service);
     const fixed = await admin('POST', '/internal/events', {
       body: { organizerId: state.organiserId, title: { EN: 'Late set' }, startTime: '2031-06-01T20:00:00Z' },
@@ -129,11 +244,13 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
       (await page().textContent('[role=alert]')) ?? '',
       /Not published: .*planning\.date\.mode is not fixed/,
     );
+    const publishedAt = Date.now();
     await browser.submitWith(`form[action$="/events/${state.eventId}/publish"] button`);
     assert.match((await page().textContent('[role=status]')) ?? '', /Late set is public/);
+    await receiver.waitFor(acknowledged(publishedAt, 'event.published', state.eventId ?? ''));
   });
 
-  it('confirms a pending order from the orders page', async () => {
+  it('confirms a pending order from the orders page, and order.confirmed arrives', async () => {
     const admin = internalApi(service);
     const order = await admin('POST', '/internal/orders', {
       body: {
@@ -146,8 +263,10 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     assert.equal(order.status, 201, order.text);
     await page().goto(url(`${state.organiserPath}/orders`));
     await browser.checkPage('orders');
+    const confirmedAt = Date.now();
     await browser.submitWith(`form[action$="/orders/${order.body.data.id}/confirm"] button`);
     assert.match((await page().textContent('[role=status]')) ?? '', /is confirmed/);
+    await receiver.waitFor(acknowledged(confirmedAt, 'order.confirmed', order.body.data.id));
     const confirmed = await publicApi(service)('GET', '/v1/orders', { key: state.key });
     assert.deepEqual(
       confirmed.body.data.map((o: { id: string }) => o.id),

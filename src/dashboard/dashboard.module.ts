@@ -14,6 +14,7 @@ import { DashboardKeysController } from './dashboard-keys.controller';
 import { DashboardPages } from './dashboard-pages';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { DashboardSignInController } from './dashboard-sign-in.controller';
+import { DashboardWebhooksController } from './dashboard-webhooks.controller';
 
 /**
  * The dashboard: server-rendered pages on the admin listener, over the same
@@ -28,6 +29,7 @@ import { DashboardSignInController } from './dashboard-sign-in.controller';
     DashboardAccountsController,
     DashboardKeysController,
     DashboardEventsController,
+    DashboardWebhooksController,
   ],
   providers: [
     DashboardSessionsService,
