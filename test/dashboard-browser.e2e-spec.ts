@@ -7,9 +7,6 @@ import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from './support/https-receiver';
 import { startTestService, type TestService } from './support/test-service';
 
-// Page-side callbacks run in the browser; the project compiles without the DOM library.
-declare const document: { querySelector(selector: string): { textContent: string | null } | null };
-
 /** Small backoff and deadline so twenty failures take seconds; 127.0.0.0/8 is where the receiver lives. */
 const DELIVERY_ENV = {
   WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',

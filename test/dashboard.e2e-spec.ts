@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DashboardClient, csrfOf } from './support/dashboard-client';
-import { internalApi } from './support/http-client';
+import fastifyCookie from '@fastify/cookie';
+import Fastify from 'fastify';
+import { DASHBOARD_COOKIE_OPTIONS } from '../src/dashboard/dashboard-plugins';
+import { fixtures } from './support/fixtures';
+import { receiverCertificate } from './support/https-receiver';
+import { internalApi, publicApi } from './support/http-client';
 import { startTestService, type TestService } from './support/test-service';
 
 /** The dashboard's HTTP rules (sessions, CSRF, listeners); the browser walk-through is dashboard-browser.e2e-spec. */
@@ -9,7 +14,7 @@ describe('dashboard over HTTP', () => {
   let service: TestService;
 
   before(async () => {
-    service = await startTestService();
+    service = await startTestService({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
   });
   after(async () => {
     await service.close();
@@ -178,5 +183,102 @@ describe('dashboard over HTTP', () => {
     const page = await client.get('/internal/dashboard/accounts?nope=1');
     assert.equal(page.status, 400);
     assert.match(page.html, /Unsupported query parameter/);
+  });
+
+  /** A subscription made through the public API, as an integrator would (nothing is delivered in these tests). */
+  async function webhook(): Promise<{ organiserId: string; webhookId: string }> {
+    const organiser = await fixtures(service).organiser({ scopes: ['events:read', 'webhooks:read', 'webhooks:write'] });
+    const created = await publicApi(service)('POST', '/v1/webhooks', {
+      key: organiser.key,
+      body: { url: 'https://127.0.0.1:9/hooks', events: ['event.published'] },
+    });
+    assert.equal(created.status, 201, created.text);
+    return { organiserId: organiser.id, webhookId: created.body.data.id };
+  }
+
+  it('refuses a recovery window without a readable start, with the reason on the page', async () => {
+    const { webhookId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+    const refused = await client.post(`${path}/recover`, { since: 'yesterday-ish' }, csrf);
+    assert.equal(refused.status, 303);
+    assert.match((await client.get(path)).html, /role="alert">Since must be an instant/);
+    const backwards = await client.post(
+      `${path}/recover`,
+      { since: '2026-02-01T00:00:00Z', until: '2026-01-01' },
+      csrf,
+    );
+    assert.equal(backwards.status, 303);
+    assert.match((await client.get(path)).html, /until must not be before since/);
+    const fine = await client.post(`${path}/recover`, { since: '2026-01-01T00:00:00Z' }, csrf);
+    assert.equal(fine.status, 303);
+    assert.match((await client.get(path)).html, /0 deliveries queued again/);
+  });
+
+  it('refuses a grace period outside 0 to 604800 seconds beside the field, and keeps the secret', async () => {
+    const { webhookId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const refused = await client.post(
+      `/internal/dashboard/webhooks/${webhookId}/rotate-secret`,
+      { graceSeconds: '604801' },
+      csrf,
+    );
+    assert.equal(refused.status, 400);
+    assert.match(refused.html, /id="grace-seconds-error" class="field-error">graceSeconds must be a whole number/);
+    const detail = await internalApi(service)('GET', `/internal/webhooks/${webhookId}`);
+    assert.equal(detail.body.data.secretRotation, null);
+  });
+
+  it('answers an unknown webhook, organiser or venue with an HTML 404 page', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    for (const path of ['webhooks/whk_nope', 'organisers/org_nope', 'venues/ven_nope', 'organisers/org_nope/orders']) {
+      const page = await client.get(`/internal/dashboard/${path}`);
+      assert.equal(page.status, 404, path);
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+      assert.match(page.html, /not found/);
+    }
+  });
+
+  it("confirms and publishes only the organiser's own orders and events (another's is 404)", async () => {
+    const make = fixtures(service);
+    const owner = await make.organiser();
+    const stranger = await make.organiser();
+    const admin = internalApi(service);
+    const event = await admin('POST', '/internal/events', {
+      body: { organizerId: owner.id, title: { EN: 'Mine' }, startTime: '2031-01-01T20:00:00Z' },
+    });
+    const order = await admin('POST', '/internal/orders', {
+      body: { eventId: event.body.data.id, lineItems: [{ quantity: 1 }], totalAmountMinor: 100 },
+    });
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${stranger.id}`;
+    assert.equal((await client.post(`${base}/orders/${order.body.data.id}/confirm`, {}, csrf)).status, 404);
+    assert.equal((await client.post(`${base}/events/${event.body.data.id}/publish`, {}, csrf)).status, 404);
+    const stillPending = await client.get(`/internal/dashboard/organisers/${owner.id}/orders`);
+    assert.match(stillPending.html, /badge-pending/);
+  });
+
+  it('marks the dashboard cookies Secure when the request came over TLS', async () => {
+    // The admin listener is plain HTTP here, so the cookie options are checked on a TLS server of their own.
+    const { key, cert } = receiverCertificate();
+    const tls = Fastify({ https: { key, cert } });
+    await tls.register(fastifyCookie);
+    tls.get('/internal/dashboard/probe', (_request, reply) =>
+      reply.setCookie('probe', 'x', DASHBOARD_COOKIE_OPTIONS).send('ok'),
+    );
+    const origin = await tls.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const response = await fetch(`${origin}/internal/dashboard/probe`);
+      const cookie = response.headers.getSetCookie()[0] ?? '';
+      assert.match(cookie, /; Secure/);
+      assert.match(cookie, /; HttpOnly/);
+      assert.match(cookie, /; SameSite=Strict/);
+    } finally {
+      await tls.close();
+    }
   });
 });

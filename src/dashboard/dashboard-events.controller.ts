@@ -67,7 +67,8 @@ export class DashboardEventsController {
       const published = await this.events.publish(eventId);
       this.sessions.flash(request, { kind: 'success', text: `Event ${published.title ?? eventId} is public.` });
     } catch (error) {
-      if (!(error instanceof DomainError) || error.status >= 500) throw error;
+      // A refusal (409) is shown on the list; not found (another organiser's) stays a 404.
+      if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
       this.sessions.flash(request, { kind: 'error', text: `Not published: ${error.message}` });
     }
     throw new DashboardRedirect(dashboardPath('organisers', organiserId, 'events'));
@@ -103,7 +104,8 @@ export class DashboardEventsController {
       const confirmed = await this.orders.confirmForOrganiser(organiserId, orderId);
       this.sessions.flash(request, { kind: 'success', text: `Order ${confirmed.id} is confirmed.` });
     } catch (error) {
-      if (!(error instanceof DomainError) || error.status >= 500) throw error;
+      // A refusal (409) is shown on the list; not found (another organiser's) stays a 404.
+      if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
       this.sessions.flash(request, { kind: 'error', text: `Not confirmed: ${error.message}` });
     }
     throw new DashboardRedirect(dashboardPath('organisers', organiserId, 'orders'));
