@@ -195,7 +195,10 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     assert.equal(await page().evaluate('window.stayedOnPage'), true, 'htmx swapped the log without a page load');
     const log = (await page().textContent('#delivery-log tbody')) ?? '';
     assert.doesNotMatch(log, /skipped|failed/);
-    assert.match((await page().textContent('.facts')) ?? '', /healthy/);
+    await page().reload();
+    const facts = (await page().textContent('.facts')) ?? '';
+    assert.match(facts, /healthy/);
+    assert.doesNotMatch(facts, /Last success—/, 'the successes are in the health figures');
     await browser.checkPage('webhook');
   });
 

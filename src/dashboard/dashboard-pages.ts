@@ -45,6 +45,8 @@ export class DashboardPages {
       withQuery,
       format,
     });
+    // Time from the request's arrival to the rendered page, for the benchmark and the browser's network panel.
+    void reply.header('server-timing', `page;dur=${reply.elapsedTime.toFixed(1)}`);
     return reply.status(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
   }
 }

@@ -125,7 +125,7 @@ export class DashboardWebhooksController {
   private async view(webhookId: string): Promise<Record<string, unknown>> {
     const [webhook, deliveries] = await Promise.all([
       this.operations.detail(webhookId),
-      this.operations.deliveries(webhookId),
+      this.operations.deliveries(webhookId, DELIVERIES_SHOWN + 1),
     ]);
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
     return {
@@ -134,7 +134,7 @@ export class DashboardWebhooksController {
       figures: webhook.health,
       account,
       deliveries: deliveries.slice(0, DELIVERIES_SHOWN),
-      deliveriesTotal: deliveries.length,
+      moreDeliveries: deliveries.length > DELIVERIES_SHOWN,
       webhookHref: dashboardPath('webhooks', webhookId),
       defaultGrace: DEFAULT_GRACE_SECONDS,
       graceError: null,
