@@ -216,6 +216,11 @@ describe('webhook subscriptions', () => {
       ['GCP metadata name', 'https://metadata.google.internal/computeMetadata/v1/'],
       ['a single-label intranet name', 'https://intranet/in'],
       ['not a url at all', 'not a url'],
+      // Issue 9 finding 7 (SSRF gaps).
+      ['IPv4-translated loopback (::ffff:0:0:0/96)', 'https://[::ffff:0:127.0.0.1]/'],
+      ['Teredo (2001::/32)', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/in'],
+      ['2001::/23', 'https://[2001:1ff::1]/in'],
+      ['a port outside WEBHOOK_ALLOWED_PORTS', 'https://hooks.example.com:22/in'],
     ];
     for (const [form, url] of refused) {
       it(`refuses ${form} (${url}) with 400 invalid_argument, naming no address`, async () => {
@@ -224,6 +229,21 @@ describe('webhook subscriptions', () => {
         assert.doesNotMatch(result.body.message, /\d+\.\d+\.\d+|::/);
       });
     }
+
+    it('stores and returns the normalised URL, not the raw text (issue 9 finding 7)', async () => {
+      const result = await create(owner.key, {
+        url: ' HTTPS://Hooks.Example.COM:443/a/../in?x=1 ',
+        events: ['order.confirmed'],
+      });
+      assert.equal(result.status, 201, result.text);
+      assert.equal(result.body.data.url, 'https://hooks.example.com/in?x=1');
+      const listed = await api('GET', '/v1/webhooks', { key: owner.key });
+      assert.equal(
+        listed.body.data.find((w: { id: string }) => w.id === result.body.data.id).url,
+        result.body.data.url,
+      );
+      await api('DELETE', `/v1/webhooks/${result.body.data.id}`, { key: owner.key });
+    });
 
     it('accepts a public https url on a name or a public address', async () => {
       for (const url of ['https://hooks.example.org:8443/in?source=events', 'https://93.184.216.34/in']) {

@@ -5,6 +5,7 @@ import {
   type AddressLookup,
   checkWebhookUrl,
   cidrContains,
+  isPortAllowed,
   isPublicAddress,
   parseCidr,
   parseCidrList,
@@ -464,5 +465,59 @@ void describe('resolvePublicAddress', () => {
 
   void it('refuses localhost through the system resolver by default', async () => {
     assert.deepEqual(await resolvePublicAddress('localhost', []), { ok: false, reason: 'blocked_host' });
+  });
+});
+
+void describe('issue 9 finding 7 (SSRF gaps)', () => {
+  void it('refuses the IPv4-translated form ::ffff:0:0:0/96 (https://[::ffff:0:127.0.0.1]/) at subscription and delivery', async () => {
+    assert.deepEqual(checkWebhookUrl('https://[::ffff:0:127.0.0.1]/'), {
+      ok: false,
+      reason: 'url host is not allowed',
+    });
+    assert.equal(isPublicAddress('::ffff:0:7f00:1'), false);
+    assert.equal(isPublicAddress('::ffff:0:808:808'), false);
+    assert.deepEqual(
+      await resolvePublicAddress('translated.example.com', [], async () => [{ address: '::ffff:0:7f00:1', family: 6 }]),
+      { ok: false, reason: 'blocked_host' },
+    );
+  });
+
+  void it('refuses Teredo (2001::/32) and the rest of 2001::/23', () => {
+    for (const address of ['2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:1::1', '2001:1ff::1']) {
+      assert.equal(isPublicAddress(address), false, address);
+      assert.deepEqual(checkWebhookUrl(`https://[${address}]/`), { ok: false, reason: 'url host is not allowed' });
+    }
+    assert.equal(isPublicAddress('2001:200::1'), true);
+  });
+
+  void it('accepts only port 443 unless told otherwise', () => {
+    assert.deepEqual(checkWebhookUrl('https://hooks.example.com:8443/'), { ok: false, reason: 'url port must be 443' });
+    assert.deepEqual(checkWebhookUrl('https://93.184.216.34:22/'), { ok: false, reason: 'url port must be 443' });
+    assert.equal(checkWebhookUrl('https://hooks.example.com:443/').ok, true);
+    assert.equal(checkWebhookUrl('https://hooks.example.com:8443/', [], { allowedPorts: [443, 8443] }).ok, true);
+    assert.deepEqual(checkWebhookUrl('https://hooks.example.com:9000/', [], { allowedPorts: [443, 8443] }), {
+      ok: false,
+      reason: 'url port must be 443 or 8443',
+    });
+  });
+
+  void it('exempts addresses in the allow list from the port rule, and nothing else', () => {
+    const allow = parseCidrList(['127.0.0.0/8']);
+    assert.equal(isPortAllowed(8443, '127.0.0.1', allow), true);
+    assert.equal(isPortAllowed(8443, '93.184.216.34', allow), false);
+    assert.equal(isPortAllowed(8443, null, allow), false);
+    assert.equal(isPortAllowed(443, '93.184.216.34', []), true);
+  });
+
+  void it('returns the normalised URL (WHATWG href), not the raw text', () => {
+    const result = checkWebhookUrl('  HTTPS://Hooks.Example.COM:443/a/../in?x=1  ');
+    assert.equal(result.ok, true);
+    if (result.ok) assert.equal(result.url.href, 'https://hooks.example.com/in?x=1');
+  });
+
+  void it('judges special ranges through ipaddr.js: only unicast is public', () => {
+    for (const address of ['192.88.99.1', '192.175.48.1', '2001:2::1', '2001:20::1', '3fff::1', '5f00::1']) {
+      assert.equal(isPublicAddress(address), false, address);
+    }
   });
 });

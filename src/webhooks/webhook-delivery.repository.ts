@@ -122,6 +122,27 @@ function claimedDelivery(row: ClaimedRow, leaseToken: string): ClaimedDelivery {
   };
 }
 
+/**
+ * Warnings an attempt raises, from the subscription as the attempt left it:
+ * `failing` at 5, 10 and 15 consecutive failures, `disabled` at the failure
+ * that disabled it, `recovered` at the first success after either.
+ */
+function warningsRaised(
+  succeeded: boolean,
+  manual: boolean,
+  row: { failures: number | null; enabled: boolean | null; was_alerting: boolean | null } | undefined,
+): Array<{ kind: WebhookWarningKind; consecutiveFailures: number }> {
+  if (row === undefined || row.failures === null) return [];
+  if (succeeded) return row.was_alerting === true ? [{ kind: 'recovered', consecutiveFailures: 0 }] : [];
+  if (manual) return [];
+  const raised: Array<{ kind: WebhookWarningKind; consecutiveFailures: number }> = [];
+  if (FAILING_WARNING_AT.includes(row.failures)) raised.push({ kind: 'failing', consecutiveFailures: row.failures });
+  if (row.enabled === false && row.failures === FAILURES_BEFORE_DISABLE) {
+    raised.push({ kind: 'disabled', consecutiveFailures: row.failures });
+  }
+  return raised;
+}
+
 /** Pending, due, and not leased (or its lease expired). */
 function due(alias: string): string {
   return `${alias}.status = 'pending' AND ${alias}.next_attempt_at <= now()
@@ -202,27 +223,25 @@ export class WebhookDeliveryRepository {
            SELECT d.subscription_id, min(d.next_attempt_at) AS first_due
              FROM webhook_delivery d WHERE ${due('d')}
             GROUP BY d.subscription_id
-         ), candidate AS (
-           SELECT due.subscription_id AS id, due.first_due,
-                  (s.consecutive_failures > 0 OR EXISTS (
-                     SELECT 1 FROM webhook_delivery r
-                      WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay)) AS serial
-             FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
-            WHERE s.enabled AND s.deleted_at IS NULL
          )
-         SELECT s.id, c.serial
-           FROM candidate c JOIN webhook_subscription s ON s.id = c.id
+         SELECT s.id, mode.serial
+           FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
+          CROSS JOIN LATERAL (
+                SELECT s.consecutive_failures > 0 OR EXISTS (
+                         SELECT 1 FROM webhook_delivery r
+                          WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
+               ) mode
           WHERE s.enabled AND s.deleted_at IS NULL
             AND (SELECT count(*) FROM webhook_delivery b
                   WHERE b.subscription_id = s.id AND b.status = 'pending' AND b.lease_expires_at > now())
-                < CASE WHEN NOT c.serial THEN $2 ELSE 1 END
-            AND (NOT c.serial OR EXISTS (
+                < CASE WHEN NOT mode.serial THEN $2 ELSE 1 END
+            AND (NOT mode.serial OR EXISTS (
                   SELECT 1 FROM (SELECT o.next_attempt_at, o.lease_expires_at FROM webhook_delivery o
                                   WHERE o.subscription_id = s.id AND o.status = 'pending'
                                   ORDER BY o.seq LIMIT 1) oldest
                    WHERE oldest.next_attempt_at <= now()
                      AND (oldest.lease_expires_at IS NULL OR oldest.lease_expires_at <= now())))
-          ORDER BY c.first_due
+          ORDER BY due.first_due
           LIMIT $1
           FOR NO KEY UPDATE OF s SKIP LOCKED`,
         [limits.maxDeliveries, limits.perSubscription],
@@ -269,64 +288,51 @@ export class WebhookDeliveryRepository {
   }
 
   /**
-   * Writes one attempt and its consequences atomically, in one statement
-   * (one round trip per attempt): the attempt log row, the subscription's
-   * lastStatus, health times and failure count (twenty in a row disable it),
-   * the warnings this attempt raises, and the delivery's next state. The
-   * subscription row is locked first so concurrent attempts of one
-   * subscription count their failures (and raise their warnings) one after
-   * the other. The delivery is only updated while this worker still holds its
-   * lease; a retry planned for a since-deleted subscription becomes `dropped`.
-   * A manual attempt (resend) that fails is not counted: an operator's probe
+   * Writes one attempt and its consequences in one statement (one round trip
+   * per attempt): the attempt log row, the subscription's lastStatus, health
+   * times and failure count (twenty in a row disable it), and the delivery's
+   * next state; then, rarely, the warnings it raised. The UPDATE's row lock
+   * orders concurrent attempts of a subscription, so each failure count is
+   * reached once; `recovered` compares with the row as the statement found
+   * it, exact because a failing subscription has one attempt in flight. The
+   * delivery is only updated while this worker still holds its lease; a
+   * retry planned for a since-deleted subscription becomes `dropped`. A
+   * manual attempt (resend) that fails is not counted: an operator's probe
    * never disables a subscription.
    */
   async recordAttempt(record: AttemptRecord): Promise<AttemptRecorded> {
     const { delivery } = record;
+    const manual = record.trigger === 'manual';
     const rows: Array<{
-      disabled_now: boolean;
+      failures: number | null;
+      enabled: boolean | null;
+      was_alerting: boolean | null;
       delivery_updated: boolean;
-      warnings: Array<{ kind: WebhookWarningKind; consecutiveFailures: number }>;
     }> = await this.deliveries.query(
-      `WITH old AS (
-         SELECT id, consecutive_failures, enabled, alert_open
-           FROM webhook_subscription WHERE id = $8 FOR NO KEY UPDATE
-       ), calc AS (
-         SELECT old.*,
-                CASE WHEN $6::boolean THEN 0
-                     WHEN $11::boolean THEN old.consecutive_failures
-                     ELSE old.consecutive_failures + 1 END AS failures,
-                (NOT $6::boolean AND NOT $11::boolean AND old.enabled AND old.consecutive_failures + 1 >= $7)
-                  AS disabling
-           FROM old
+      `WITH before AS (
+         SELECT alert_open FROM webhook_subscription WHERE id = $8
        ), attempt AS (
          INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
          VALUES ($1, $3, $4, $5, CASE WHEN $11::boolean THEN 'manual' ELSE 'scheduled' END)
        ), subscription AS (
          UPDATE webhook_subscription s
             SET last_status = $4,
-                consecutive_failures = calc.failures,
-                enabled = s.enabled AND NOT calc.disabling,
-                disabled_at = CASE WHEN calc.disabling THEN $3 ELSE s.disabled_at END,
+                consecutive_failures = CASE WHEN $6::boolean THEN 0
+                                            WHEN $11::boolean THEN s.consecutive_failures
+                                            ELSE s.consecutive_failures + 1 END,
+                enabled = CASE WHEN NOT $6::boolean AND NOT $11::boolean AND s.consecutive_failures + 1 >= $7
+                               THEN false ELSE s.enabled END,
+                disabled_at = CASE WHEN NOT $6::boolean AND NOT $11::boolean AND s.enabled
+                                        AND s.consecutive_failures + 1 >= $7
+                                   THEN $3 ELSE s.disabled_at END,
                 last_success_at = CASE WHEN $6::boolean THEN $3 ELSE s.last_success_at END,
                 last_failure_at = CASE WHEN $6::boolean THEN s.last_failure_at ELSE $3 END,
                 alert_open = CASE WHEN $6::boolean THEN false
-                                  WHEN calc.disabling OR calc.failures >= $12 THEN true
+                                  WHEN NOT $11::boolean AND s.consecutive_failures + 1 >= $12 THEN true
                                   ELSE s.alert_open END,
                 updated_at = now()
-           FROM calc
-          WHERE s.id = calc.id
-         RETURNING s.deleted_at IS NOT NULL AS deleted
-       ), raised AS (
-         INSERT INTO webhook_warning (subscription_id, at, kind, consecutive_failures)
-         SELECT calc.id, $3, w.kind, w.failures
-           FROM calc CROSS JOIN LATERAL (VALUES
-                  (CASE WHEN calc.failures > calc.consecutive_failures AND calc.failures = ANY ($13::int[])
-                        THEN 'failing' END, calc.failures),
-                  (CASE WHEN calc.disabling THEN 'disabled' END, calc.failures),
-                  (CASE WHEN $6::boolean AND calc.alert_open THEN 'recovered' END, calc.consecutive_failures)
-                ) AS w(kind, failures)
-          WHERE w.kind IS NOT NULL
-         RETURNING id, kind, consecutive_failures
+          WHERE s.id = $8
+         RETURNING s.deleted_at IS NOT NULL AS deleted, s.consecutive_failures AS failures, s.enabled
        ), next AS (
          SELECT CASE WHEN $9::text = 'pending' AND coalesce((SELECT deleted FROM subscription), true)
                      THEN 'dropped' ELSE $9::text END AS status
@@ -345,11 +351,10 @@ export class WebhookDeliveryRepository {
           WHERE d.id = $1 AND d.lease_token = $2
          RETURNING d.id
        )
-       SELECT coalesce((SELECT disabling FROM calc), false) AS disabled_now,
-              EXISTS (SELECT 1 FROM delivery) AS delivery_updated,
-              coalesce((SELECT json_agg(json_build_object('kind', kind, 'consecutiveFailures', consecutive_failures)
-                                        ORDER BY id)
-                          FROM raised), '[]'::json) AS warnings`,
+       SELECT (SELECT failures FROM subscription) AS failures,
+              (SELECT enabled FROM subscription) AS enabled,
+              (SELECT alert_open FROM before) AS was_alerting,
+              EXISTS (SELECT 1 FROM delivery) AS delivery_updated`,
       [
         delivery.id,
         delivery.leaseToken,
@@ -361,15 +366,30 @@ export class WebhookDeliveryRepository {
         delivery.subscriptionId,
         record.next.status,
         record.next.retryInMs ?? 0,
-        record.trigger === 'manual',
+        manual,
         FAILING_WARNING_AT[0],
-        FAILING_WARNING_AT,
       ],
     );
+    const row = rows[0];
+    const warnings = warningsRaised(record.succeeded, manual, row);
+    // Rare (a handful per outage), so written apart from the hot statement above.
+    if (warnings.length > 0) {
+      await this.deliveries.query(
+        `INSERT INTO webhook_warning (subscription_id, at, kind, consecutive_failures)
+         SELECT $1, $2, w.kind, w.failures FROM unnest($3::text[], $4::int[]) WITH ORDINALITY AS w(kind, failures, n)
+          ORDER BY w.n`,
+        [
+          delivery.subscriptionId,
+          record.attemptedAt,
+          warnings.map((warning) => warning.kind),
+          warnings.map((warning) => warning.consecutiveFailures),
+        ],
+      );
+    }
     return {
-      deliveryUpdated: rows[0]?.delivery_updated ?? false,
-      disabledNow: rows[0]?.disabled_now ?? false,
-      warnings: rows[0]?.warnings ?? [],
+      deliveryUpdated: row?.delivery_updated ?? false,
+      disabledNow: warnings.some((warning) => warning.kind === 'disabled'),
+      warnings,
     };
   }
 

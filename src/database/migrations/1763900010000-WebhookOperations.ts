@@ -39,6 +39,12 @@ export class WebhookOperations1763900010000 implements MigrationInterface {
         ADD COLUMN trace_id text,
         ADD COLUMN retry_from integer NOT NULL DEFAULT 0,
         ADD COLUMN replay boolean NOT NULL DEFAULT false`);
+    // The claim asks, for every due subscription, whether a replayed delivery is
+    // pending: a probe into this (nearly always empty) index, not a walk over
+    // the subscription's whole backlog.
+    await queryRunner.query(
+      `CREATE INDEX webhook_delivery_replay_idx ON webhook_delivery (subscription_id) WHERE status = 'pending' AND replay`,
+    );
     // The retention purge: final deliveries, oldest completion first.
     await queryRunner.query(
       `CREATE INDEX webhook_delivery_completed_idx ON webhook_delivery (completed_at) WHERE status <> 'pending'`,
@@ -64,6 +70,7 @@ export class WebhookOperations1763900010000 implements MigrationInterface {
     await queryRunner.query(`DROP TABLE webhook_warning`);
     await queryRunner.query(`ALTER TABLE webhook_delivery_attempt DROP COLUMN triggered_by`);
     await queryRunner.query(`DROP INDEX webhook_delivery_completed_idx`);
+    await queryRunner.query(`DROP INDEX webhook_delivery_replay_idx`);
     await queryRunner.query(`DELETE FROM webhook_delivery WHERE status = 'skipped'`);
     await queryRunner.query(`
       ALTER TABLE webhook_delivery

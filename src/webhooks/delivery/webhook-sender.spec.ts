@@ -119,4 +119,25 @@ void describe('WebhookSender', () => {
     const result = await send('/hang', { signal: controller.signal, timeoutMs: 5_000 });
     assert.equal(result.aborted, true);
   });
+
+  void it('refuses at delivery a port outside WEBHOOK_ALLOWED_PORTS on a public address, without connecting (issue 9 finding 7)', async () => {
+    const before = receiver.requests.length;
+    // A name that resolves to a public address: nothing exempts it from the port rule.
+    const publicAnswer: AddressLookup = async () => [{ address: '93.184.216.34', family: 4 }];
+    const result = await sender.send(
+      { url: 'https://hooks.example.com:8443/in', body, headers: {} },
+      { timeoutMs: 1_000, allowedPrivate: [], allowedPorts: [443], lookup: publicAnswer },
+    );
+    assert.equal(result.outcome, 'blocked_host');
+    assert.equal(receiver.requests.length, before);
+  });
+
+  void it('refuses at delivery a host resolving to the IPv4-translated form of loopback (issue 9 finding 7)', async () => {
+    const translated: AddressLookup = async () => [{ address: '::ffff:0:7f00:1', family: 6 }];
+    const result = await sender.send(
+      { url: 'https://hooks.example.com/in', body, headers: {} },
+      { timeoutMs: 1_000, allowedPrivate: [], lookup: translated },
+    );
+    assert.equal(result.outcome, 'blocked_host');
+  });
 });

@@ -49,3 +49,38 @@ void describe('WebhookSecretCipher', () => {
     assert.equal(cipherWith(key).open('whk_1', stored), secret);
   });
 });
+
+void describe('WebhookSecretCipher key ids (issue 9 finding 6)', () => {
+  const oldKey = randomBytes(32).toString('hex');
+  const newKey = randomBytes(32).toString('hex');
+  const rotated = (): WebhookSecretCipher =>
+    new WebhookSecretCipher(
+      loadAppConfig({ WEBHOOK_SECRET_KEY: newKey, WEBHOOK_SECRET_KEY_PREVIOUS: oldKey, LOG_LEVEL: 'silent' }),
+    );
+
+  void it('names the key that sealed a value, never the key itself', () => {
+    const sealed = cipherWith(oldKey).seal('whk_1', generateWebhookSecret());
+    assert.match(sealed, /^aes256gcm\.k[0-9a-f]{12}\./);
+    assert.ok(!sealed.includes(oldKey));
+    assert.equal(cipherWith(oldKey).isSealedUnderCurrentKey(sealed), true);
+    assert.equal(cipherWith(newKey).isSealedUnderCurrentKey(sealed), false);
+  });
+
+  void it('opens values sealed under a previous key listed in WEBHOOK_SECRET_KEY_PREVIOUS, and seals under the new one', () => {
+    const secret = generateWebhookSecret();
+    const sealedOld = cipherWith(oldKey).seal('whk_1', secret);
+    const cipher = rotated();
+    assert.equal(cipher.open('whk_1', sealedOld), secret);
+    const resealed = cipher.seal('whk_1', cipher.open('whk_1', sealedOld));
+    assert.equal(cipher.isSealedUnderCurrentKey(resealed), true);
+    assert.equal(cipherWith(newKey).open('whk_1', resealed), secret);
+    assert.throws(() => cipherWith(newKey).open('whk_1', sealedOld), /neither WEBHOOK_SECRET_KEY nor listed/);
+  });
+
+  void it('still opens values sealed before keys had ids (aes256gcm.v1.)', () => {
+    const secret = generateWebhookSecret();
+    const sealed = cipherWith(oldKey).seal('whk_1', secret);
+    const legacy = sealed.replace(/^aes256gcm\.k[0-9a-f]{12}\./, 'aes256gcm.v1.');
+    assert.equal(rotated().open('whk_1', legacy), secret);
+  });
+});

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { ConfigError, loadAppConfig } from './app-config';
+
+const DATABASE_URL = 'postgres://service@db.example.com/events';
+
+void describe('webhook settings', () => {
+  void it('refuses to start with DATABASE_URL and no WEBHOOK_SECRET_KEY (issue 9 finding 6: secrets stored in plaintext)', () => {
+    assert.throws(() => loadAppConfig({ DATABASE_URL }), {
+      name: 'Error',
+      message: /WEBHOOK_SECRET_KEY .* is required with DATABASE_URL; set WEBHOOK_SECRETS_PLAINTEXT=1/,
+    });
+    assert.throws(() => loadAppConfig({ DATABASE_URL, WEBHOOK_SECRETS_PLAINTEXT: 'yes' }), ConfigError);
+  });
+
+  void it('starts without a key only when WEBHOOK_SECRETS_PLAINTEXT=1 says so, or on the embedded default', () => {
+    assert.equal(loadAppConfig({ DATABASE_URL, WEBHOOK_SECRETS_PLAINTEXT: '1' }).webhooks.secretsPlaintext, true);
+    assert.equal(loadAppConfig({}).webhooks.secretKey, null);
+    const key = randomBytes(32).toString('hex');
+    assert.equal(loadAppConfig({ DATABASE_URL, WEBHOOK_SECRET_KEY: key }).webhooks.secretKey, key);
+  });
+
+  void it('reads WEBHOOK_SECRET_KEY_PREVIOUS as a list of keys and refuses anything else', () => {
+    const [a, b] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
+    assert.deepEqual(
+      loadAppConfig({ WEBHOOK_SECRET_KEY_PREVIOUS: `${a}, ${b.toUpperCase()}` }).webhooks.previousSecretKeys,
+      [a, b],
+    );
+    assert.throws(() => loadAppConfig({ WEBHOOK_SECRET_KEY_PREVIOUS: 'short' }), /WEBHOOK_SECRET_KEY_PREVIOUS/);
+  });
+
+  void it('allows port 443 only by default and reads WEBHOOK_ALLOWED_PORTS', () => {
+    assert.deepEqual(loadAppConfig({}).webhooks.allowedPorts, [443]);
+    assert.deepEqual(loadAppConfig({ WEBHOOK_ALLOWED_PORTS: '443, 8443' }).webhooks.allowedPorts, [443, 8443]);
+    for (const bad of ['0', '65536', 'https', '443;8443']) {
+      assert.throws(() => loadAppConfig({ WEBHOOK_ALLOWED_PORTS: bad }), /WEBHOOK_ALLOWED_PORTS/, bad);
+    }
+  });
+
+  void it('keeps webhook history 30 days unless WEBHOOK_RETENTION_DAYS says otherwise', () => {
+    assert.equal(loadAppConfig({}).webhooks.retentionDays, 30);
+    assert.equal(loadAppConfig({ WEBHOOK_RETENTION_DAYS: '7' }).webhooks.retentionDays, 7);
+    assert.throws(() => loadAppConfig({ WEBHOOK_RETENTION_DAYS: '0' }), /WEBHOOK_RETENTION_DAYS/);
+  });
+});
