@@ -2,7 +2,6 @@ import { Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nest
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
-import { parseLimit } from '../common/pagination/page-request';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { OrganisersService } from '../identity/organisers.service';
 import { CreateLocationDto, CreateVenueDto } from '../venues/dto/venue.dto';
@@ -62,7 +61,7 @@ export class DashboardAccountsController {
     const q = (typeof query['q'] === 'string' ? query['q'].trim() : '').slice(0, 200);
     const organiserCursor = typeof query['organisers_cursor'] === 'string' ? query['organisers_cursor'] : null;
     const venueCursor = typeof query['venues_cursor'] === 'string' ? query['venues_cursor'] : null;
-    const limit = parseLimit(String(LIST_LIMIT));
+    const limit = LIST_LIMIT;
     const [organisers, venues] = await Promise.all([
       this.organisers.page({ limit, cursor: organiserCursor, updatedAfter: null }, q),
       this.venues.page({ limit, cursor: venueCursor, updatedAfter: null }, q),

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
@@ -36,7 +36,6 @@ export class DashboardSignInController {
   }
 
   @Post('sign-in')
-  @HttpCode(303)
   @DashboardRoute('sign-in')
   signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply): FastifyReply {
     if (!this.sessions.tokenMatches(new DashboardForm(request).text('token'))) {
