@@ -30,6 +30,16 @@ export default tseslint.config(
     },
   },
   {
+    // The dashboard's one browser script: plain JavaScript, no type information.
+    files: ['src/dashboard/assets/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false, project: false },
+      sourceType: 'script',
+      globals: { document: 'readonly', navigator: 'readonly', Element: 'readonly' },
+    },
+  },
+  {
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'ormconfig.ts'],
     rules: { 'no-restricted-imports': 'off' },
   },

@@ -17,6 +17,7 @@ import { QueryParametersGuard } from './common/query/query-parameters.guard';
 import { AccountRateLimitGuard } from './common/rate-limit/account-rate-limit.guard';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { createValidationPipe } from './common/validation/validation.pipe';
+import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { IdentityModule } from './identity/identity.module';
@@ -43,6 +44,7 @@ export class AppModule {
         OrdersModule,
         WebhooksModule,
         OpenApiModule,
+        DashboardModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

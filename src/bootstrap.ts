@@ -21,6 +21,7 @@ import { OpenApiDocumentStore } from './common/openapi/openapi-document.store';
 import { buildOpenApiDocuments } from './common/openapi/openapi-documents';
 import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
+import { registerDashboardPlugins } from './dashboard/dashboard-plugins';
 
 export interface RunningService {
   app: NestFastifyApplication;
@@ -117,6 +118,9 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
   installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService));
   refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));
+  // Plugins first: awaiting a registration loads every plugin registered so far, and the reference
+  // routes must load later, once Nest's error handler is in place (else their errors skip the filter).
+  await registerDashboardPlugins(app);
   serveOpenApi(app, config);
   await app.listen(config.port, config.host);
   const publicUrl = urlOf(app.getHttpServer(), config.host);

@@ -11,6 +11,22 @@ import { internalApi, publicApi } from './support/http-client';
 import { rawRequest, type RawResult } from './support/raw-request';
 import { startTestService, type TestService } from './support/test-service';
 
+/** Open dashboard routes: the sign-in form itself and the assets it needs. */
+const OPEN_DASHBOARD_ROUTES = [
+  '/internal/dashboard',
+  '/internal/dashboard/sign-in',
+  '/internal/dashboard/assets/:name',
+];
+
+/** The one credential a route accepts (mirrors src/common/http/listener.ts and the dashboard's @DashboardRoute). */
+function credentialOf(path: string): 'apiKey' | 'adminToken' | 'session' | 'none' {
+  if (OPEN_DASHBOARD_ROUTES.includes(path)) return 'none';
+  if (path.startsWith('/internal/dashboard')) return 'session';
+  if (path.startsWith('/internal')) return 'adminToken';
+  const open = ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml'].includes(path) || path.startsWith('/docs');
+  return open ? 'none' : 'apiKey';
+}
+
 /** A route miss: 404 from the router's decision (not a handler's), 405, or a URL the router refused. */
 function isRouteMiss(result: RawResult): boolean {
   if (result.status === 405 || result.status === 400 || result.status === 414) return true;
@@ -154,12 +170,7 @@ describe('trust boundary: the internal API never answers on the public listener'
         const concrete = route.path.replace(/:[A-Za-z0-9_]+/g, () => randomUUID()).replace(/\*$/, 'x');
         const serves = (listener: 'public' | 'admin'): boolean =>
           table.entries(listener).some((r) => r.path === route.path);
-        const ownCredential = route.path.startsWith('/internal')
-          ? 'adminToken'
-          : ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml'].includes(route.path) ||
-              route.path.startsWith('/docs')
-            ? 'none'
-            : 'apiKey';
+        const ownCredential = credentialOf(route.path);
         for (const listener of ['public', 'admin'] as const) {
           const getOutcomes = new Map<string, { status: number; miss: boolean }>();
           for (const method of route.method === 'GET' ? ['GET', 'HEAD'] : [route.method]) {
@@ -191,12 +202,14 @@ describe('trust boundary: the internal API never answers on the public listener'
               const label = `${method} ${target} on ${listener} with ${credentialName}: ${result.status} ${result.text.slice(0, 120)}`;
               if (result.status >= 500) failures.push(`5xx: ${label}`);
               if (!serves(listener) && !miss) failures.push(`answered on the wrong listener: ${label}`);
-              const reachedHandler = !miss && result.status !== 401;
+              // A dashboard page refuses a visitor without a session by sending them to the sign-in form.
+              const refused = result.status === 401 || (ownCredential === 'session' && result.status === 303);
+              const reachedHandler = !miss && !refused;
               if (reachedHandler && ownCredential !== 'none' && credentialName !== ownCredential) {
                 failures.push(`passed with a foreign credential: ${label}`);
               }
               const literal = target === concrete && serves(listener);
-              if (literal && ownCredential !== 'none' && credentialName !== ownCredential && result.status !== 401) {
+              if (literal && ownCredential !== 'none' && credentialName !== ownCredential && !refused) {
                 failures.push(`expected 401: ${label}`);
               }
             });
@@ -239,6 +252,13 @@ describe('trust boundary: guards closed by default and failures that cost the se
     const get = await api('GET', '/v1/webhooks/', { key: subscriber.key });
     assertErrorBody(get, 405, 'method_not_allowed');
     assert.equal(get.headers.get('allow'), 'DELETE');
+  });
+
+  it('treats an empty path parameter as no route: GET /v1/events/ is a route miss, never the handler with an empty id', async () => {
+    const reader = await fixtures(service).organiser({ scopes: ['events:read'] });
+    const result = await api('GET', '/v1/events/', { key: reader.key });
+    assertErrorBody(result, 404, 'not_found');
+    assert.match(result.body.message, /^No resource at/);
   });
 
   it('counts 403s against the account budget: a key refused for its scope is rate limited too', async () => {

@@ -119,6 +119,33 @@ export class OrderRepository {
     );
   }
 
+  /** Every order of the organiser's events, whatever its status, newest first (the dashboard's list). */
+  async pageAnyStatusForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderRow>> {
+    const ordering = { name: 'dashboard_orders:created_at_desc', column: 'o.created_at', direction: 'DESC' } as const;
+    return this.pager.page<OrderRow, OrderRow>(
+      {
+        select: ORDER_COLUMNS,
+        from: `"order" o`,
+        idColumn: 'o.id',
+        where: ['o.organizer_id = $1'],
+        params: [organizerId],
+        anchorTable: `"order"`,
+        orderings: { default: ordering, updatedAfter: ordering },
+      },
+      request,
+      (row) => row,
+    );
+  }
+
+  /** Whether the order exists and belongs to the organiser (through its event). */
+  async organiserOwnsOrder(organizerId: string, orderId: string): Promise<boolean> {
+    const rows = await this.orders.manager.query<unknown[]>(
+      `SELECT 1 FROM "order" WHERE id = $1 AND organizer_id = $2`,
+      [orderId, organizerId],
+    );
+    return rows.length > 0;
+  }
+
   /** The order in its response shape, whatever its status (internal responses). */
   async findView(orderId: string, manager: EntityManager): Promise<OrderRow | null> {
     const rows = await manager.query<OrderRow[]>(`SELECT ${ORDER_COLUMNS} FROM "order" o WHERE o.id = $1`, [orderId]);

@@ -57,6 +57,18 @@ export class OrdersService {
     return page.map((row) => this.presenter.present(row));
   }
 
+  /** The dashboard's list: every order of the organiser, whatever its status, so pending ones can be confirmed. */
+  async listAnyStatusForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
+    const page = await this.orders.pageAnyStatusForOrganiser(organizerId, request);
+    return page.map((row) => this.presenter.present(row));
+  }
+
+  /** The dashboard's confirm from an organiser's order list: another organiser's order is 404. */
+  async confirmForOrganiser(organizerId: string, orderId: string): Promise<OrderResponseDto> {
+    if (!(await this.orders.organiserOwnsOrder(organizerId, orderId))) throw DomainError.notFound('Order');
+    return this.confirm(orderId);
+  }
+
   /**
    * Order and line items in one transaction. Created as `confirmed`, it counts
    * as the pending to confirmed transition and publishes `order.confirmed` in

@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import type { Page } from '../common/envelope/page';
+import { KeysetPager, type Ordering } from '../common/pagination/keyset-pager';
+import type { PageRequest } from '../common/pagination/page-request';
+import { containsPattern } from '../common/pagination/search-pattern';
+import { isoTimestampSql } from '../database/iso-timestamp-sql';
 import type { VenueLocationResponseDto } from './dto/venue.dto';
 import { VenueLocationEntity } from './entities/venue-location.entity';
 import { VenueEntity } from './entities/venue.entity';
@@ -14,6 +19,13 @@ export interface VenueRow {
   category: string | null;
   claim_status: string | null;
   locations: VenueLocationResponseDto[];
+}
+
+export interface VenueListItem {
+  id: string;
+  name: string;
+  createdAt: string;
+  liveLocations: number;
 }
 
 export interface NewVenue {
@@ -44,7 +56,10 @@ type Db = EntityManager | DataSource;
  */
 @Injectable()
 export class VenueRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly pager: KeysetPager,
+  ) {}
 
   async insertVenue(venue: NewVenue, manager: EntityManager): Promise<void> {
     await manager.insert(VenueEntity, venue);
@@ -121,6 +136,40 @@ export class VenueRepository {
       [venueId, limit],
     );
     return rows[0] ?? null;
+  }
+
+  /** Newest first: every venue, or those whose id is `search` or whose name contains it. */
+  page(request: PageRequest, search: string | null): Promise<Page<VenueListItem>> {
+    const ordering: Ordering = { name: 'dashboard_venues:created_at_desc', column: 'v.created_at', direction: 'DESC' };
+    const filtered = search !== null && search !== '';
+    return this.pager.page(
+      {
+        select:
+          `v.id, v.name, ${isoTimestampSql('v.created_at')} AS "createdAt", ` +
+          `(SELECT count(*)::int FROM venue_location l WHERE l.venue_id = v.id AND l.deleted_at IS NULL) AS "liveLocations"`,
+        from: 'venue v',
+        idColumn: 'v.id',
+        where: filtered ? ['(v.id = $1 OR v.name ILIKE $2)'] : [],
+        params: filtered ? [search, containsPattern(search)] : [],
+        anchorTable: 'venue',
+        orderings: { default: ordering, updatedAfter: ordering },
+      },
+      request,
+      (row: VenueListItem) => ({
+        id: row.id,
+        name: row.name,
+        createdAt: row.createdAt,
+        liveLocations: row.liveLocations,
+      }),
+    );
+  }
+
+  async timeZonesOf(venueId: string): Promise<Record<string, string>> {
+    const rows = await this.dataSource.query<Array<{ id: string; time_zone: string }>>(
+      'SELECT id, time_zone FROM venue_location WHERE venue_id = $1',
+      [venueId],
+    );
+    return Object.fromEntries(rows.map((row) => [row.id, row.time_zone]));
   }
 
   /** A live location's venue and time zone; null when it is unknown or soft-deleted. */

@@ -2,11 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { newResourceId } from '../../libs/ids/resource-id';
 import { uppercaseLocaleKeys } from '../../libs/locale/localised-text';
+import type { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
+import type { PageRequest } from '../common/pagination/page-request';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import type { CreateLocationDto, CreateVenueDto, LocationResponseDto, VenueResponseDto } from './dto/venue.dto';
 import { VenuePresenter } from './venue.presenter';
-import { VenueRepository, type NewLocation } from './venue.repository';
+import { VenueRepository, type NewLocation, type VenueListItem } from './venue.repository';
+
+export type { VenueListItem } from './venue.repository';
 
 /** GET /v1/venues shows at most this many locations: the oldest live ones, in creation order. */
 export const MAX_VENUE_LOCATIONS_SHOWN = 30;
@@ -76,6 +80,16 @@ export class VenuesService {
   /** A live location's venue and time zone (for `locationId` and `dateOnly`); null when unknown or deleted. */
   async liveLocation(locationId: string, tx?: Transaction | EntityManager): Promise<LiveLocation | null> {
     return this.venues.findLiveLocation(locationId, tx instanceof Transaction ? tx.manager : tx);
+  }
+
+  /** The dashboard's list, newest first: every venue, or those whose id is `search` or whose name contains it. */
+  page(request: PageRequest, search: string | null): Promise<Page<VenueListItem>> {
+    return this.venues.page(request, search);
+  }
+
+  /** Time zones of the venue's locations by id (the public Venue shape leaves them out; the dashboard shows them). */
+  async timeZonesOf(venueId: string): Promise<Record<string, string>> {
+    return this.venues.timeZonesOf(venueId);
   }
 
   /** The venue owning a location, soft-deleted locations included (`event.published` recipients). */

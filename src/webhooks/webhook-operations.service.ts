@@ -77,10 +77,13 @@ export class WebhookOperationsService {
     };
   }
 
-  /** The delivery log, newest first. Deleted subscriptions keep theirs (until retention purges it). */
-  async deliveries(webhookId: string): Promise<WebhookDeliveryResponseDto[]> {
+  /**
+   * The delivery log, newest first. Deleted subscriptions keep theirs (until retention purges it).
+   * `limit` (at most 500) lets a page that shows fewer read fewer.
+   */
+  async deliveries(webhookId: string, limit = DELIVERIES_SHOWN): Promise<WebhookDeliveryResponseDto[]> {
     if ((await this.subscriptions.findById(webhookId)) === null) throw DomainError.notFound('Webhook');
-    const rows = await this.deliveryRows.listForSubscription(webhookId, DELIVERIES_SHOWN);
+    const rows = await this.deliveryRows.listForSubscription(webhookId, Math.min(limit, DELIVERIES_SHOWN));
     return rows.map(presentDelivery);
   }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import type { ClientFailureBudget } from '../rate-limit/client-failure-budget';
-import { audienceOfRequest, listenerOf, pathOf } from './listener';
+import { audienceOfRequest, isDashboardRoute, listenerOf, pathOf } from './listener';
 import { RouteMiss } from './route-miss';
 import type { RouteTable } from './route-table';
 import { requestContext } from '../request-id/request-context';
@@ -11,6 +11,7 @@ import { traceIdFromTraceparent } from '../../../libs/trace/trace-context';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 
 const ROUTE_MISSED = Symbol('route-missed');
 
@@ -49,7 +50,11 @@ export function installHttpConventions(
     const audience = audienceOfRequest(request);
     // The probes and the reference stay reachable: a load balancer must see health whatever a client did.
     if (audience?.credential !== 'none') failures.assertWithinBudget(request.ip);
-    if (audience === null || !audience.listeners.includes(listenerOf(request.raw))) {
+    // The router lets a path parameter be empty (`/v1/events/` matches `/v1/events/:eventId`); no route means that.
+    const emptyParameter = Object.values((request.params ?? {}) as Record<string, unknown>).some(
+      (value) => value === '',
+    );
+    if (audience === null || emptyParameter || !audience.listeners.includes(listenerOf(request.raw))) {
       (request as FastifyRequest & { [ROUTE_MISSED]?: true })[ROUTE_MISSED] = true;
       throw new RouteMiss();
     }
@@ -59,6 +64,8 @@ export function installHttpConventions(
     // NUL and lone surrogates in bodies, path parameters and query values: see installJsonBodyParser.
     if (!BODY_METHODS.has(request.method) || request.body === undefined) return;
     const contentType = request.headers['content-type'] ?? '';
+    // The dashboard's HTML forms post urlencoded bodies; nothing else may.
+    if (FORM_MEDIA_TYPE.test(contentType) && isDashboardRoute(request.routeOptions.url ?? '')) return;
     if (!JSON_MEDIA_TYPE.test(contentType)) {
       throw new DomainError(
         ErrorCode.InvalidArgument,

@@ -5,7 +5,7 @@ import { jsonShapeProblem, jsonTextShapeProblem, unstorableTextProblem } from '.
 import type { AppConfig } from '../../config/app-config';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import { audienceOfRoute } from './listener';
+import { audienceOfRoute, isDashboardRoute } from './listener';
 
 /** Bodies of DELETE requests: at most `{"actorRole": "org_manager"}`. */
 export const SMALL_BODY_LIMIT = 1024;
@@ -141,6 +141,18 @@ function pathTextProblem(request: FastifyRequest): string | null {
  * - bodies of internal routes are remembered so that only they may meet class-transformer.
  * Any other media type has no parser, so Fastify answers 415 without reading it.
  */
+/** A urlencoded form as an object; a repeated field (checkboxes) becomes an array of its values. */
+function formFields(text: string): Record<string, string | string[]> {
+  const fields: Record<string, string | string[]> = {};
+  for (const [name, value] of new URLSearchParams(text)) {
+    // Same protection as the JSON parser's: no field may reach an object's prototype.
+    if (name === '__proto__' || name === 'constructor' || name === 'prototype') continue;
+    const existing = fields[name];
+    fields[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
+  }
+  return fields;
+}
+
 export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfig): void {
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -173,6 +185,23 @@ export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfi
         }
         done(null, value);
       },
+      (error: Error) => done(error, undefined),
+    );
+  });
+
+  // The dashboard's HTML forms post urlencoded bodies; no other route has a parser for them (415).
+  fastify.addContentTypeParser('application/x-www-form-urlencoded', (request, payload, done) => {
+    if (!isDashboardRoute(request.routeOptions.url ?? '')) {
+      done(
+        new DomainError(ErrorCode.InvalidArgument, 'Request bodies must be JSON (Content-Type: application/json).', {
+          status: 415,
+        }),
+        undefined,
+      );
+      return;
+    }
+    readBody(request, payload, Math.min(FORM_BODY_LIMIT, config.bodyLimitBytes)).then(
+      (bytes) => done(null, formFields(bytes.toString('utf8'))),
       (error: Error) => done(error, undefined),
     );
   });

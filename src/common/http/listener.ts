@@ -56,6 +56,11 @@ export function routeServes(pattern: string, listener: Listener): boolean {
   return audienceOfRoute(pattern).listeners.includes(listener);
 }
 
+/** Dashboard pages (HTML forms, session cookie), by the route pattern they registered. */
+export function isDashboardRoute(pattern: string): boolean {
+  return pattern === '/internal/dashboard' || pattern.startsWith('/internal/dashboard/');
+}
+
 export function pathOf(url: string): string {
   const queryAt = url.indexOf('?');
   return queryAt === -1 ? url : url.slice(0, queryAt);

@@ -1,0 +1,181 @@
+import { Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DashboardRoute } from '../common/auth-context/dashboard-access';
+import { AcceptsQuery } from '../common/query/accepts-query.decorator';
+import { OrganisersService } from '../identity/organisers.service';
+import { CreateLocationDto, CreateVenueDto } from '../venues/dto/venue.dto';
+import { VenuesService } from '../venues/venues.service';
+import { DashboardAccountViews } from './dashboard-account-views.service';
+import { DashboardForm, filled, validateAs } from './dashboard-form';
+import { DashboardHtmlFilter } from './dashboard-html.filter';
+import { DashboardPages } from './dashboard-pages';
+import { dashboardPath, withQuery } from './dashboard-paths';
+import { DashboardRedirect } from './dashboard-redirect';
+import { DashboardSessionsService } from './dashboard-sessions.service';
+
+const LIST_LIMIT = 25;
+const ACCOUNTS = dashboardPath('accounts');
+
+function locationFields(form: DashboardForm): Record<string, string | null> {
+  return {
+    displayName: form.text('displayName'),
+    address: form.text('address'),
+    city: form.text('city'),
+    country: form.text('country'),
+    timeZone: form.text('timeZone'),
+  };
+}
+
+/** Organisers and venues: find, create, and each account's own page (keys, locations, webhooks). */
+@ApiExcludeController()
+@UseFilters(DashboardHtmlFilter)
+@DashboardRoute('session')
+@Controller('internal/dashboard')
+export class DashboardAccountsController {
+  constructor(
+    private readonly organisers: OrganisersService,
+    private readonly venues: VenuesService,
+    private readonly accounts: DashboardAccountViews,
+    private readonly sessions: DashboardSessionsService,
+    private readonly pages: DashboardPages,
+  ) {}
+
+  @Get('accounts')
+  @AcceptsQuery('q', 'organisers_cursor', 'venues_cursor')
+  list(
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+    @Query() query: Record<string, string | undefined>,
+  ): Promise<FastifyReply> {
+    return this.renderList(request, reply, query, {}, 200);
+  }
+
+  private async renderList(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    query: Record<string, string | undefined>,
+    extra: Record<string, unknown>,
+    status: number,
+  ): Promise<FastifyReply> {
+    const q = (typeof query['q'] === 'string' ? query['q'].trim() : '').slice(0, 200);
+    const organiserCursor = typeof query['organisers_cursor'] === 'string' ? query['organisers_cursor'] : null;
+    const venueCursor = typeof query['venues_cursor'] === 'string' ? query['venues_cursor'] : null;
+    const limit = LIST_LIMIT;
+    const [organisers, venues] = await Promise.all([
+      this.organisers.page({ limit, cursor: organiserCursor, updatedAfter: null }, q),
+      this.venues.page({ limit, cursor: venueCursor, updatedAfter: null }, q),
+    ]);
+    const pager = (name: string, cursor: string | null, next: string | null) => ({
+      label: name,
+      firstHref: cursor === null ? null : withQuery(ACCOUNTS, { q }),
+      nextHref: next === null ? null : withQuery(ACCOUNTS, { q, [`${name.toLowerCase()}_cursor`]: next }),
+    });
+    return this.pages.send(
+      request,
+      reply,
+      'accounts',
+      {
+        title: 'Accounts',
+        q,
+        organisers,
+        venues,
+        organiserPager: pager('Organisers', organiserCursor, organisers.nextCursor),
+        venuePager: pager('Venues', venueCursor, venues.nextCursor),
+        organiserForm: {},
+        organiserErrors: {},
+        venueForm: {},
+        venueErrors: {},
+        ...extra,
+      },
+      status,
+    );
+  }
+
+  @Post('organisers')
+  async createOrganiser(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
+    const form = new DashboardForm(request);
+    const name = form.text('name');
+    const placeholder = form.checked('placeholder');
+    if (name === null || name.length > 500) {
+      const message = name === null ? 'Give the organiser a name.' : 'The name is longer than 500 characters.';
+      return this.renderList(
+        request,
+        reply,
+        {},
+        { organiserForm: { name, placeholder }, organiserErrors: { name: message } },
+        400,
+      );
+    }
+    const created = await this.organisers.create({ name, placeholder });
+    this.sessions.flash(request, { kind: 'success', text: `Organiser ${created.name} created.` });
+    throw new DashboardRedirect(dashboardPath('organisers', created.id));
+  }
+
+  @Post('venues')
+  async createVenue(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
+    const form = new DashboardForm(request);
+    const location = filled(locationFields(form));
+    const input = filled({ name: form.text('name') });
+    const { value, errors } = await validateAs(CreateVenueDto, {
+      ...input,
+      locations: Object.keys(location).length === 0 ? [] : [location],
+    });
+    if (Object.keys(errors).length > 0) {
+      const { locations: locationError, ...own } = errors;
+      const venueErrors = { ...own, ...(locationError === undefined ? {} : { timeZone: locationError }) };
+      return this.renderList(request, reply, {}, { venueForm: { ...input, ...location }, venueErrors }, 400);
+    }
+    const created = await this.venues.create(value);
+    this.sessions.flash(request, { kind: 'success', text: `Venue ${created.name} created.` });
+    throw new DashboardRedirect(dashboardPath('venues', created.id));
+  }
+
+  @Get('organisers/:organiserId')
+  async organiser(
+    @Param('organiserId') organiserId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const view = await this.accounts.organiserPage(organiserId);
+    return this.pages.send(request, reply, 'organiser', view);
+  }
+
+  @Get('venues/:venueId')
+  async venue(
+    @Param('venueId') venueId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const view = await this.accounts.venuePage(venueId);
+    return this.pages.send(request, reply, 'venue', view);
+  }
+
+  @Post('venues/:venueId/locations')
+  async addLocation(
+    @Param('venueId') venueId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const fields = filled(locationFields(new DashboardForm(request)));
+    const { value, errors } = await validateAs(CreateLocationDto, fields);
+    if (Object.keys(errors).length > 0) {
+      const view = await this.accounts.venuePage(venueId);
+      return this.pages.send(request, reply, 'venue', { ...view, locationForm: fields, locationErrors: errors }, 400);
+    }
+    const created = await this.venues.addLocation(venueId, value);
+    this.sessions.flash(request, { kind: 'success', text: `Location ${created.displayName ?? created.id} added.` });
+    throw new DashboardRedirect(dashboardPath('venues', venueId));
+  }
+
+  /** Reached only through a form of this dashboard; a stray GET says where to go instead of 405. */
+  @Get('organisers')
+  organisersIndex(): never {
+    throw new DashboardRedirect(ACCOUNTS);
+  }
+
+  @Get('venues')
+  venuesIndex(): never {
+    throw new DashboardRedirect(ACCOUNTS);
+  }
+}

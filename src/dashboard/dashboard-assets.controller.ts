@@ -1,0 +1,44 @@
+import { Controller, Get, Param, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DashboardRoute } from '../common/auth-context/dashboard-access';
+import { DomainError } from '../common/errors/domain-error';
+import { dashboardFolder } from './dashboard-files';
+import { DashboardHtmlFilter } from './dashboard-html.filter';
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+/** Read once at start: the only files the dashboard serves, so no path ever reaches the file system. */
+function loadAssets(): Map<string, Asset> {
+  const own = dashboardFolder('assets');
+  return new Map<string, Asset>([
+    ['dashboard.css', { body: readFileSync(join(own, 'dashboard.css')), type: 'text/css; charset=utf-8' }],
+    ['favicon.svg', { body: readFileSync(join(own, 'favicon.svg')), type: 'image/svg+xml' }],
+    ['dashboard.js', { body: readFileSync(join(own, 'dashboard.js')), type: 'text/javascript; charset=utf-8' }],
+    [
+      'htmx.min.js',
+      { body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')), type: 'text/javascript; charset=utf-8' },
+    ],
+  ]);
+}
+
+/** The stylesheet and scripts, served by the service itself (no asset from the internet); no session needed. */
+@ApiExcludeController()
+@UseFilters(DashboardHtmlFilter)
+@DashboardRoute('sign-in')
+@Controller('internal/dashboard/assets')
+export class DashboardAssetsController {
+  private readonly assets = loadAssets();
+
+  @Get(':name')
+  asset(@Param('name') name: string, @Req() _request: FastifyRequest, @Res() reply: FastifyReply): FastifyReply {
+    const asset = this.assets.get(name);
+    if (asset === undefined) throw DomainError.notFound('Asset');
+    return reply.type(asset.type).header('cache-control', 'private, max-age=300').send(asset.body);
+  }
+}

@@ -1,0 +1,148 @@
+import { Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseInstant } from '../../libs/time/instant';
+import { DashboardRoute } from '../common/auth-context/dashboard-access';
+import { DomainError } from '../common/errors/domain-error';
+import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
+import { DashboardAccountViews, healthOf } from './dashboard-account-views.service';
+import { DashboardForm } from './dashboard-form';
+import { DashboardHtmlFilter } from './dashboard-html.filter';
+import { DashboardPages } from './dashboard-pages';
+import { dashboardPath } from './dashboard-paths';
+import { DashboardRedirect } from './dashboard-redirect';
+import { DashboardSessionsService } from './dashboard-sessions.service';
+
+/** The page shows the newest deliveries of the log; the internal API's list has the rest. */
+const DELIVERIES_SHOWN = 100;
+
+/**
+ * One webhook subscription: health, warnings, the delivery log with every
+ * attempt, and the operations (re-enable with recovery, resend, recover a
+ * window, rotate the secret) of WebhookOperationsService.
+ */
+@ApiExcludeController()
+@UseFilters(DashboardHtmlFilter)
+@DashboardRoute('session')
+@Controller('internal/dashboard/webhooks/:webhookId')
+export class DashboardWebhooksController {
+  constructor(
+    private readonly operations: WebhookOperationsService,
+    private readonly accounts: DashboardAccountViews,
+    private readonly sessions: DashboardSessionsService,
+    private readonly pages: DashboardPages,
+  ) {}
+
+  @Get()
+  async page(
+    @Param('webhookId') webhookId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    return this.pages.send(request, reply, 'webhook', await this.view(webhookId));
+  }
+
+  @Post('enable')
+  async enable(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
+    const recover = new DashboardForm(request).checked('recover');
+    await this.attempt(request, async () => {
+      await this.operations.enable(webhookId, { recover });
+      return recover ? 'Re-enabled; what it missed while disabled is queued again.' : 'Re-enabled.';
+    });
+    throw new DashboardRedirect(dashboardPath('webhooks', webhookId));
+  }
+
+  @Post('deliveries/:deliveryId/resend')
+  async resend(
+    @Param('webhookId') webhookId: string,
+    @Param('deliveryId') deliveryId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<never> {
+    const force = new DashboardForm(request).checked('force');
+    await this.attempt(request, async () => {
+      await this.operations.resend(webhookId, deliveryId, { force });
+      return `Delivery ${deliveryId} is being sent again.`;
+    });
+    throw new DashboardRedirect(dashboardPath('webhooks', webhookId));
+  }
+
+  @Post('recover')
+  async recover(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
+    const form = new DashboardForm(request);
+    const sinceText = form.text('since');
+    const untilText = form.text('until');
+    await this.attempt(request, async () => {
+      const since = parseInstant(sinceText ?? undefined);
+      const until = untilText === null ? undefined : parseInstant(untilText);
+      if (since === null) throw DomainError.invalidArgument('Since must be an instant, e.g. 2026-11-23T18:00:00Z.');
+      if (until === null) throw DomainError.invalidArgument('Until must be an instant, or left empty.');
+      const result = await this.operations.recover(webhookId, { since, ...(until === undefined ? {} : { until }) });
+      return `${result.queued} deliveries queued again${result.remaining > 0 ? `; ${result.remaining} more remain (recover again)` : ''}.`;
+    });
+    throw new DashboardRedirect(dashboardPath('webhooks', webhookId));
+  }
+
+  @Post('rotate-secret')
+  async rotateSecret(
+    @Param('webhookId') webhookId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const graceText = new DashboardForm(request).text('graceSeconds');
+    const graceSeconds =
+      graceText === null ? DEFAULT_GRACE_SECONDS : /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
+    try {
+      const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds });
+      return this.pages.send(request, reply, 'secret-rotated', {
+        title: 'Secret rotated',
+        rotated,
+        webhookHref: dashboardPath('webhooks', webhookId),
+        breadcrumbs: [{ label: 'Webhook', href: dashboardPath('webhooks', webhookId) }],
+      });
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.status >= 500) throw error;
+      const view = await this.view(webhookId);
+      return this.pages.send(
+        request,
+        reply,
+        'webhook',
+        { ...view, graceError: error.message, graceValue: graceText },
+        error.status,
+      );
+    }
+  }
+
+  /** Runs an operation and reports its outcome on the next page; a refusal is shown, never a dead end. */
+  private async attempt(request: FastifyRequest, operation: () => Promise<string>): Promise<void> {
+    try {
+      this.sessions.flash(request, { kind: 'success', text: await operation() });
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
+      this.sessions.flash(request, { kind: 'error', text: error.message });
+    }
+  }
+
+  private async view(webhookId: string): Promise<Record<string, unknown>> {
+    const [webhook, deliveries] = await Promise.all([
+      this.operations.detail(webhookId),
+      this.operations.deliveries(webhookId, DELIVERIES_SHOWN + 1),
+    ]);
+    const account = await this.accounts.account(webhook.accountType, webhook.accountId);
+    return {
+      title: `Webhook to ${new URL(webhook.url).host}`,
+      webhook: { ...webhook, health: healthOf(webhook) },
+      figures: webhook.health,
+      account,
+      deliveries: deliveries.slice(0, DELIVERIES_SHOWN),
+      moreDeliveries: deliveries.length > DELIVERIES_SHOWN,
+      webhookHref: dashboardPath('webhooks', webhookId),
+      defaultGrace: DEFAULT_GRACE_SECONDS,
+      graceError: null,
+      graceValue: null,
+      breadcrumbs: [
+        { label: 'Accounts', href: dashboardPath('accounts') },
+        { label: account.name, href: account.href },
+      ],
+    };
+  }
+}

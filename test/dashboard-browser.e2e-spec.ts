@@ -1,0 +1,313 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromiumMissingReason, DashboardBrowser } from './support/dashboard-browser';
+import { internalApi, publicApi } from './support/http-client';
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from './support/https-receiver';
+import { startTestService, type TestService } from './support/test-service';
+
+/** Small backoff and deadline so twenty failures take seconds; 127.0.0.0/8 is where the receiver lives. */
+const DELIVERY_ENV = {
+  WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
+  WEBHOOK_BACKOFF_BASE_MS: '20',
+  WEBHOOK_BACKOFF_MAX_MS: '60',
+  WEBHOOK_POLL_MS: '50',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_MAX_ATTEMPTS: '40',
+};
+
+const missing = chromiumMissingReason();
+if (missing !== null) process.stderr.write(`\n[dashboard] browser tests SKIPPED: ${missing}\n\n`);
+
+/**
+ * The issue's walk-through in a real browser, with the keyboard only: every
+ * control is reached with Tab and used with Enter or Space. One service, one
+ * browser; the steps run in order and share what they made.
+ */
+describe('dashboard in a browser', { skip: missing ?? false }, () => {
+  let service: TestService;
+  let browser: DashboardBrowser;
+  let receiver: HttpsReceiver;
+  let failing = true;
+  const state: {
+    organiserPath?: string;
+    organiserId?: string;
+    key?: string;
+    webhookId?: string;
+    eventId?: string;
+    secret?: string;
+  } = {};
+
+  before(async () => {
+    service = await startTestService(DELIVERY_ENV);
+    receiver = await startHttpsReceiver(() => (failing ? { status: 500, body: 'down' } : { status: 204 }));
+    browser = await DashboardBrowser.launch();
+  });
+  after(async () => {
+    writeFileSync(join(browser.folder, 'axe-report.json'), JSON.stringify(browser.axeReport, null, 2));
+    process.stderr.write(`[dashboard] screenshots and axe report in ${browser.folder}\n`);
+    await browser.close();
+    await receiver.close();
+    await service.close();
+  });
+
+  const page = () => browser.page;
+  const url = (path: string): string => `${service.adminUrl}${path}`;
+
+  it('sends a visitor without a session to the sign-in form, and signs in with the admin token typed once', async () => {
+    await page().goto(url('/internal/dashboard/accounts'));
+    assert.equal(new URL(page().url()).pathname, '/internal/dashboard/sign-in');
+    await browser.checkPage('sign-in');
+    await browser.type('#token', service.adminToken);
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+    assert.equal(new URL(page().url()).pathname, '/internal/dashboard/accounts');
+  });
+
+  it('creates an organiser from the accounts page', async () => {
+    await browser.type('#organiser-name', 'Harbour Jazz Club');
+    await browser.submitWith('#organiser-name');
+    assert.match(new URL(page().url()).pathname, /^\/internal\/dashboard\/organisers\/org_/);
+    state.organiserPath = new URL(page().url()).pathname;
+    state.organiserId = decodeURIComponent(state.organiserPath.split('/').pop() ?? '');
+    assert.match((await page().textContent('h1')) ?? '', /Harbour Jazz Club/);
+    assert.match((await page().textContent('[role=status]')) ?? '', /Organiser Harbour Jazz Club created/);
+  });
+
+  it('finds the organiser by name and by id', async () => {
+    await page().goto(url('/internal/dashboard/accounts'));
+    await browser.type('#q', 'harbour jazz');
+    await browser.submitWith('#q');
+    assert.match((await page().textContent('#organisers-heading + .table-wrap')) ?? '', /Harbour Jazz Club/);
+    await browser.checkPage('accounts');
+    await page().goto(url(`/internal/dashboard/accounts?q=${state.organiserId}`));
+    assert.match((await page().textContent('#organisers-heading + .table-wrap')) ?? '', /Harbour Jazz Club/);
+  });
+
+  it('mints a key with chosen scopes, shows it once with a copy button, and the key works on the public API', async () => {
+    await page().goto(url(state.organiserPath ?? ''));
+    await browser.type('#key-name', 'Box office');
+    for (const scope of ['events:read', 'orders:read', 'events:write', 'webhooks:read', 'webhooks:write']) {
+      await browser.press(`input[name=scopes][value="${scope}"]`, 'Space');
+    }
+    await browser.submitWith('form[action$="/keys"] button[type=submit]');
+    assert.match((await page().textContent('.warning')) ?? '', /you will not see it again/);
+    const key = await page().inputValue('#new-key');
+    assert.match(key, /^svc_live_[0-9a-f]{48}$/);
+    state.key = key;
+    await browser.press('button[data-copy]', 'Enter');
+    await page().waitForFunction('document.querySelector(".copy-status").textContent.length > 0');
+    await browser.checkPage('key-created');
+
+    const me = await publicApi(service)('GET', '/v1/me', { key });
+    assert.equal(me.status, 200, me.text);
+    assert.equal(me.body.data.principal.id, state.organiserId);
+
+    await page().goto(url(state.organiserPath ?? ''));
+    const keysTable = (await page().textContent('#keys-heading + .table-wrap')) ?? '';
+    assert.match(keysTable, /Box office/);
+    assert.doesNotMatch(keysTable, new RegExp(key), 'the list never shows the key again');
+    await browser.checkPage('organiser');
+  });
+
+  /** Requests that reached the receiver after `since` and were acknowledged, by envelope type and data id. */
+  const acknowledged = (since: number, type: string, id: string) => (requests: ReceivedRequest[]) =>
+    requests.some(
+      (r) =>
+        r.receivedAt >= since &&
+        r.body?.type === type &&
+        (type === 'order.confirmed' ? r.body?.data?.orderId : r.body?.data?.eventId) === id,
+    );
+
+  async function publishedEvent(title: string): Promise<string> {
+    const admin = internalApi(service);
+    const created = await admin('POST', '/internal/events', {
+      body: { organizerId: state.organiserId, title: { EN: title }, startTime: '2031-02-01T20:00:00Z' },
+    });
+    assert.equal(created.status, 201, created.text);
+    const published = await admin('POST', `/internal/events/${created.body.data.id}/publish`);
+    assert.equal(published.status, 200, published.text);
+    return created.body.data.id as string;
+  }
+
+  it('shows a webhook created through the public API on the account, healthy', async () => {
+    const created = await publicApi(service)('POST', '/v1/webhooks', {
+      key: state.key,
+      body: {
+        url: `${receiver.origin}/hooks`,
+        events: ['event.published', 'order.confirmed'],
+        description: 'Box office',
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    state.webhookId = created.body.data.id;
+    state.secret = created.body.data.secret;
+    await page().goto(url(state.organiserPath ?? ''));
+    const row = (await page().textContent('#webhooks-heading ~ .table-wrap')) ?? '';
+    assert.match(row, /\/hooks/);
+    assert.match(row, /healthy/);
+    await browser.submitWith(`a[href$="/webhooks/${state.webhookId}"]`);
+    assert.match((await page().textContent('h1')) ?? '', /Webhook to 127\.0\.0\.1/);
+  });
+
+  it('shows a failing endpoint disabled after twenty failures, and re-enabling with recovery delivers what it missed', async () => {
+    const admin = internalApi(service);
+    failing = true;
+    const missed = [await publishedEvent('Failing 1')];
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const detail = await admin('GET', `/internal/webhooks/${state.webhookId}`);
+      if (detail.body.data.enabled === false) break;
+      assert.ok(Date.now() < deadline, 'the subscription was not disabled in time');
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    missed.push(await publishedEvent('While disabled 1'), await publishedEvent('While disabled 2'));
+
+    await page().goto(url(`/internal/dashboard/webhooks/${state.webhookId}`));
+    assert.match((await page().textContent('.facts')) ?? '', /disabled/);
+    assert.match((await page().textContent('#warnings-heading + ul')) ?? '', /disabled after 20 failures/);
+    assert.match((await page().textContent('#delivery-log')) ?? '', /skipped/);
+    await browser.checkPage('webhook-disabled');
+
+    failing = false;
+    const enabledAt = Date.now();
+    await browser.tabTo('#enable-recover');
+    assert.equal(await page().isChecked('#enable-recover'), true, 'recovery is the default');
+    await browser.submitWith('form[action$="/enable"] button');
+    assert.match((await page().textContent('[role=status]')) ?? '', /Re-enabled; what it missed/);
+    for (const eventId of missed) {
+      await receiver.waitFor(acknowledged(enabledAt, 'event.published', eventId), 20_000);
+    }
+    // The log refreshes in place (htmx) from its link: the page itself is never reloaded (the marker survives).
+    await page().evaluate('window.stayedOnPage = true');
+    await browser.tabTo('#refresh-log');
+    for (let tries = 0; tries < 50; tries += 1) {
+      const shown = (await page().textContent('#delivery-log tbody')) ?? '';
+      if (tries > 0 && !/skipped|pending|failed/.test(shown)) break;
+      await Promise.all([
+        page().waitForResponse((response) => response.url().endsWith(`/webhooks/${state.webhookId}`)),
+        page().keyboard.press('Enter'),
+      ]);
+      await page().waitForTimeout(200);
+      const focused = await page().evaluate('document.activeElement && document.activeElement.id');
+      if (focused !== 'refresh-log') await browser.tabTo('#refresh-log');
+    }
+    assert.equal(await page().evaluate('window.stayedOnPage'), true, 'htmx swapped the log without a page load');
+    const log = (await page().textContent('#delivery-log tbody')) ?? '';
+    assert.doesNotMatch(log, /skipped|failed/);
+    await page().reload();
+    const facts = (await page().textContent('.facts')) ?? '';
+    assert.match(facts, /healthy/);
+    assert.doesNotMatch(facts, /Last success—/, 'the successes are in the health figures');
+    await browser.checkPage('webhook');
+  });
+
+  it('resends a delivery with the same id, and rotates the secret showing the new one once', async () => {
+    const first = await page().getAttribute('#delivery-log tbody tr:first-child form', 'action');
+    const deliveryId = decodeURIComponent(/deliveries\/([^/]+)\/resend/.exec(first ?? '')?.[1] ?? '');
+    const before = receiver.requests.length;
+    await browser.submitWith('#delivery-log tbody tr:first-child button');
+    assert.match((await page().textContent('[role=status]')) ?? '', /being sent again/);
+    await receiver.waitFor((requests) =>
+      requests.slice(before).some((r) => r.headers['service-delivery'] === deliveryId),
+    );
+
+    await browser.submitWith('form[action$="/rotate-secret"] button');
+    const secret = await page().inputValue('#new-secret');
+    assert.match(secret, /^whsec_[0-9a-f]{64}$/);
+    assert.notEqual(secret, state.secret);
+    assert.match((await page().textContent('.warning')) ?? '', /you will not see it again/);
+    await browser.checkPage('secret-rotated');
+  });
+
+  it('publishes an event from the events page (event.published arrives), and refuses one whose date mode is not fixed with the reason', async () => {
+    const admin = internalApi(service);
+    const fixed = await admin('POST', '/internal/events', {
+      body: { organizerId: state.organiserId, title: { EN: 'Late set' }, startTime: '2031-06-01T20:00:00Z' },
+    });
+    assert.equal(fixed.status, 201, fixed.text);
+    state.eventId = fixed.body.data.id;
+    const planned = await admin('POST', '/internal/events', {
+      body: {
+        organizerId: state.organiserId,
+        title: { EN: 'Maybe in spring' },
+        startTime: '2031-04-01T20:00:00Z',
+        planning: { date: { mode: 'window', from: '2031-03-01', to: '2031-05-01' } },
+      },
+    });
+    assert.equal(planned.status, 201, planned.text);
+
+    await page().goto(url(`${state.organiserPath}/events`));
+    await browser.checkPage('events');
+    await browser.submitWith(`form[action$="/events/${planned.body.data.id}/publish"] button`);
+    assert.match(
+      (await page().textContent('[role=alert]')) ?? '',
+      /Not published: .*planning\.date\.mode is not fixed/,
+    );
+    const publishedAt = Date.now();
+    await browser.submitWith(`form[action$="/events/${state.eventId}/publish"] button`);
+    assert.match((await page().textContent('[role=status]')) ?? '', /Late set is public/);
+    await receiver.waitFor(acknowledged(publishedAt, 'event.published', state.eventId ?? ''));
+  });
+
+  it('confirms a pending order from the orders page, and order.confirmed arrives', async () => {
+    const admin = internalApi(service);
+    const order = await admin('POST', '/internal/orders', {
+      body: {
+        eventId: state.eventId,
+        lineItems: [{ quantity: 2, unitAmountMinor: 1250 }],
+        totalAmountMinor: 2500,
+        billingName: 'Ada',
+      },
+    });
+    assert.equal(order.status, 201, order.text);
+    await page().goto(url(`${state.organiserPath}/orders`));
+    await browser.checkPage('orders');
+    const confirmedAt = Date.now();
+    await browser.submitWith(`form[action$="/orders/${order.body.data.id}/confirm"] button`);
+    assert.match((await page().textContent('[role=status]')) ?? '', /is confirmed/);
+    await receiver.waitFor(acknowledged(confirmedAt, 'order.confirmed', order.body.data.id));
+    const confirmed = await publicApi(service)('GET', '/v1/orders', { key: state.key });
+    assert.equal(confirmed.status, 200, confirmed.text);
+    assert.deepEqual(
+      confirmed.body.data.map((o: { id: string }) => o.id),
+      [order.body.data.id],
+    );
+  });
+
+  it('revokes the key after a confirmation, and the public API answers 401 from then on', async () => {
+    await page().goto(url(state.organiserPath ?? ''));
+    await browser.submitWith('a[href*="/revoke"]');
+    await browser.checkPage('key-revoke');
+    await browser.submitWith('button.danger');
+    assert.match((await page().textContent('[role=status]')) ?? '', /revoked/);
+    const me = await publicApi(service)('GET', '/v1/me', { key: state.key });
+    assert.equal(me.status, 401);
+  });
+
+  it('shows a venue with its locations and adds one', async () => {
+    await page().goto(url('/internal/dashboard/accounts'));
+    await browser.type('#venue-name', 'Old Harbour Hall');
+    await browser.type('#venue-location-city', 'Hamburg');
+    await browser.type('#venue-location-time-zone', 'Europe/Berlin');
+    await browser.submitWith('#venue-location-time-zone');
+    assert.match(new URL(page().url()).pathname, /^\/internal\/dashboard\/venues\/ven_/);
+    await browser.type('#location-display-name', 'Back room');
+    await browser.submitWith('#location-display-name');
+    const locations = (await page().textContent('#locations-heading + .table-wrap')) ?? '';
+    assert.match(locations, /Hamburg/);
+    assert.match(locations, /Back room/);
+    await browser.checkPage('venue');
+  });
+
+  it('signs out', async () => {
+    await browser.submitWith('form[action$="/sign-out"] button');
+    assert.equal(new URL(page().url()).pathname, '/internal/dashboard/sign-in');
+    await page().goto(url('/internal/dashboard/accounts'));
+    assert.equal(new URL(page().url()).pathname, '/internal/dashboard/sign-in');
+  });
+
+  it('wrote no error to the browser console on any page', () => {
+    assert.deepEqual(browser.consoleErrors, []);
+  });
+});

@@ -1,0 +1,284 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DashboardClient, csrfOf } from './support/dashboard-client';
+import fastifyCookie from '@fastify/cookie';
+import Fastify from 'fastify';
+import { DASHBOARD_COOKIE_OPTIONS } from '../src/dashboard/dashboard-plugins';
+import { fixtures } from './support/fixtures';
+import { receiverCertificate } from './support/https-receiver';
+import { internalApi, publicApi } from './support/http-client';
+import { startTestService, type TestService } from './support/test-service';
+
+/** The dashboard's HTTP rules (sessions, CSRF, listeners); the browser walk-through is dashboard-browser.e2e-spec. */
+describe('dashboard over HTTP', () => {
+  let service: TestService;
+
+  before(async () => {
+    service = await startTestService({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
+  });
+  after(async () => {
+    await service.close();
+  });
+
+  it('redirects a page request without a session to the sign-in form with 303', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    for (const path of ['/internal/dashboard/accounts', '/internal/dashboard/organisers/org_x/events']) {
+      const page = await client.get(path);
+      assert.equal(page.status, 303, path);
+      assert.equal(page.location, '/internal/dashboard/sign-in');
+    }
+    const post = await client.post('/internal/dashboard/organisers', { name: 'x' }, null);
+    assert.equal(post.status, 303, 'a form post without a session also goes to the sign-in form');
+  });
+
+  it('does not take the admin bearer token instead of a session on dashboard pages', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    const page = await client.get('/internal/dashboard/accounts', { authorization: `Bearer ${service.adminToken}` });
+    assert.equal(page.status, 303);
+  });
+
+  it('refuses a wrong admin token at sign-in with 401 and sets no session', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    const form = await client.get('/internal/dashboard/sign-in');
+    assert.equal(form.status, 200);
+    const refused = await client.post(
+      '/internal/dashboard/sign-in',
+      { token: `${service.adminToken}x` },
+      csrfOf(form.html),
+    );
+    assert.equal(refused.status, 401);
+    assert.match(refused.html, /That is not the admin token/);
+    assert.equal(client.cookies.has('dashboard_session'), false);
+    assert.equal((await client.get('/internal/dashboard/accounts')).status, 303);
+  });
+
+  it('signs in with the admin token into an HttpOnly, SameSite=Strict cookie scoped to the dashboard (not Secure over plain HTTP)', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    const form = await client.get('/internal/dashboard/sign-in');
+    const response = await fetch(`${service.adminUrl}/internal/dashboard/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: [...client.cookies].map(([n, v]) => `${n}=${v}`).join('; '),
+      },
+      body: new URLSearchParams({ token: service.adminToken, _csrf: csrfOf(form.html) }).toString(),
+    });
+    assert.equal(response.status, 303);
+    assert.equal(response.headers.get('location'), '/internal/dashboard/accounts');
+    const session = response.headers.getSetCookie().find((line) => line.startsWith('dashboard_session='));
+    assert.ok(session, 'a session cookie is set');
+    assert.match(session, /; HttpOnly/i);
+    assert.match(session, /; SameSite=Strict/i);
+    assert.match(session, /; Path=\/internal\/dashboard/i);
+    assert.doesNotMatch(session, /; Secure/i);
+    assert.doesNotMatch(session, new RegExp(service.adminToken), 'the cookie is not the admin token');
+  });
+
+  it('refuses a form post whose CSRF token is missing or forged, even with a session', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const missing = await client.post('/internal/dashboard/organisers', { name: 'No token' }, null);
+    assert.equal(missing.status, 403);
+    assert.match(missing.html, /form has expired or did not come from this dashboard/);
+    const forged = await client.post('/internal/dashboard/organisers', { name: 'Forged' }, `${csrf.slice(0, -2)}xx`);
+    assert.equal(forged.status, 403);
+    const other = new DashboardClient(service.adminUrl);
+    const otherCsrf = await other.signIn(service.adminToken);
+    const crossSession = await client.post('/internal/dashboard/organisers', { name: 'Other session' }, otherCsrf);
+    assert.equal(crossSession.status, 403, "another session's token is refused");
+    const accepted = await client.post('/internal/dashboard/organisers', { name: 'With token' }, csrf);
+    assert.equal(accepted.status, 303);
+    assert.match(accepted.location ?? '', /^\/internal\/dashboard\/organisers\/org_/);
+  });
+
+  it('signs out: the old session cookie opens no page afterwards', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const stolen = client.cookies.get('dashboard_session');
+    const out = await client.post('/internal/dashboard/sign-out', {}, csrf);
+    assert.equal(out.status, 303);
+    assert.equal(out.location, '/internal/dashboard/sign-in');
+    assert.equal(client.cookies.has('dashboard_session'), false, 'the cookie is cleared');
+    const replay = new DashboardClient(service.adminUrl);
+    replay.cookies.set('dashboard_session', stolen ?? '');
+    assert.equal((await replay.get('/internal/dashboard/accounts')).status, 303, 'the server forgot the session');
+  });
+
+  it('still requires the bearer token on every other internal path, whatever session cookie is sent', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const cookie = `dashboard_session=${client.cookies.get('dashboard_session')}`;
+    const admin = internalApi(service);
+    const refused = await admin('POST', '/internal/organisers', {
+      token: null,
+      body: { name: 'x' },
+      headers: { cookie },
+    });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.body.error, 'unauthorized');
+  });
+
+  it('serves the dashboard on the admin listener only', async () => {
+    const response = await fetch(`${service.publicUrl}/internal/dashboard/sign-in`, { redirect: 'manual' });
+    assert.equal(response.status, 404);
+  });
+
+  it('accepts urlencoded bodies on dashboard paths only: the JSON API still answers 415', async () => {
+    const admin = internalApi(service);
+    const refused = await admin('POST', '/internal/organisers', {
+      rawBody: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(refused.status, 415);
+  });
+
+  it('sends pages uncached, with a same-origin-only content security policy and no framing', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const page = await client.get('/internal/dashboard/accounts');
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.equal(page.headers.get('cache-control'), 'no-store');
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'.*frame-ancestors 'none'/);
+  });
+
+  it('shows the service refusal beside the field: a venue key cannot get events:write', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const venue = await client.post(
+      '/internal/dashboard/venues',
+      { name: 'Hall', city: 'Berlin', timeZone: 'Europe/Berlin' },
+      csrf,
+    );
+    assert.equal(venue.status, 303);
+    const venuePath = venue.location ?? '';
+    const page = await client.get(venuePath);
+    const minted = await client.post(
+      `${venuePath}/keys`,
+      { scopes: ['events:read', 'events:write'], actorRole: 'owner' },
+      csrfOf(page.html),
+    );
+    assert.equal(minted.status, 400);
+    assert.match(minted.html, /id="key-scopes-error" class="field-error">Venue keys cannot hold events:write/);
+  });
+
+  it('answers a bad time zone on a new venue with the message beside the field and creates nothing', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const refused = await client.post(
+      '/internal/dashboard/venues',
+      { name: 'Nowhere hall', timeZone: 'Mars/Olympus' },
+      csrf,
+    );
+    assert.equal(refused.status, 400);
+    assert.match(refused.html, /id="venue-location-time-zone-error"/);
+    const search = await client.get('/internal/dashboard/accounts?q=Nowhere');
+    assert.match(search.html, /No venues match/);
+  });
+
+  it('refuses unknown query parameters on pages with an HTML 400, as the API does', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const page = await client.get('/internal/dashboard/accounts?nope=1');
+    assert.equal(page.status, 400);
+    assert.match(page.html, /Unsupported query parameter/);
+  });
+
+  /** A subscription made through the public API, as an integrator would (nothing is delivered in these tests). */
+  async function webhook(): Promise<{ organiserId: string; webhookId: string }> {
+    const organiser = await fixtures(service).organiser({ scopes: ['events:read', 'webhooks:read', 'webhooks:write'] });
+    const created = await publicApi(service)('POST', '/v1/webhooks', {
+      key: organiser.key,
+      body: { url: 'https://127.0.0.1:9/hooks', events: ['event.published'] },
+    });
+    assert.equal(created.status, 201, created.text);
+    return { organiserId: organiser.id, webhookId: created.body.data.id };
+  }
+
+  it('refuses a recovery window without a readable start, with the reason on the page', async () => {
+    const { webhookId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+    const refused = await client.post(`${path}/recover`, { since: 'yesterday-ish' }, csrf);
+    assert.equal(refused.status, 303);
+    assert.match((await client.get(path)).html, /role="alert">Since must be an instant/);
+    const backwards = await client.post(
+      `${path}/recover`,
+      { since: '2026-02-01T00:00:00Z', until: '2026-01-01' },
+      csrf,
+    );
+    assert.equal(backwards.status, 303);
+    assert.match((await client.get(path)).html, /until must not be before since/);
+    const fine = await client.post(`${path}/recover`, { since: '2026-01-01T00:00:00Z' }, csrf);
+    assert.equal(fine.status, 303);
+    assert.match((await client.get(path)).html, /0 deliveries queued again/);
+  });
+
+  it('refuses a grace period outside 0 to 604800 seconds beside the field, and keeps the secret', async () => {
+    const { webhookId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const refused = await client.post(
+      `/internal/dashboard/webhooks/${webhookId}/rotate-secret`,
+      { graceSeconds: '604801' },
+      csrf,
+    );
+    assert.equal(refused.status, 400);
+    assert.match(refused.html, /id="grace-seconds-error" class="field-error">graceSeconds must be a whole number/);
+    const detail = await internalApi(service)('GET', `/internal/webhooks/${webhookId}`);
+    assert.equal(detail.body.data.secretRotation, null);
+  });
+
+  it('answers an unknown webhook, organiser or venue with an HTML 404 page', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    for (const path of ['webhooks/whk_nope', 'organisers/org_nope', 'venues/ven_nope', 'organisers/org_nope/orders']) {
+      const page = await client.get(`/internal/dashboard/${path}`);
+      assert.equal(page.status, 404, path);
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+      assert.match(page.html, /not found/);
+    }
+  });
+
+  it("confirms and publishes only the organiser's own orders and events (another's is 404)", async () => {
+    const make = fixtures(service);
+    const owner = await make.organiser();
+    const stranger = await make.organiser();
+    const admin = internalApi(service);
+    const event = await admin('POST', '/internal/events', {
+      body: { organizerId: owner.id, title: { EN: 'Mine' }, startTime: '2031-01-01T20:00:00Z' },
+    });
+    const order = await admin('POST', '/internal/orders', {
+      body: { eventId: event.body.data.id, lineItems: [{ quantity: 1 }], totalAmountMinor: 100 },
+    });
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${stranger.id}`;
+    assert.equal((await client.post(`${base}/orders/${order.body.data.id}/confirm`, {}, csrf)).status, 404);
+    assert.equal((await client.post(`${base}/events/${event.body.data.id}/publish`, {}, csrf)).status, 404);
+    const stillPending = await client.get(`/internal/dashboard/organisers/${owner.id}/orders`);
+    assert.match(stillPending.html, /badge-pending/);
+  });
+
+  it('marks the dashboard cookies Secure when the request came over TLS', async () => {
+    // The admin listener is plain HTTP here, so the cookie options are checked on a TLS server of their own.
+    const { key, cert } = receiverCertificate();
+    const tls = Fastify({ https: { key, cert } });
+    await tls.register(fastifyCookie);
+    tls.get('/internal/dashboard/probe', (_request, reply) =>
+      reply.setCookie('probe', 'x', DASHBOARD_COOKIE_OPTIONS).send('ok'),
+    );
+    const origin = await tls.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const response = await fetch(`${origin}/internal/dashboard/probe`);
+      const cookie = response.headers.getSetCookie()[0] ?? '';
+      assert.match(cookie, /; Secure/);
+      assert.match(cookie, /; HttpOnly/);
+      assert.match(cookie, /; SameSite=Strict/);
+    } finally {
+      await tls.close();
+    }
+  });
+});

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+// Page-side callbacks below run in the browser; the project compiles without the DOM library.
+interface PageElement {
+  tagName: string;
+  className: string;
+  getBoundingClientRect(): { right: number };
+  closest(selector: string): PageElement | null;
+  parentElement: PageElement | null;
+}
+declare const document: {
+  activeElement: { matches(selector: string): boolean } | null;
+  documentElement: { scrollWidth: number };
+  querySelectorAll(selector: string): Iterable<PageElement>;
+};
+declare const window: { innerWidth: number };
+
+/** Debian's Chromium, as CI installs it (.ci/run). */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+export function chromiumMissingReason(): string | null {
+  return existsSync(CHROMIUM_PATH)
+    ? null
+    : `no Chromium at ${CHROMIUM_PATH}; install it with "apt-get install -y chromium" (.ci/run does) to run them`;
+}
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
+
+/**
+ * One headless Chromium for a test file, with a fresh profile, and the
+ * checks every page gets: console errors are collected, axe-core runs in the
+ * page, screenshots go to the test's temporary folder.
+ */
+export class DashboardBrowser {
+  readonly consoleErrors: string[] = [];
+  readonly screenshots: string[] = [];
+  readonly axeReport: Array<{ page: string; violations: AxeViolation[] }> = [];
+  private readonly axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+  private constructor(
+    readonly context: BrowserContext,
+    readonly page: Page,
+    readonly folder: string,
+    private readonly profile: string,
+  ) {
+    page.on('console', (message) => {
+      if (message.type() === 'error') this.consoleErrors.push(`${page.url()}: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => this.consoleErrors.push(`${page.url()}: ${error.message}`));
+  }
+
+  static async launch(): Promise<DashboardBrowser> {
+    const folder = mkdtempSync(join(tmpdir(), 'dashboard-browser-'));
+    const profile = mkdtempSync(join(tmpdir(), 'dashboard-chromium-profile-'));
+    // Running as root (CI containers) needs --no-sandbox; the rest keeps Chromium off the network and quiet.
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+      viewport: { width: 1440, height: 900 },
+    });
+    const page = context.pages()[0] ?? (await context.newPage());
+    return new DashboardBrowser(context, page, folder, profile);
+  }
+
+  async close(): Promise<void> {
+    await this.context.close();
+    rmSync(this.profile, { recursive: true, force: true });
+  }
+
+  /**
+   * Presses Tab until the element matching `selector` has the focus: it
+   * proves the control is reachable in the tab order, and leaves it focused
+   * for the keyboard to use.
+   */
+  async tabTo(selector: string, maxPresses = 120): Promise<void> {
+    for (let i = 0; i < maxPresses; i += 1) {
+      await this.page.keyboard.press('Tab');
+      const focused = await this.page.evaluate((wanted) => document.activeElement?.matches(wanted) === true, selector);
+      if (focused) return;
+    }
+    assert.fail(`${selector} was not reached with the Tab key on ${this.page.url()}`);
+  }
+
+  /** Tabs to a control, then presses a key on it (Enter for links and buttons, Space for checkboxes). */
+  async press(selector: string, key = 'Enter'): Promise<void> {
+    await this.tabTo(selector);
+    await this.page.keyboard.press(key);
+  }
+
+  /** Tabs to a text field and types into it. */
+  async type(selector: string, text: string): Promise<void> {
+    await this.tabTo(selector);
+    await this.page.keyboard.type(text);
+  }
+
+  /** Presses a key and waits for the page it navigates to. */
+  async submitWith(selector: string, key = 'Enter'): Promise<void> {
+    await this.tabTo(selector);
+    await Promise.all([this.page.waitForNavigation(), this.page.keyboard.press(key)]);
+  }
+
+  /** axe-core in the page (evaluated through the debugging protocol, so the page's CSP stays as served). */
+  async checkAccessibility(name: string): Promise<AxeViolation[]> {
+    await this.page.evaluate(this.axeSource);
+    const violations = await this.page.evaluate(async () => {
+      const axe = (globalThis as unknown as { axe: { run(context: unknown): Promise<{ violations: AxeViolation[] }> } })
+        .axe;
+      const result = await axe.run(document);
+      return result.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        nodes: v.nodes.map((n) => ({ target: n.target })),
+      }));
+    });
+    this.axeReport.push({ page: name, violations });
+    return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  }
+
+  /** A full-page screenshot at 1440 px and at 375 px wide; asserts nothing overflows the narrow viewport. */
+  async screenshot(name: string): Promise<void> {
+    const wide = join(this.folder, `${name}-1440.png`);
+    await this.page.screenshot({ path: wide, fullPage: true });
+    this.screenshots.push(wide);
+    await this.page.setViewportSize({ width: 375, height: 800 });
+    try {
+      const overflow = await this.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      const culprits =
+        overflow <= 0
+          ? []
+          : await this.page.evaluate(() =>
+              [...document.querySelectorAll('body *')]
+                .filter((element) => element.getBoundingClientRect().right > window.innerWidth + 1)
+                .filter((element) => element.parentElement?.closest('.table-wrap') == null)
+                .map((element) => `${element.tagName.toLowerCase()}.${element.className}`)
+                .slice(0, 8),
+            );
+      assert.ok(overflow <= 0, `${name} is ${overflow}px wider than a 375px screen: ${culprits.join(', ')}`);
+      const narrow = join(this.folder, `${name}-375.png`);
+      await this.page.screenshot({ path: narrow, fullPage: true });
+      this.screenshots.push(narrow);
+    } finally {
+      await this.page.setViewportSize({ width: 1440, height: 900 });
+    }
+  }
+
+  /** Every page check at once: no serious or critical axe violation, readable at both widths. */
+  async checkPage(name: string): Promise<void> {
+    const serious = await this.checkAccessibility(name);
+    assert.deepEqual(serious, [], `${name}: serious or critical accessibility violations`);
+    await this.screenshot(name);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * A cookie-keeping client for the dashboard's HTML pages over real HTTP,
+ * following nothing by itself, so tests see each 303.
+ */
+export interface DashboardResponse {
+  status: number;
+  headers: Headers;
+  html: string;
+  location: string | null;
+}
+
+export class DashboardClient {
+  readonly cookies = new Map<string, string>();
+
+  constructor(private readonly adminUrl: string) {}
+
+  async get(path: string, headers: Record<string, string> = {}): Promise<DashboardResponse> {
+    return this.send('GET', path, undefined, headers);
+  }
+
+  /** Posts a form as a browser would (urlencoded), adding the page's CSRF token unless one is given. */
+  async post(
+    path: string,
+    fields: Record<string, string | string[]>,
+    csrf?: string | null,
+  ): Promise<DashboardResponse> {
+    const body = new URLSearchParams();
+    for (const [name, value] of Object.entries(fields)) {
+      for (const one of Array.isArray(value) ? value : [value]) body.append(name, one);
+    }
+    if (csrf !== null && csrf !== undefined) body.set('_csrf', csrf);
+    return this.send('POST', path, body.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+  }
+
+  /** Signs in through the form; returns the accounts page's CSRF token for the next posts. */
+  async signIn(token: string): Promise<string> {
+    const form = await this.get('/internal/dashboard/sign-in');
+    const signedIn = await this.post('/internal/dashboard/sign-in', { token }, csrfOf(form.html));
+    if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}: ${signedIn.html}`);
+    return csrfOf((await this.get('/internal/dashboard/accounts')).html);
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    body: string | undefined,
+    headers: Record<string, string>,
+  ): Promise<DashboardResponse> {
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const response = await fetch(`${this.adminUrl}${path}`, {
+      method,
+      body,
+      redirect: 'manual',
+      headers: { ...headers, ...(cookie === '' ? {} : { cookie }) },
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const at = pair.indexOf('=');
+      const name = pair.slice(0, at).trim();
+      const value = pair.slice(at + 1).trim();
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return {
+      status: response.status,
+      headers: response.headers,
+      html: await response.text(),
+      location: response.headers.get('location'),
+    };
+  }
+}
+
+export function csrfOf(html: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (match?.[1] === undefined) throw new Error('no CSRF token on the page');
+  return match[1];
+}
