@@ -17,8 +17,10 @@ import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
+import { HealthModule } from './health/health.module';
 import { ApiKeyGuard } from './identity/api-key.guard';
 import { IdentityModule } from './identity/identity.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { VenuesModule } from './venues/venues.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -41,6 +43,8 @@ export class AppModule {
         EventsModule,
         OrdersModule,
         WebhooksModule,
+        HealthModule,
+        MetricsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

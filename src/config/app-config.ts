@@ -14,6 +14,10 @@ export interface AppConfig {
   adminToken: string | null;
   publicWebUrl: string;
   logLevel: string;
+  /** `auto`: pretty-printed on a terminal, JSON lines otherwise (LOG_FORMAT). */
+  logFormat: 'json' | 'pretty' | 'auto';
+  /** How long a graceful shutdown waits for requests in flight (SHUTDOWN_TIMEOUT_MS). */
+  shutdownTimeoutMs: number;
   bodyLimitBytes: number;
   /** False for `npm run ops`: a one-shot command must not start delivery workers or other timers. */
   runBackgroundWork: boolean;
@@ -64,6 +68,14 @@ function url(env: Env, name: string, fallback: string): string {
   return value.replace(/\/+$/, '');
 }
 
+function logFormat(env: Env): AppConfig['logFormat'] {
+  const value = text(env, 'LOG_FORMAT', 'auto').toLowerCase();
+  if (value !== 'json' && value !== 'pretty' && value !== 'auto') {
+    throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${value}"`);
+  }
+  return value;
+}
+
 /**
  * Production retry schedule: 12 attempts, waits of 10 minutes doubling to a
  * 12 hour cap (10m, 20m, 40m, 1h20, 2h40, 5h20, 10h40, then 12h four times),
@@ -89,6 +101,8 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     adminToken: optionalText(env, 'ADMIN_TOKEN'),
     publicWebUrl: url(env, 'PUBLIC_WEB_URL', 'http://localhost:3000'),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
+    logFormat: logFormat(env),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     runBackgroundWork: true,
     rateLimit: {

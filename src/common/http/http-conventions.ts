@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { HEALTH_PATHS } from '../../health/health-paths';
+import { recordAnsweredRequest } from '../../metrics/service-metrics';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { listenerForPath, listenerOf, pathOf } from './listener';
@@ -41,7 +43,9 @@ export function installHttpConventions(fastify: FastifyInstance, routes: RouteTa
     void reply.header(REQUEST_ID_HEADER, String(request.id));
     // Every body is JSON (or the reference page); browsers must not guess otherwise.
     void reply.header('x-content-type-options', 'nosniff');
-    if (listenerForPath(pathOf(request.url)) !== listenerOf(request.raw)) {
+    const path = pathOf(request.url);
+    // Probes answer on both listeners (TODO(listener split): fold into the split's "both" paths).
+    if (!HEALTH_PATHS.includes(path) && listenerForPath(path) !== listenerOf(request.raw)) {
       throw new DomainError(ErrorCode.NotFound, `No resource at ${pathOf(request.url).slice(0, 200)}.`);
     }
   });
@@ -68,7 +72,15 @@ export function installHttpConventions(fastify: FastifyInstance, routes: RouteTa
     }
   });
 
+  // The one place requests are timed and counted (by route pattern, never the raw path).
   fastify.addHook('onResponse', async (request, reply) => {
+    recordAnsweredRequest({
+      method: request.method,
+      routePattern: request.routeOptions.url,
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+      accountBudget: reply.hasHeader('x-ratelimit-limit'),
+    });
     request.log.info(
       {
         method: request.method,

@@ -3,6 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { randomUUID } from 'node:crypto';
 import { describeSchedule, parseCidrList, signPayload, type ParsedCidr } from '../../../libs/webhooks';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { countDeliveryAttempt } from '../../metrics/service-metrics';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
 import { WebhookDeliveryRepository, type ClaimedDelivery } from '../webhook-delivery.repository';
 import { planAfterAttempt, type RetrySchedule } from './attempt-plan';
@@ -46,6 +47,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private running = false;
   private sweep: Promise<void> | null = null;
   private wanted = false;
+  private lastSweepAt: number | null = null;
 
   constructor(
     private readonly deliveries: WebhookDeliveryRepository,
@@ -83,10 +85,16 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     if (!this.running) return;
     this.wanted = true;
     this.sweep ??= this.drain().finally(() => {
+      this.lastSweepAt = Date.now();
       this.sweep = null;
       // A wake that arrived while the sweep was finishing must not wait for the next poll.
       if (this.wanted) this.wake();
     });
+  }
+
+  /** When a sweep last finished (epoch ms; null before the first): the readiness check's sign of life. */
+  get lastLoopAt(): number | null {
+    return this.lastSweepAt;
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -187,6 +195,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       succeeded: plan.succeeded,
       next: { status: plan.status, retryInMs: plan.retryInMs },
     });
+    countDeliveryAttempt(result.outcome);
     if (recorded.disabledNow) {
       this.logger.warn(`webhook ${delivery.subscriptionId} was disabled after consecutive failed deliveries`);
     }

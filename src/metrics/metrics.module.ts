@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { DatabaseMetricsCollector } from './database-metrics.collector';
+import { MetricsInternalController } from './metrics.internal.controller';
+
+/** `GET /internal/metrics`; the counters themselves are recorded where things happen (service-metrics.ts). */
+@Module({
+  controllers: [MetricsInternalController],
+  providers: [DatabaseMetricsCollector],
+})
+export class MetricsModule {}
