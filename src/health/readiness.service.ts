@@ -16,6 +16,15 @@ export const CHECK_TIMEOUT_MS = 800;
 
 export type CheckState = 'up' | 'down';
 
+/**
+ * The worker sweeps at least every WEBHOOK_POLL_MS; three missed sweeps (and
+ * never less than 30 s, so one slow sweep under load is not an outage) mean
+ * its loop is stuck. Until the first sweep, the time of start counts.
+ */
+export function workerStaleAfterMs(pollMs: number): number {
+  return Math.max(3 * pollMs, 30_000);
+}
+
 export interface Readiness {
   ready: boolean;
   checks: Record<string, CheckState>;
@@ -98,18 +107,13 @@ export class ReadinessService implements OnModuleInit {
       .withTimeout(CHECK_TIMEOUT_MS);
   }
 
-  /**
-   * The worker sweeps at least every WEBHOOK_POLL_MS; three missed sweeps
-   * (and never less than 30 s, so a slow sweep under load is not an outage)
-   * mean its loop is stuck. Until the first sweep, the start counts.
-   */
   private deliveryWorkerAlive(): HealthIndicatorResult<'deliveryWorker'> {
     const session = this.indicators.check('deliveryWorker');
     if (!this.config.runBackgroundWork) return session.up();
-    const staleAfterMs = Math.max(3 * this.config.webhooks.pollMs, 30_000);
-    const last = this.worker?.lastLoopAt ?? this.startedAt;
-    const ageMs = Date.now() - last;
-    return ageMs <= staleAfterMs ? session.up() : session.down({ message: `no sweep for ${ageMs} ms` });
+    const ageMs = Date.now() - (this.worker?.lastLoopAt ?? this.startedAt);
+    return ageMs <= workerStaleAfterMs(this.config.webhooks.pollMs)
+      ? session.up()
+      : session.down({ message: `no sweep for ${ageMs} ms` });
   }
 
   /** One log line per change of answer, not one per probe. */

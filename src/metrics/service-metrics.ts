@@ -45,9 +45,9 @@ const webhookDeliveries = new Counter({
 });
 
 // Series that exist from the start at 0, so rates and alerts have a baseline before the first event.
-for (const reason of ['account', 'client']) rateLimitRefusals.labels({ reason });
+for (const reason of ['account', 'client']) rateLimitRefusals.inc({ reason }, 0);
 for (const outcome of ['success', 'http_4xx', 'http_5xx', 'timeout', 'network_error'])
-  webhookDeliveries.labels({ outcome });
+  webhookDeliveries.inc({ outcome }, 0);
 
 /** Filled at scrape time from the outbox and the subscriptions table (see DatabaseMetricsCollector). */
 export const webhookGauges = {
