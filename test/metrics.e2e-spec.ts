@@ -91,6 +91,8 @@ describe('GET /internal/metrics', () => {
       'process_cpu_seconds_total',
       'process_resident_memory_bytes',
       'nodejs_eventloop_lag_seconds',
+      'service_ready',
+      'service_readiness_check',
     ]) {
       assert.ok(names.has(name), `${name} is exposed`);
     }

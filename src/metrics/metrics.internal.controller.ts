@@ -1,8 +1,9 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { ReadinessService } from '../health/readiness.service';
 import { DatabaseMetricsCollector } from './database-metrics.collector';
-import { metricsRegistry } from './service-metrics';
+import { metricsRegistry, readinessGauges } from './service-metrics';
 
 /**
  * `GET /internal/metrics`: Prometheus text, on the admin listener with the
@@ -12,16 +13,25 @@ import { metricsRegistry } from './service-metrics';
 @ApiExcludeController()
 @Controller('internal')
 export class MetricsInternalController {
-  constructor(private readonly database: DatabaseMetricsCollector) {}
+  constructor(
+    private readonly database: DatabaseMetricsCollector,
+    private readonly readiness: ReadinessService,
+  ) {}
 
   @Get('metrics')
   async metrics(@Res() reply: FastifyReply): Promise<void> {
-    await this.database.collect();
+    await Promise.all([this.database.collect(), this.collectReadiness()]);
     const text = await metricsRegistry.metrics();
     await reply
       .header('content-type', metricsRegistry.contentType)
       .header('cache-control', 'no-store')
       .status(200)
       .send(text);
+  }
+
+  private async collectReadiness(): Promise<void> {
+    const { ready, checks } = await this.readiness.check();
+    readinessGauges.ready.set(ready ? 1 : 0);
+    for (const [check, state] of Object.entries(checks)) readinessGauges.check.set({ check }, state === 'up' ? 1 : 0);
   }
 }

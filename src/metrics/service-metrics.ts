@@ -68,6 +68,21 @@ export const webhookGauges = {
   }),
 };
 
+/** Filled at scrape time from the readiness checks, so an alert needs no separate prober. */
+export const readinessGauges = {
+  ready: new Gauge({
+    name: 'service_ready',
+    help: '1 when /readyz would answer 200, else 0.',
+    registers: [metricsRegistry],
+  }),
+  check: new Gauge({
+    name: 'service_readiness_check',
+    help: 'Each readiness check: 1 up, 0 down.',
+    labelNames: ['check'] as const,
+    registers: [metricsRegistry],
+  }),
+};
+
 /** Filled at scrape time from pg's pool (see DatabaseMetricsCollector). */
 export const databasePoolGauges = {
   total: new Gauge({
