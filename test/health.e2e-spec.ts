@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { Client } from 'pg';
 import { ReadinessService } from '../src/health/readiness.service';
+import { WebhookDeliveryWorker } from '../src/webhooks/delivery/webhook-delivery.worker';
 import { databaseClient } from './support/database-client';
 import { startTestService, type TestService } from './support/test-service';
 
@@ -144,6 +145,23 @@ describe('/healthz and /readyz', () => {
     } finally {
       await admin.end();
     }
+  });
+
+  it('readyz answers 503 naming deliveryWorker as down when the worker loop has not run for longer than the limit', async () => {
+    const worker = service.running.app.get(WebhookDeliveryWorker);
+    // The worker's own sign of life, as a stuck loop would leave it: last sweep a minute ago.
+    Object.defineProperty(worker, 'lastLoopAt', { configurable: true, get: () => Date.now() - 60_000 });
+    try {
+      const answer = await probe(service.publicUrl, '/readyz');
+      assert.equal(answer.status, 503);
+      assert.deepEqual(answer.body, {
+        status: 'not_ready',
+        checks: { database: 'up', migrations: 'up', deliveryWorker: 'down' },
+      });
+    } finally {
+      delete (worker as unknown as Record<string, unknown>)['lastLoopAt'];
+    }
+    assert.equal((await probe(service.publicUrl, '/readyz')).status, 200);
   });
 
   it('readyz answers 503 {status: not_ready} with Connection: close at once when shutdown begins; healthz stays 200', async () => {

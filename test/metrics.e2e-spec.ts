@@ -190,6 +190,58 @@ describe('GET /internal/metrics', () => {
       await db.end();
     }
   });
+
+  it('lag leaves out deliveries waiting behind a failing endpoint’s probe: only its oldest pending delivery counts', async () => {
+    const hook = await publicApi(service)('POST', '/v1/webhooks', {
+      key: organiser.key,
+      body: { url: `${receiver.origin}/failing`, events: ['event.published'] },
+    });
+    assert.equal(hook.status, 201, hook.text);
+    const db = await databaseClient(service.databaseUrl);
+    try {
+      await db.query(`DELETE FROM webhook_delivery WHERE id = 'dlv_metrics_lag'`);
+      await db.query(`UPDATE webhook_subscription SET consecutive_failures = 3 WHERE id = $1`, [hook.body.data.id]);
+      // The oldest waits for its backoff (an hour from now); the one behind it has been "due" for ten minutes.
+      await db.query(
+        `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
+         VALUES ('dlv_probe', $1, 'event.published', 'evt_probe', '\\x7b7d', now() + interval '1 hour'),
+                ('dlv_behind', $1, 'event.published', 'evt_behind', '\\x7b7d', now() - interval '600 seconds')`,
+        [hook.body.data.id],
+      );
+      const samples = await scrape();
+      assert.equal(valueOf(samples, 'webhook_delivery_lag_seconds'), 0);
+      assert.equal(valueOf(samples, 'webhook_pending_deliveries'), 2);
+      // Once the probe is due, it is what lags.
+      await db.query(`UPDATE webhook_delivery SET next_attempt_at = now() - interval '120 seconds',
+                             lease_expires_at = now() + interval '1 hour', lease_token = 'elsewhere'
+                       WHERE id = 'dlv_probe'`);
+      const lag = valueOf(await scrape(), 'webhook_delivery_lag_seconds') ?? 0;
+      assert.ok(lag >= 120 && lag < 200, `lag ${lag}`);
+    } finally {
+      await db.end();
+    }
+  });
+
+  it('the scrape still answers while the database refuses connections: readiness 0 naming database, webhook gauges NaN, process metrics present', async () => {
+    const databaseName = new URL(service.databaseUrl).pathname.slice(1);
+    const admin = await databaseClient(process.env['TEST_PG_ADMIN_URL'] ?? '');
+    try {
+      await admin.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS false`);
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [databaseName]);
+      try {
+        const samples = await scrape();
+        assert.equal(valueOf(samples, 'service_ready'), 0);
+        assert.equal(valueOf(samples, 'service_readiness_check', { check: 'database' }), 0);
+        assert.equal(valueOf(samples, 'service_readiness_check', { check: 'deliveryWorker' }), 1);
+        assert.ok(Number.isNaN(valueOf(samples, 'webhook_delivery_lag_seconds')), 'lag unknown, not 0');
+        assert.ok((valueOf(samples, 'process_cpu_seconds_total') ?? 0) > 0);
+      } finally {
+        await admin.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS true`);
+      }
+    } finally {
+      await admin.end();
+    }
+  });
 });
 
 describe('rate_limit_refusals_total', () => {

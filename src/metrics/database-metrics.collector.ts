@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { CHECK_TIMEOUT_MS } from '../health/readiness.service';
 import { databasePoolGauges, webhookGauges } from './service-metrics';
 
 /** What pg's Pool exposes; TypeORM's Postgres driver keeps its pool as `master`. */
@@ -30,9 +31,14 @@ export class DatabaseMetricsCollector {
 
   async collect(): Promise<void> {
     this.collectPool();
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const [row]: Array<{ lag_seconds: number | null; pending: number; disabled: number }> =
-        await this.dataSource.query(
+      // A database that hangs must not hang the scrape: the process metrics still go out.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+      });
+      const query: Promise<Array<{ lag_seconds: number | null; pending: number; disabled: number }>> =
+        this.dataSource.query(
           `SELECT
              (SELECT extract(epoch FROM now() - min(d.next_attempt_at))::float8
                 FROM webhook_delivery d JOIN webhook_subscription s ON s.id = d.subscription_id
@@ -45,6 +51,8 @@ export class DatabaseMetricsCollector {
              (SELECT count(*)::int FROM webhook_delivery WHERE status = 'pending') AS pending,
              (SELECT count(*)::int FROM webhook_subscription WHERE NOT enabled AND deleted_at IS NULL) AS disabled`,
         );
+      void query.catch(() => undefined); // settles later when the timeout won
+      const [row] = await Promise.race([query, timeout]);
       webhookGauges.lagSeconds.set(Math.max(0, row?.lag_seconds ?? 0));
       webhookGauges.pending.set(row?.pending ?? 0);
       webhookGauges.disabledSubscriptions.set(row?.disabled ?? 0);
@@ -52,6 +60,8 @@ export class DatabaseMetricsCollector {
       // Unknown is not zero: NaN keeps a lag alert from reading "all clear" while the database is away.
       for (const gauge of Object.values(webhookGauges)) gauge.set(Number.NaN);
       this.logger.warn(`webhook metrics unavailable: ${String(error)}`);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
