@@ -9,7 +9,7 @@ import { publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
 import { freshDatabase } from './support/test-database';
-import type { TestService } from './support/test-service';
+import { startTestService, type TestService } from './support/test-service';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -254,5 +254,21 @@ describe('graceful shutdown on SIGTERM', () => {
     }
     running.child.kill('SIGTERM');
     assert.equal(await running.exited, 0);
+  });
+
+  it('in-flight requests are bounded by SHUTDOWN_TIMEOUT_MS: a request that never completes is cut when it runs out', async () => {
+    const service = await startTestService({ SHUTDOWN_TIMEOUT_MS: '400' });
+    // Headers promise a body that never comes: the request stays in flight until the drain gives up on it.
+    const stuck = await splitRequest(
+      Number(new URL(service.publicUrl).port),
+      'POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+    );
+    await sleep(100);
+    const started = Date.now();
+    await service.close();
+    const took = Date.now() - started;
+    assert.ok(took >= 350, `waited for the request in flight (${took} ms)`);
+    assert.ok(took < 3_000, `but not past the bound (${took} ms)`);
+    assert.equal(await stuck.response, '', 'the connection was cut without an answer');
   });
 });
