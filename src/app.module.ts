@@ -20,7 +20,9 @@ import { createValidationPipe } from './common/validation/validation.pipe';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
+import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { VenuesModule } from './venues/venues.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -45,6 +47,8 @@ export class AppModule {
         WebhooksModule,
         OpenApiModule,
         DashboardModule,
+        HealthModule,
+        MetricsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

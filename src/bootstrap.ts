@@ -22,12 +22,15 @@ import { buildOpenApiDocuments } from './common/openapi/openapi-documents';
 import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
 import { registerDashboardPlugins } from './dashboard/dashboard-plugins';
+import { drainAndClose } from './health/graceful-shutdown';
+import { installHealthRoutes } from './health/health-routes';
 
 export interface RunningService {
   app: NestFastifyApplication;
   publicUrl: string;
   /** Null when the internal listener is off (no ADMIN_TOKEN outside the embedded default). */
   adminUrl: string | null;
+  /** Graceful: readiness 503, listeners stop, requests in flight finish (SHUTDOWN_TIMEOUT_MS), then Nest closes. */
   close(): Promise<void>;
 }
 
@@ -122,6 +125,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   // routes must load later, once Nest's error handler is in place (else their errors skip the filter).
   await registerDashboardPlugins(app);
   serveOpenApi(app, config);
+  installHealthRoutes(app);
   await app.listen(config.port, config.host);
   const publicUrl = urlOf(app.getHttpServer(), config.host);
 
@@ -144,16 +148,11 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     app,
     publicUrl,
     adminUrl,
-    async close(): Promise<void> {
-      if (adminServer !== null) {
-        const server = adminServer;
-        // Nest closes only the server Fastify owns; the admin socket is ours to close.
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
-      }
-      await app.close();
-    },
+    close: () =>
+      drainAndClose({
+        app,
+        servers: adminServer === null ? [app.getHttpServer()] : [app.getHttpServer(), adminServer],
+        timeoutMs: config.shutdownTimeoutMs,
+      }),
   };
 }

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
     process.stderr.write(`configuration error: ${error instanceof ConfigError ? error.message : String(error)}\n`);
     process.exit(2);
   }
-  const logger = createRootLogger(config.logLevel);
+  const logger = createRootLogger(config.logLevel, config.logFormat);
   for (const warning of startupWarnings(config)) logger.warn(warning);
 
   let embedded: EmbeddedDefault | null = null;
@@ -72,13 +72,19 @@ async function main(): Promise<void> {
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: closing listeners, then the database');
+    logger.info({ signal }, 'shutting down: readiness 503, draining requests and deliveries, then the database');
     void (async () => {
+      let code = 0;
       try {
         await service.close();
+      } catch (error) {
+        logger.error({ err: error }, 'shutdown did not complete cleanly');
+        code = 1;
       } finally {
+        // Last: the database outlives everything that writes to it.
         await stopDatabase();
-        process.exit(0);
+        logger.info('stopped');
+        process.exit(code);
       }
     })();
   };

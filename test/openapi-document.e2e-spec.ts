@@ -7,7 +7,7 @@ import { RouteTable } from '../src/common/http/route-table';
 import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
-import { OpenApiContract, REFERENCE_PATHS } from './support/openapi-contract';
+import { OpenApiContract, PROBE_PATHS, REFERENCE_PATHS } from './support/openapi-contract';
 import { startTestService, type TestService } from './support/test-service';
 
 type Json = Record<string, any>;
@@ -47,6 +47,7 @@ function routesOf(listener: 'public' | 'admin'): string[] {
     .entries(listener)
     .map((route) => `${route.method} ${route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`)
     .filter((route) => !REFERENCE_PATHS.test(route.split(' ')[1].replace(/\*$/, '')))
+    .filter((route) => !PROBE_PATHS.test(route.split(' ')[1] ?? ''))
     .sort();
 }
 

@@ -17,6 +17,10 @@ export interface AppConfig {
   adminToken: string | null;
   publicWebUrl: string;
   logLevel: string;
+  /** `auto`: pretty-printed on a terminal, JSON lines otherwise (LOG_FORMAT). */
+  logFormat: 'json' | 'pretty' | 'auto';
+  /** How long a graceful shutdown waits for requests in flight (SHUTDOWN_TIMEOUT_MS). */
+  shutdownTimeoutMs: number;
   bodyLimitBytes: number;
   /** False for `npm run ops`: a one-shot command must not start delivery workers or other timers. */
   runBackgroundWork: boolean;
@@ -104,6 +108,14 @@ function list(env: Env, name: string, fallback: string): string[] {
     .filter((item) => item !== '');
 }
 
+function logFormat(env: Env): AppConfig['logFormat'] {
+  const value = text(env, 'LOG_FORMAT', 'auto').toLowerCase();
+  if (value !== 'json' && value !== 'pretty' && value !== 'auto') {
+    throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${value}"`);
+  }
+  return value;
+}
+
 /**
  * Webhook secrets must be sealed at rest whenever the database is not the
  * embedded one (which generates its own key): an insecure default must be a
@@ -159,6 +171,8 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     adminToken,
     publicWebUrl: url(env, 'PUBLIC_WEB_URL', 'http://localhost:3000'),
     logLevel: text(env, 'LOG_LEVEL', 'info'),
+    logFormat: logFormat(env),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     runBackgroundWork: true,
     rateLimit: {

@@ -30,6 +30,8 @@ const CONTRACT_HEADERS = [
 ];
 /** The reference itself is served beside the API; it is not an operation of it. */
 export const REFERENCE_PATHS = /^\/(?:openapi\.json|openapi\.yaml|docs(?:\/.*)?)$/;
+/** The probes are for the platform, not integrators: documented in the README ("Operating it"), not in the API document. */
+export const PROBE_PATHS = /^\/(?:healthz|readyz)$/;
 
 const ERROR_SCHEMA = { $ref: '#/components/schemas/Error' };
 
@@ -136,7 +138,7 @@ export class OpenApiContract {
   /** Every way the response departs from the document; empty when it conforms. */
   problems(observed: ObservedResponse): string[] {
     const path = pathOf(stripPrefixBeforeVersion(observed.url));
-    if (REFERENCE_PATHS.test(path)) return [];
+    if (REFERENCE_PATHS.test(path) || PROBE_PATHS.test(path)) return [];
     const operation = this.operationFor(observed.method, path);
     if (operation === undefined) return this.unroutedProblems(observed, path);
 

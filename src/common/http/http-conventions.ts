@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { recordAnsweredRequest } from '../../metrics/service-metrics';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import type { ClientFailureBudget } from '../rate-limit/client-failure-budget';
@@ -81,10 +82,18 @@ export function installHttpConventions(
     }
   });
 
+  // The one place requests are timed and counted (by route pattern, never the raw path).
   fastify.addHook('onResponse', async (request, reply) => {
     if (reply.statusCode === 401 || (request as FastifyRequest & { [ROUTE_MISSED]?: true })[ROUTE_MISSED] === true) {
       failures.recordFailure(request.ip);
     }
+    recordAnsweredRequest({
+      method: request.method,
+      routePattern: request.routeOptions.url,
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+      accountBudget: reply.hasHeader('x-ratelimit-limit'),
+    });
     request.log.info(
       {
         method: request.method,

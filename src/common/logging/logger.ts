@@ -1,6 +1,15 @@
 import type { LoggerService } from '@nestjs/common';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 import { currentRequestId } from '../request-id/request-context';
+
+export type LogFormat = 'json' | 'pretty' | 'auto';
+
+/** `auto` (no LOG_FORMAT): pretty for a person at a terminal, JSON lines for anything that collects logs. */
+export function resolveLogFormat(format: LogFormat, output: { isTTY?: boolean } = process.stdout): 'json' | 'pretty' {
+  if (format !== 'auto') return format;
+  return output.isTTY === true ? 'pretty' : 'json';
+}
 
 /**
  * JSON logs through pino, the logger Fastify is built on: request lines carry
@@ -8,28 +17,66 @@ import { currentRequestId } from '../request-id/request-context';
  * logger. Authorization headers and secrets are never serialised: requests
  * are logged as method, url and remote address only, and the redact list
  * covers the places a key or secret could sit in a logged object.
+ *
+ * The pretty form is the same lines, redacted the same way (pino redacts
+ * before the line reaches pino-pretty), formatted in this thread: no
+ * transport worker, so a crash loses nothing.
  */
-export function createRootLogger(level: string): Logger {
-  return pino({
-    level,
-    base: { service: 'events-api' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'headers.authorization',
-        'authorization',
-        '*.key',
-        '*.secret',
-        '*.token',
-        'key',
-        'secret',
-        'token',
-      ],
-      censor: '[redacted]',
+export function createRootLogger(
+  level: string,
+  format: LogFormat = 'json',
+  destination: NodeJS.WritableStream = process.stdout,
+): Logger {
+  const isTTY = (destination as { isTTY?: boolean }).isTTY === true;
+  const stream: DestinationStream =
+    resolveLogFormat(format, { isTTY }) === 'pretty'
+      ? pinoPretty({
+          destination,
+          sync: true,
+          colorize: isTTY,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname,service',
+          singleLine: true,
+        })
+      : destination === process.stdout
+        ? pino.destination(1) // pino's own default: direct, synchronous writes to fd 1
+        : destination;
+  return pino(
+    {
+      level,
+      base: { service: 'events-api' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'headers.authorization',
+          'authorization',
+          '*.key',
+          '*.secret',
+          '*.token',
+          'key',
+          'secret',
+          'token',
+        ],
+        censor: '[redacted]',
+      },
     },
-  });
+    stream,
+  );
 }
+
+/**
+ * Nest's own start-up chatter (one line per module, per controller and per
+ * route) is for debugging; at info the start-up is the few lines the
+ * service writes itself.
+ */
+const NEST_STARTUP_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
 
 /**
  * Lets Nest's Logger (bootstrap messages, and services' own `Logger`s) write
@@ -40,6 +87,10 @@ export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
+    if (context !== undefined && NEST_STARTUP_CONTEXTS.has(context)) {
+      this.logger.debug(this.fields({ context }), String(message));
+      return;
+    }
     this.logger.info(this.fields({ context }), String(message));
   }
 

@@ -10,6 +10,7 @@ import {
   type ParsedCidr,
 } from '../../../libs/webhooks';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { countDeliveryAttempt } from '../../metrics/service-metrics';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
 import { WebhookDeliveryRepository, type AttemptTrigger, type ClaimedDelivery } from '../webhook-delivery.repository';
 import { planAfterAttempt, planManualAttempt, type RetrySchedule } from './attempt-plan';
@@ -53,6 +54,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private running = false;
   private sweep: Promise<void> | null = null;
   private wanted = false;
+  private lastSweepAt: number | null = null;
 
   constructor(
     private readonly deliveries: WebhookDeliveryRepository,
@@ -90,10 +92,16 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     if (!this.running) return;
     this.wanted = true;
     this.sweep ??= this.drain().finally(() => {
+      this.lastSweepAt = Date.now();
       this.sweep = null;
       // A wake that arrived while the sweep was finishing must not wait for the next poll.
       if (this.wanted) this.wake();
     });
+  }
+
+  /** When a sweep last finished (epoch ms; null before the first): the readiness check's sign of life. */
+  get lastLoopAt(): number | null {
+    return this.lastSweepAt;
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -223,6 +231,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       trigger,
       next: { status: plan.status, retryInMs: plan.retryInMs },
     });
+    countDeliveryAttempt(result.outcome);
     for (const warning of recorded.warnings) {
       // One line per warning with stable fields, so operators can alert on `webhookWarning`.
       this.logger.warn({

@@ -1,0 +1,2 @@
+/** The probe paths: served on both listeners, without a credential. */
+export const HEALTH_PATHS: readonly string[] = ['/healthz', '/readyz'];

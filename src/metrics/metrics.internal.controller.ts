@@ -1,0 +1,37 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import type { FastifyReply } from 'fastify';
+import { ReadinessService } from '../health/readiness.service';
+import { DatabaseMetricsCollector } from './database-metrics.collector';
+import { metricsRegistry, readinessGauges } from './service-metrics';
+
+/**
+ * `GET /internal/metrics`: Prometheus text, on the admin listener with the
+ * admin token like every internal route. The reply is sent here (`@Res()`),
+ * so the `{data}` envelope never wraps the exposition text.
+ */
+@InternalOperations('Metrics')
+@Controller('internal')
+export class MetricsInternalController {
+  constructor(
+    private readonly database: DatabaseMetricsCollector,
+    private readonly readiness: ReadinessService,
+  ) {}
+
+  @Get('metrics')
+  async metrics(@Res() reply: FastifyReply): Promise<void> {
+    await Promise.all([this.database.collect(), this.collectReadiness()]);
+    const text = await metricsRegistry.metrics();
+    await reply
+      .header('content-type', metricsRegistry.contentType)
+      .header('cache-control', 'no-store')
+      .status(200)
+      .send(text);
+  }
+
+  private async collectReadiness(): Promise<void> {
+    const { ready, checks } = await this.readiness.check();
+    readinessGauges.ready.set(ready ? 1 : 0);
+    for (const [check, state] of Object.entries(checks)) readinessGauges.check.set({ check }, state === 'up' ? 1 : 0);
+  }
+}
