@@ -1,30 +1,15 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
+import { runOps, type OpsResult } from './support/ops-cli';
 import { databaseClient } from './support/database-client';
 import { freshDatabase } from './support/test-database';
-
-const run = promisify(execFile);
-const OPS = join(__dirname, '..', 'src', 'ops', 'ops.main.js');
 
 describe('npm run ops (the CLI shares the domain services)', () => {
   let env: NodeJS.ProcessEnv;
 
-  const ops = async (...args: string[]): Promise<{ code: number; json: any; stderr: string }> => {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [OPS, ...args], { env });
-      return { code: 0, json: JSON.parse(stdout), stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return {
-        code: failed.code,
-        json: failed.stdout === '' ? undefined : JSON.parse(failed.stdout),
-        stderr: failed.stderr,
-      };
-    }
+  const ops = async (...args: string[]): Promise<OpsResult> => {
+    return runOps(args, env);
   };
 
   before(async () => {

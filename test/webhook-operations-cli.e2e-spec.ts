@@ -1,15 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
+import { runOps, type OpsResult } from './support/ops-cli';
 import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { startTestService, type TestService } from './support/test-service';
-
-const run = promisify(execFile);
-const OPS = join(__dirname, '..', 'src', 'ops', 'ops.main.js');
 
 /** The webhook operations on the command line, against a running service's database. */
 describe('npm run ops -- webhooks:*', () => {
@@ -18,21 +13,8 @@ describe('npm run ops -- webhooks:*', () => {
   let env: NodeJS.ProcessEnv;
   let webhookId: string;
 
-  const ops = async (
-    args: string[],
-    extraEnv: NodeJS.ProcessEnv = {},
-  ): Promise<{ code: number; json: any; stderr: string }> => {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [OPS, ...args], { env: { ...env, ...extraEnv } });
-      return { code: 0, json: JSON.parse(stdout), stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return {
-        code: failed.code,
-        json: failed.stdout === '' ? undefined : JSON.parse(failed.stdout),
-        stderr: failed.stderr,
-      };
-    }
+  const ops = async (args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<OpsResult> => {
+    return runOps(args, { ...env, ...extraEnv });
   };
 
   before(async () => {

@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
+import { runOps, type OpsResult } from './support/ops-cli';
 import { databaseClient } from './support/database-client';
 import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { startTestService, type TestService } from './support/test-service';
-
-const run = promisify(execFile);
-const OPS = join(__dirname, '..', 'src', 'ops', 'ops.main.js');
 
 /** Secret rotation and re-sealing under a new WEBHOOK_SECRET_KEY, on the command line. */
 describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', () => {
@@ -21,21 +16,8 @@ describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', ()
   let webhookId: string;
   let secret: string;
 
-  const ops = async (
-    args: string[],
-    extraEnv: NodeJS.ProcessEnv = {},
-  ): Promise<{ code: number; json: any; stderr: string }> => {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [OPS, ...args], { env: { ...env, ...extraEnv } });
-      return { code: 0, json: JSON.parse(stdout), stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return {
-        code: failed.code,
-        json: failed.stdout === '' ? undefined : JSON.parse(failed.stdout),
-        stderr: failed.stderr,
-      };
-    }
+  const ops = async (args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<OpsResult> => {
+    return runOps(args, { ...env, ...extraEnv });
   };
 
   before(async () => {
