@@ -101,7 +101,7 @@ export class OrderRepository {
   /**
    * Confirmed orders of one event, limited to the organiser's own. A row in
    * the page therefore proves the organiser owns the event; only an empty
-   * page needs `organiserOwnsEvent` to tell "none yet" from "not yours".
+   * page needs EventsService.isOwnedBy to tell "none yet" from "not yours".
    */
   async pageForEvent(organizerId: string, eventId: string, request: PageRequest): Promise<Page<OrderRow>> {
     return this.pager.page<OrderRow, OrderRow>(

@@ -1,32 +1,8 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Allow } from 'class-validator';
 import { pageSchemaOf } from '../../common/openapi/page-schema';
 import type { DeliveryStatus } from '../entities/webhook-delivery.entity';
 import { WEBHOOK_EVENT_TYPES, type AttemptOutcome, type WebhookEventType } from '../webhook-event-types';
-
-/**
- * Body of POST /v1/webhooks. Fields are only allowed through here, not
- * validated: the rules are contract rules with contract answers (unknown
- * event types filtered, a venue refused with 403, only the literal `false`
- * disabling), so WebhooksService applies them.
- */
-export class CreateWebhookDto {
-  @ApiProperty({ type: String, format: 'uri', description: 'https, on a public host.' })
-  @Allow()
-  url?: unknown;
-
-  @ApiProperty({ type: [String], enum: WEBHOOK_EVENT_TYPES, description: 'Unknown types are filtered out.' })
-  @Allow()
-  events?: unknown;
-
-  @ApiPropertyOptional({ type: String, maxLength: 200, description: 'Trimmed and truncated to 200 characters.' })
-  @Allow()
-  description?: unknown;
-
-  @ApiPropertyOptional({ type: Boolean, default: true, description: 'Only the literal false disables.' })
-  @Allow()
-  enabled?: unknown;
-}
 
 @ApiSchema({ name: 'Webhook', description: 'A webhook subscription. `secret` makes it a credential.' })
 export class WebhookResponseDto {
