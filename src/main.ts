@@ -1,73 +1,84 @@
 import 'reflect-metadata';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
 import { startService } from './bootstrap';
 import { ConfigError, loadAppConfig, type AppConfig } from './config/app-config';
-import { ensureLocalSecret, localSecret } from './config/local-secrets';
+import { ensureLocalSecret } from './config/local-secrets';
 import { startupWarnings } from './config/startup-warnings';
 import { loggableError } from './common/logging/loggable-error';
 import { createRootLogger } from './common/logging/logger';
-import { openEmbeddedDefault, type EmbeddedDefault } from './database/embedded-default';
+import { withEmbeddedDefault, type ConfigWithDatabase } from './database/with-embedded-default';
 import { seedDemoIfEmpty } from './demo/demo-seed';
-
-/** Human-facing lines (where to connect, demo keys) go to stdout as plain text, never into the JSON log. */
-function announce(lines: string[]): void {
-  process.stdout.write(`\n${lines.join('\n')}\n\n`);
-}
+import { startupBanner } from './startup-banner';
 
 async function main(): Promise<void> {
   const started = performance.now();
-  let config: AppConfig;
+  const settings = configOrExit();
+  const logger = createRootLogger(settings.logLevel, settings.logFormat);
+  for (const warning of startupWarnings(settings)) logger.warn(warning);
+
+  const { config, embedded } = await databaseOrExit(settings, logger);
+  const adminToken = embedded === null ? null : embeddedAdminToken(config);
+  const service = await startService(
+    adminToken === null ? config : { ...config, adminToken: adminToken.value },
+    logger,
+  ).catch(async (error: unknown) => {
+    logger.fatal({ error: loggableError(error) }, 'the service failed to start');
+    await embedded?.stop();
+    return process.exit(1);
+  });
+  stopOnSignals(
+    logger,
+    async () => {
+      await service.close();
+    },
+    async () => {
+      await embedded?.stop();
+    },
+  );
+
+  const banner = startupBanner({
+    publicUrl: service.publicUrl,
+    adminUrl: service.adminUrl,
+    embeddedDataDir: embedded === null ? null : config.dataDir,
+    generatedAdminToken: adminToken?.created === true ? adminToken.value : null,
+    demo: embedded === null ? null : await seedDemoIfEmpty(service.app),
+    readyInMs: Math.round(performance.now() - started),
+  });
+  // Human-facing lines go to stdout as plain text, never into the JSON log.
+  process.stdout.write(`\n${banner.join('\n')}\n\n`);
+}
+
+function configOrExit(): AppConfig {
   try {
-    config = loadAppConfig();
+    return loadAppConfig();
   } catch (error) {
     process.stderr.write(`configuration error: ${error instanceof ConfigError ? error.message : String(error)}\n`);
-    process.exit(2);
+    return process.exit(2);
   }
-  const logger = createRootLogger(config.logLevel, config.logFormat);
-  for (const warning of startupWarnings(config)) logger.warn(warning);
+}
 
-  let embedded: EmbeddedDefault | null = null;
-  /** Set only on the start that generated the token: it is shown then and never again. */
-  let generatedAdminToken: string | null = null;
-  if (config.databaseUrl === null) {
-    try {
-      embedded = await openEmbeddedDefault(config.dataDir, (message) =>
-        logger.info({ context: 'embedded-postgres' }, message),
-      );
-    } catch (error) {
-      logger.fatal({ error: loggableError(error) }, 'the embedded PostgreSQL server failed to start');
-      process.exit(1);
-    }
-    let adminToken = config.adminToken;
-    if (adminToken === null) {
-      const secret = ensureLocalSecret(config.dataDir, 'admin-token', 24);
-      adminToken = secret.value;
-      if (secret.created) generatedAdminToken = secret.value;
-    }
-    config = {
-      ...config,
-      databaseUrl: embedded.url,
-      adminToken,
-      webhooks: {
-        ...config.webhooks,
-        secretKey: config.webhooks.secretKey ?? localSecret(config.dataDir, 'webhook-secret-key', 32),
-      },
-    };
-  }
-
-  const stopDatabase = async (): Promise<void> => {
-    await embedded?.stop();
-  };
-  let service: Awaited<ReturnType<typeof startService>>;
+async function databaseOrExit(settings: AppConfig, logger: Logger): Promise<ConfigWithDatabase> {
   try {
-    service = await startService(config, logger);
+    return await withEmbeddedDefault(settings, (message) => logger.info({ context: 'embedded-postgres' }, message));
   } catch (error) {
-    logger.fatal({ error: loggableError(error) }, 'the service failed to start');
-    await stopDatabase();
-    process.exit(1);
+    logger.fatal({ error: loggableError(error) }, 'the embedded PostgreSQL server failed to start');
+    return process.exit(1);
   }
+}
 
+/**
+ * The embedded default's admin token: `ADMIN_TOKEN` when set, else one
+ * generated once into the data folder, so a fresh machine has a working
+ * internal API with no settings.
+ */
+function embeddedAdminToken(config: AppConfig): { value: string; created: boolean } {
+  if (config.adminToken !== null) return { value: config.adminToken, created: false };
+  return ensureLocalSecret(config.dataDir, 'admin-token', 24);
+}
+
+/** SIGINT/SIGTERM: readiness goes 503, requests and deliveries drain, and the database stops last. */
+function stopOnSignals(logger: Logger, closeService: () => Promise<void>, stopDatabase: () => Promise<void>): void {
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
@@ -76,7 +87,7 @@ async function main(): Promise<void> {
     void (async () => {
       let code = 0;
       try {
-        await service.close();
+        await closeService();
       } catch (error) {
         logger.error({ err: error }, 'shutdown did not complete cleanly');
         code = 1;
@@ -90,34 +101,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-
-  const lines = [
-    `Public API    ${service.publicUrl}/v1   (reference: ${service.publicUrl}/docs, ${service.publicUrl}/openapi.json)`,
-    service.adminUrl === null
-      ? 'Internal API  off (set ADMIN_TOKEN to enable it)'
-      : `Internal API  ${service.adminUrl}/internal`,
-    `Database      ${embedded === null ? 'DATABASE_URL' : `embedded PostgreSQL in ${join(config.dataDir, 'pg')}`}`,
-  ];
-  if (embedded !== null) {
-    lines.push(
-      generatedAdminToken === null
-        ? `Admin token   kept in ${join(config.dataDir, 'admin-token')} (or ADMIN_TOKEN)`
-        : `Admin token   ${generatedAdminToken}   (generated now, shown once; kept in ${join(config.dataDir, 'admin-token')})`,
-    );
-    const demo = await seedDemoIfEmpty(service.app);
-    if (demo !== null) {
-      lines.push(
-        '',
-        'First start: demo data created. These keys are shown once and cannot be recovered:',
-        `  organiser ${demo.organiserId}  key ${demo.organiserKey}`,
-        `  venue     ${demo.venueId}  key ${demo.venueKey}`,
-        '',
-        `Try: curl -H 'Authorization: Bearer ${demo.organiserKey}' ${service.publicUrl}/v1/me`,
-      );
-    }
-  }
-  lines.push(`Ready in ${Math.round(performance.now() - started)} ms.`);
-  announce(lines);
 }
 
 void main();

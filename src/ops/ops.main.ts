@@ -6,8 +6,7 @@ import { AppModule } from '../app.module';
 import { ConfigError, loadAppConfig } from '../config/app-config';
 import { DomainError } from '../common/errors/domain-error';
 import { RouteTable } from '../common/http/route-table';
-import { localSecret } from '../config/local-secrets';
-import { openEmbeddedDefault, type EmbeddedDefault } from '../database/embedded-default';
+import { withEmbeddedDefault } from '../database/with-embedded-default';
 import { parseOpsArguments, OpsUsageError } from './ops-arguments';
 import { OPS_COMMANDS } from './ops-commands';
 
@@ -29,19 +28,10 @@ async function main(): Promise<number> {
     process.stderr.write(`usage:\n${usage()}\n`);
     return 2;
   }
-  let config = { ...loadAppConfig(), runBackgroundWork: false, logLevel: 'warn' };
-  let embedded: EmbeddedDefault | null = null;
-  if (config.databaseUrl === null) {
-    embedded = await openEmbeddedDefault(config.dataDir, () => undefined);
-    config = {
-      ...config,
-      databaseUrl: embedded.url,
-      webhooks: {
-        ...config.webhooks,
-        secretKey: config.webhooks.secretKey ?? localSecret(config.dataDir, 'webhook-secret-key', 32),
-      },
-    };
-  }
+  const { config, embedded } = await withEmbeddedDefault(
+    { ...loadAppConfig(), runBackgroundWork: false, logLevel: 'warn' },
+    () => undefined,
+  );
   // stdout carries only the command's JSON; the service's own warnings go to stderr.
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, new RouteTable()), {
     logger: new PinoNestLogger(pino({ level: 'warn' }, pino.destination(2))),

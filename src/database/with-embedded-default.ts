@@ -1,0 +1,29 @@
+import type { AppConfig } from '../config/app-config';
+import { localSecret } from '../config/local-secrets';
+import { openEmbeddedDefault, type EmbeddedDefault } from './embedded-default';
+
+export interface ConfigWithDatabase {
+  /** The configuration with `databaseUrl` always set. */
+  config: AppConfig & { databaseUrl: string };
+  /** The embedded server opened for it, or null when `DATABASE_URL` names one. */
+  embedded: EmbeddedDefault | null;
+}
+
+/**
+ * Fills in what the embedded default provides when no `DATABASE_URL` is set:
+ * the database's address, and the key that seals webhook secrets (generated
+ * once into the data folder). The service and `npm run ops` both start here,
+ * so the CLI always reaches the same database with the same key.
+ */
+export async function withEmbeddedDefault(
+  config: AppConfig,
+  log: (message: string) => void,
+): Promise<ConfigWithDatabase> {
+  if (config.databaseUrl !== null) return { config: { ...config, databaseUrl: config.databaseUrl }, embedded: null };
+  const webhooks = {
+    ...config.webhooks,
+    secretKey: config.webhooks.secretKey ?? localSecret(config.dataDir, 'webhook-secret-key', 32),
+  };
+  const embedded = await openEmbeddedDefault(config.dataDir, log);
+  return { config: { ...config, databaseUrl: embedded.url, webhooks }, embedded };
+}
