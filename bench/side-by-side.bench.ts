@@ -164,23 +164,25 @@ export async function main(): Promise<void> {
         authorization: `Bearer ${key}`,
         next: loadOf(scenario),
       });
-    const rounds = scenarios.map(() => ({ service: [] as RunFigures[], peer: [] as RunFigures[] }));
+    const rounds = scenarios.map((scenario) => ({ scenario, service: [] as RunFigures[], peer: [] as RunFigures[] }));
     if (ROUNDS > 0 && WARMUP > 0) {
       for (const scenario of scenarios) for (const target of [service, peer]) await run(target, scenario, WARMUP);
     }
     for (let round = 0; round < ROUNDS; round += 1) {
-      for (const [index, scenario] of scenarios.entries()) {
+      for (const entry of rounds) {
+        const { scenario } = entry;
         // Alternate who goes first, so neither always runs on the other's leftovers.
         const order = round % 2 === 0 ? (['service', 'peer'] as const) : (['peer', 'service'] as const);
         for (const side of order) {
           const figures = await run(side === 'service' ? service : peer, scenario, DURATION);
-          rounds[index][side].push(figures);
+          entry[side].push(figures);
           log(`round ${round + 1} ${scenario.name} ${side}: ${JSON.stringify(figures)}`);
         }
       }
     }
-    if (ROUNDS > 0)
-      scenarios.forEach((scenario, i) => results.push(summarise(scenario.name, scenario.kind, rounds[i])));
+    if (ROUNDS > 0) {
+      for (const { scenario, ...figures } of rounds) results.push(summarise(scenario.name, scenario.kind, figures));
+    }
     for (const server of servers.splice(0)) await server.stop();
     if (PROFILE) {
       const first = scenarios[0];

@@ -5,6 +5,7 @@ import { DIRECTLY_STORED_FIELDS, parseEventPatch, type DirectlyStoredField } fro
 import { EventEntity } from '../src/events/entities/event.entity';
 import type { Organiser, Venue } from './support/fixtures';
 import { withApp } from './support/with-app';
+import { nth } from './support/defined';
 
 /**
  * A valid value for every field stored as given. The type has no optional
@@ -55,7 +56,7 @@ describe('EventPatch fields are stored', () => {
   });
 
   it('stores every writable field exactly as parsed, on create and on update', async () => {
-    const body = samples(venue.locationIds[0]);
+    const body = samples(nth(venue.locationIds, 0, 'location of the venue'));
     const expected = parseEventPatch(body, 'update');
     assert.ok(expected.ok, 'the samples are valid');
     assert.deepEqual(Object.keys(body).sort(), [...DIRECTLY_STORED_FIELDS].sort());

@@ -155,7 +155,7 @@ describe('paging rules (events list)', () => {
 
     it('refuses a tampered cursor with 400 invalid_cursor', async () => {
       const cursor = await firstCursor();
-      const [payload, tag] = cursor.split('.');
+      const [payload = '', tag] = cursor.split('.');
       const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString()) as string[];
       decoded[1] = '2000-01-01T00:00:00.000Z';
       const forged = `${Buffer.from(JSON.stringify(decoded)).toString('base64url')}.${tag}`;

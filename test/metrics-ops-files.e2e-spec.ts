@@ -23,8 +23,8 @@ function promtool(...args: string[]): { status: number | null; output: string } 
 function metricNamesIn(expressions: string[]): Set<string> {
   const names = new Set<string>();
   for (const expression of expressions) {
-    for (const match of expression.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{/g)) {
-      if (match[1] !== 'up') names.add(match[1]);
+    for (const [, name = ''] of expression.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{/g)) {
+      if (name !== 'up') names.add(name);
     }
   }
   return names;
@@ -67,7 +67,7 @@ describe('ops/prometheus-alerts.yml and ops/grafana-dashboard.json', () => {
           .split('\n')
           .filter((line) => line.startsWith('# TYPE '))
           .flatMap((line) => {
-            const [, , name, type] = line.split(' ');
+            const [, , name = '', type] = line.split(' ');
             return type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
           }),
       );

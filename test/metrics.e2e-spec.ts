@@ -25,12 +25,12 @@ function parsePrometheusText(text: string): Sample[] {
     const match = SAMPLE.exec(line);
     assert.ok(match, `not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const label of (match[2] ?? '').matchAll(LABEL)) labels[label[1]] = label[2];
-    const raw = match[3];
+    const [, name = '', labelText = '', raw = ''] = match;
+    for (const [, label = '', labelValue = ''] of labelText.matchAll(LABEL)) labels[label] = labelValue;
     const value = raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw);
     // prom-client writes NaN as `Nan`; Prometheus parses floats case-insensitively (Go's ParseFloat).
     assert.ok(/^nan$/i.test(raw) || !Number.isNaN(value), `not a number: ${line}`);
-    samples.push({ name: match[1], labels, value });
+    samples.push({ name, labels, value });
   }
   return samples;
 }

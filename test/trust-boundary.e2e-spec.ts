@@ -10,6 +10,7 @@ import { fixtures, type Organiser } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { rawRequest, type RawResult } from './support/raw-request';
 import { startTestService, type TestService } from './support/test-service';
+import { nth } from './support/defined';
 
 /** Open dashboard routes: the sign-in form itself and the assets it needs. */
 const OPEN_DASHBOARD_ROUTES = [
@@ -188,7 +189,7 @@ describe('trust boundary: the internal API never answers on the public listener'
               ),
             );
             results.forEach((result, index) => {
-              const { credentialName, target } = cases[index];
+              const { credentialName, target } = nth(cases, index, 'request cases');
               requests += 1;
               // A HEAD answer has no body to tell a route miss from a handler's 404: it must match its GET.
               let miss = isRouteMiss(result);

@@ -5,6 +5,7 @@ import { assertErrorBody } from './support/error-body';
 import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startTestService, type TestService } from './support/test-service';
+import { nth } from './support/defined';
 
 const VENUE_FIELDS = ['id', 'name', 'slug', 'description', 'websiteUrl', 'category', 'claimStatus', 'url', 'locations'];
 const LOCATION_FIELDS = ['id', 'displayName', 'address', 'city', 'country'];
@@ -121,14 +122,15 @@ describe('venues', () => {
       const { venue, key } = await venueWithKey({ name: 'Shrinking', locations: rooms(3) });
       const before = (await listed(key))['locations'] as Location[];
       assert.equal(before.length, 3);
-      const gone = before[1];
+      const [kept, gone, alsoKept] = before;
+      assert.ok(kept && gone && alsoKept, 'three locations listed');
       const deleted = await admin('DELETE', `/internal/venues/${venue['id']}/locations/${gone.id}`);
       assert.equal(deleted.status, 200, deleted.text);
       assert.deepEqual(deleted.body, { data: { id: gone.id, deleted: true } });
       const after = (await listed(key))['locations'] as Location[];
       assert.deepEqual(
         after.map((location) => location.id),
-        [before[0].id, before[2].id],
+        [kept.id, alsoKept.id],
       );
     });
 
@@ -160,7 +162,7 @@ describe('venues', () => {
         rooms(30).map((room) => room.displayName),
       );
 
-      const first = ((await listed(key))['locations'] as Location[])[0];
+      const first = nth((await listed(key))['locations'] as Location[], 0, 'listed locations');
       await admin('DELETE', `/internal/venues/${venue['id']}/locations/${first.id}`);
       const afterDelete = ((await listed(key))['locations'] as Location[]).map((location) => location.displayName);
       assert.deepEqual(
@@ -217,7 +219,7 @@ describe('venues', () => {
 
     it('answers 404 not_found for an unknown venue or location, and for a location already deleted', async () => {
       const { venue } = await venueWithKey({ name: 'Lookups', locations: rooms(1) });
-      const locationId = (venue['locations'] as Location[])[0].id;
+      const locationId = nth(venue['locations'] as Location[], 0, 'locations of the venue').id;
       assertErrorBody(await admin('POST', '/internal/venues/ven_nothing/locations', { body: {} }), 404, 'not_found');
       assertErrorBody(await admin('DELETE', `/internal/venues/ven_nothing/locations/${locationId}`), 404, 'not_found');
       assertErrorBody(await admin('DELETE', `/internal/venues/${venue['id']}/locations/loc_nothing`), 404, 'not_found');

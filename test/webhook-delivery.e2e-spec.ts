@@ -12,6 +12,7 @@ import { startServiceProcess, type ServiceProcess } from './support/service-proc
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReplyPlan } from './support/https-receiver';
 import { freshDatabase } from './support/test-database';
 import { startTestService, type TestService } from './support/test-service';
+import { nth } from './support/defined';
 
 const ORGANISER_SCOPES: Scope[] = ['events:read', 'orders:read', 'webhooks:read', 'webhooks:write'];
 const VENUE_SCOPES: Scope[] = ['events:read', 'webhooks:read', 'webhooks:write'];
@@ -143,7 +144,7 @@ describe('webhook delivery', () => {
     const event = await w.event(owner.id);
     const order = await w.order(event.id);
 
-    const [request] = await receiving.waitFor((requests) => requests.length >= 1);
+    const request = nth(await receiving.waitFor((requests) => requests.length >= 1), 0, 'received deliveries');
     assert.equal(request.method, 'POST');
     assert.equal(request.path, '/hooks/orders?source=events');
     assert.equal(request.headers['content-type'], 'application/json');
@@ -213,6 +214,7 @@ describe('webhook delivery', () => {
 
     const requests = await receiving.waitFor((all) => all.length >= 3);
     const [first, ...retries] = requests;
+    assert.ok(first, 'the first attempt arrived');
     for (const retry of retries) {
       assert.equal(deliveryIdOf(retry), deliveryIdOf(first));
       assert.ok(retry.rawBody.equals(first.rawBody), 'retry body differs from the first attempt');
@@ -239,6 +241,7 @@ describe('webhook delivery', () => {
     await w.order((await w.event(owner.id)).id);
 
     const [first, second] = await receiving.waitFor((all) => all.length >= 2);
+    assert.ok(first && second, 'the late attempt and its retry arrived');
     assert.equal(deliveryIdOf(second), deliveryIdOf(first));
     assert.ok(second.rawBody.equals(first.rawBody));
     const [delivery] = await settled(hook.id);
@@ -391,8 +394,8 @@ describe('webhook delivery', () => {
     });
     await w.publish(event.id);
 
-    const [forOrganiser] = await toOrganiser.waitFor((all) => all.length >= 1);
-    const [forVenue] = await toVenue.waitFor((all) => all.length >= 1);
+    const forOrganiser = nth(await toOrganiser.waitFor((all) => all.length >= 1), 0, 'deliveries to the organiser');
+    const forVenue = nth(await toVenue.waitFor((all) => all.length >= 1), 0, 'deliveries to the venue');
     assert.deepEqual(forOrganiser.body.principal, { type: 'organiser', id: owner.id });
     assert.deepEqual(forVenue.body.principal, { type: 'venue', id: place.id });
     const expectedData = {
@@ -453,7 +456,7 @@ describe('webhook delivery', () => {
     const event = await w.event(owner.id);
     await w.order(event.id);
     await receiving.waitFor((all) => all.length >= 2);
-    const probeId = deliveryIdOf(receiving.requests[0]);
+    const probeId = deliveryIdOf(nth(receiving.requests, 0, 'received deliveries'));
 
     for (let i = 0; i < 3; i += 1) await w.order(event.id);
     await receiving.waitFor((all) => all.length >= 6);
@@ -467,7 +470,11 @@ describe('webhook delivery', () => {
     receiving.reply(() => ({ status: 200 }));
     const deliveries = await settled(hook.id, 4);
     assert.ok(deliveries.every((delivery) => delivery.status === 'succeeded'));
-    assert.equal(deliveryIdOf(receiving.requests[failuresSeen]), probeId, 'the first success was not the probe');
+    assert.equal(
+      deliveryIdOf(nth(receiving.requests, failuresSeen, 'received deliveries')),
+      probeId,
+      'the first success was not the probe',
+    );
     assert.equal(new Set(receiving.requests.map(deliveryIdOf)).size, 4);
     assert.equal((await w.webhook(owner.key, hook.id)).consecutiveFailures, 0);
   });

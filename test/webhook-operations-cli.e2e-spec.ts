@@ -5,6 +5,7 @@ import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { startTestService, type TestService } from './support/test-service';
+import { nth } from './support/defined';
 
 /** The webhook operations on the command line, against a running service's database. */
 describe('npm run ops -- webhooks:*', () => {
@@ -67,7 +68,7 @@ describe('npm run ops -- webhooks:*', () => {
   });
 
   it('resends a delivery (the CLI waits for the attempt) and recovers a window', async () => {
-    const deliveryId = String(receiving.requests[0].headers['service-delivery']);
+    const deliveryId = String(nth(receiving.requests, 0, 'received deliveries').headers['service-delivery']);
     const resent = await ops(['webhooks:resend', '--webhook', webhookId, '--delivery', deliveryId]);
     assert.equal(resent.code, 0, resent.stderr);
     assert.equal(resent.json.data.status, 'succeeded');

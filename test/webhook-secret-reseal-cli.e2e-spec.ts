@@ -7,6 +7,7 @@ import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { startTestService, type TestService } from './support/test-service';
+import { nth } from './support/defined';
 
 /** Secret rotation and re-sealing under a new WEBHOOK_SECRET_KEY, on the command line. */
 describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', () => {
@@ -74,8 +75,9 @@ describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', ()
         `SELECT secret_sealed, previous_secret_sealed FROM webhook_subscription WHERE id = $1`,
         [webhookId],
       );
-      const kid = String(stored.rows[0].secret_sealed.split('.')[1]);
-      assert.equal(stored.rows[0].previous_secret_sealed.split('.')[1], kid);
+      const row = nth(stored.rows, 0, 'stored subscription');
+      const kid = String(row.secret_sealed.split('.')[1]);
+      assert.equal(row.previous_secret_sealed.split('.')[1], kid);
     } finally {
       await db.end();
     }

@@ -411,8 +411,8 @@ describe('webhook subscriptions', () => {
       const document = await api('GET', '/openapi.json');
       assert.equal(document.status, 200);
       const paths = document.body.paths as Record<string, Record<string, unknown>>;
-      assert.deepEqual(Object.keys(paths['/v1/webhooks']).sort(), ['get', 'post']);
-      assert.deepEqual(Object.keys(paths['/v1/webhooks/{webhookId}']), ['delete']);
+      assert.deepEqual(Object.keys(paths['/v1/webhooks'] ?? {}).sort(), ['get', 'post']);
+      assert.deepEqual(Object.keys(paths['/v1/webhooks/{webhookId}'] ?? {}), ['delete']);
       assert.ok(!Object.keys(paths).some((path) => path.startsWith('/internal')));
     });
   });

@@ -115,7 +115,8 @@ async function route(
     segments.length === 3 && segments[1] === 'v1' && (segments[2] === 'events' || segments[2] === 'orders')
       ? segments[2]
       : null;
-  const eventId = isEvents && segments.length === 4 && segments[3] !== '' ? decodedSegment(segments[3]) : null;
+  const eventSegment = isEvents && segments.length === 4 ? segments[3] : undefined;
+  const eventId = eventSegment === undefined || eventSegment === '' ? null : decodedSegment(eventSegment);
   if (list === null && eventId === null) throw new PeerError(404, 'not_found', 'No such route.');
   // As the service does, a route miss is answered before any key is looked up.
   const allowed =

@@ -46,18 +46,21 @@ interface WallClock {
 }
 
 function wallClock(instantMs: number, timeZone: string): WallClock {
-  const values: Record<string, number> = {};
-  for (const part of formatterFor(timeZone).formatToParts(new Date(instantMs))) {
-    if (part.type !== 'literal') values[part.type] = Number(part.value);
-  }
+  const parts = formatterFor(timeZone).formatToParts(new Date(instantMs));
+  const value = (type: Intl.DateTimeFormatPartTypes): number => {
+    const part = parts.find((candidate) => candidate.type === type);
+    // The formatter is built with every one of these fields, so a missing one is an ICU defect.
+    if (part === undefined) throw new Error(`Intl.DateTimeFormat gave no ${type} for ${timeZone}`);
+    return Number(part.value);
+  };
   return {
-    year: values.year,
-    month: values.month,
-    day: values.day,
+    year: value('year'),
+    month: value('month'),
+    day: value('day'),
     // Some ICU versions print midnight as 24 even with h23.
-    hour: values.hour % 24,
-    minute: values.minute,
-    second: values.second,
+    hour: value('hour') % 24,
+    minute: value('minute'),
+    second: value('second'),
   };
 }
 

@@ -97,8 +97,8 @@ void describe('parsePlanning', () => {
     const planning = accept({
       date: { mode: 'options', options: [{ id: 'o1', start: '2025-06-01', end: '2025-06-02', allDay: true }] },
     });
-    assert.equal(planning.date?.options?.[0].start, '2025-06-01');
-    assert.equal(planning.date?.options?.[0].end, '2025-06-02');
+    assert.equal(planning.date?.options?.[0]?.start, '2025-06-01');
+    assert.equal(planning.date?.options?.[0]?.end, '2025-06-02');
   });
 
   void it('refuses option fields of the wrong type', () => {

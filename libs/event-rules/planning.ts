@@ -50,7 +50,7 @@ export interface Planning {
   place?: PlanningPlace;
 }
 
-function expectMode<T extends string>(value: unknown, field: string, modes: readonly T[]): T {
+function expectMode<T extends string>(value: unknown, field: string, modes: readonly [T, ...T[]]): T {
   if (value === undefined) return modes[0];
   if (typeof value !== 'string' || !(modes as readonly string[]).includes(value)) {
     throw new InvalidField(`${field} must be one of ${modes.join(', ')}`);

@@ -14,6 +14,8 @@ export function traceIdFromTraceparent(header: unknown): string | null {
   const match = TRACEPARENT.exec(header.trim());
   if (match === null) return null;
   const [, version, traceId, parentId] = match;
+  // The pattern's groups are not optional, so a match always has all three.
+  if (version === undefined || traceId === undefined || parentId === undefined) return null;
   // Version ff is forbidden; version 00 allows nothing after the flags.
   if (version === 'ff' || (version === '00' && header.trim().length !== 55)) return null;
   if (ALL_ZERO.test(traceId) || ALL_ZERO.test(parentId)) return null;

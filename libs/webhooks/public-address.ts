@@ -77,8 +77,9 @@ function parseIpv6(text: string): bigint | null {
     words = ipv6Words(text, true);
     if (words === null || words.length !== 8) return null;
   } else if (halves.length === 2) {
-    const head = ipv6Words(halves[0], false);
-    const tail = ipv6Words(halves[1], true);
+    const [headText = '', tailText = ''] = halves;
+    const head = ipv6Words(headText, false);
+    const tail = ipv6Words(tailText, true);
     // `::` stands for at least one zero group.
     if (head === null || tail === null || head.length + tail.length > 7) return null;
     words = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
@@ -324,9 +325,9 @@ export async function resolvePublicAddress(
   } catch {
     return { ok: false, reason: 'network_error' };
   }
-  if (resolved.length === 0) return { ok: false, reason: 'network_error' };
-  if (!resolved.every((entry) => isPublicAddress(entry.address, allow))) return { ok: false, reason: 'blocked_host' };
   const first = resolved[0];
+  if (first === undefined) return { ok: false, reason: 'network_error' };
+  if (!resolved.every((entry) => isPublicAddress(entry.address, allow))) return { ok: false, reason: 'blocked_host' };
   // The family comes from the address itself, not from what the lookup claimed.
   return { ok: true, address: first.address, family: isIP(first.address) === 6 ? 6 : 4 };
 }

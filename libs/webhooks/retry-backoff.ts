@@ -100,14 +100,15 @@ function utcMs(
  * would read values such as "1.5" or "tomorrow-ish" as dates.
  */
 function parseHttpDate(value: string, now: Date): number | null {
+  // The patterns' groups are all required, so the '' defaults never apply (and would fail as day 0 if they did).
   let match = IMF_FIXDATE.exec(value);
   if (match !== null) {
-    const [, d, mon, y, h, mi, s] = match;
+    const [, d = '', mon = '', y = '', h = '', mi = '', s = ''] = match;
     return utcMs(Number(y), mon, Number(d), Number(h), Number(mi), Number(s));
   }
   match = RFC_850.exec(value);
   if (match !== null) {
-    const [, d, mon, yy, h, mi, s] = match;
+    const [, d = '', mon = '', yy = '', h = '', mi = '', s = ''] = match;
     // RFC 9110: a two-digit year that looks more than 50 years ahead is in the past century.
     const nowYear = now.getUTCFullYear();
     let year = Math.floor(nowYear / 100) * 100 + Number(yy);
@@ -116,7 +117,7 @@ function parseHttpDate(value: string, now: Date): number | null {
   }
   match = ASCTIME.exec(value);
   if (match !== null) {
-    const [, mon, d, h, mi, s, y] = match;
+    const [, mon = '', d = '', h = '', mi = '', s = '', y = ''] = match;
     return utcMs(Number(y), mon, Number(d.trim()), Number(h), Number(mi), Number(s));
   }
   return null;

@@ -120,8 +120,8 @@ export function signPayloadWithAll(
   rawBody: Buffer | string,
   timestampSeconds: number,
 ): string {
-  if (secrets.length === 0) throw new Error('at least one webhook secret is needed to sign');
   const [first, ...rest] = secrets;
+  if (first === undefined) throw new Error('at least one webhook secret is needed to sign');
   const head = signPayload(first, rawBody, timestampSeconds);
   return rest.reduce(
     (header, secret) => `${header},v1=${hmac(secret, rawBody, timestampSeconds).toString('hex')}`,

@@ -479,7 +479,8 @@ export class WebhookDeliveryRepository {
        RETURNING ${CLAIMED_COLUMNS}`,
       [subscriptionId, deliveryId, lease.leaseMs, lease.leaseToken],
     );
-    if (rows.length > 0) return claimedDelivery(rows[0], lease.leaseToken);
+    const [claimed] = rows;
+    if (claimed !== undefined) return claimedDelivery(claimed, lease.leaseToken);
     const existing: Array<{ status: string }> = await this.deliveries.query(
       `SELECT status FROM webhook_delivery WHERE id = $2 AND subscription_id = $1`,
       [subscriptionId, deliveryId],

@@ -133,6 +133,8 @@ export class WebhookOperationsService {
     }
     this.worker.sendNow(leased);
     const [row] = await this.deliveryRows.listForSubscription(webhookId, 1, deliveryId);
+    // Retention could only remove it long after the lease just taken ends.
+    if (row === undefined) throw DomainError.notFound('Delivery');
     return presentDelivery(row);
   }
 
@@ -196,7 +198,8 @@ export class WebhookOperationsService {
     let after = '';
     for (;;) {
       const page = await this.subscriptions.sealedSecretsAfter(after, RESEAL_PAGE);
-      if (page.length === 0) break;
+      const last = page.at(-1);
+      if (last === undefined) break;
       for (const stored of page) {
         checked += 1;
         const previous = stored.previousSecretSealed;
@@ -212,7 +215,7 @@ export class WebhookOperationsService {
         });
         if (replaced) resealed += 1;
       }
-      after = page[page.length - 1].id;
+      after = last.id;
     }
     return { checked, resealed };
   }

@@ -118,7 +118,8 @@ export class WebhookSubscriptionRepository {
        RETURNING before.disabled_since`,
       [subscriptionId],
     );
-    return rows.length === 0 ? null : { disabledSince: rows[0].disabled_since };
+    const [row] = rows;
+    return row === undefined ? null : { disabledSince: row.disabled_since };
   }
 
   /**

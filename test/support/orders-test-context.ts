@@ -6,6 +6,7 @@ import type { OrderConfirmedDomainEvent } from '../../src/orders/domain-events/o
 import { fixtures, type Organiser, type Venue } from './fixtures';
 import { internalApi, publicApi } from './http-client';
 import { startTestService, type TestService } from './test-service';
+import { nth } from './defined';
 
 /** The Order of api-v1.md, in the contract's order. */
 export const ORDER_FIELDS = [
@@ -136,7 +137,7 @@ export function ordersTestContext() {
     const result = await db.query<{ orders: string; line_items: string }>(
       `SELECT (SELECT count(*) FROM "order") AS orders, (SELECT count(*) FROM order_line_item) AS line_items`,
     );
-    const row = result.rows[0];
+    const row = nth(result.rows, 0, 'row of counts');
     return { orders: Number(row.orders), lineItems: Number(row.line_items) };
   }
 

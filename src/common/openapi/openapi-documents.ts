@@ -40,14 +40,16 @@ function reachableComponents(roots: unknown, all: Record<ComponentKind, Record<s
   const seen = new Set<string>();
   const queue = new Set<string>();
   collectRefs(roots, queue);
-  while (queue.size > 0) {
+  for (;;) {
     const [next] = queue;
+    if (next === undefined) break;
     queue.delete(next);
     if (seen.has(next)) continue;
     seen.add(next);
     const match = /^#\/components\/([^/]+)\/(.+)$/.exec(next);
-    if (match === null) continue;
-    const target = all[match[1] as ComponentKind]?.[match[2]];
+    const [, kind, name] = match ?? [];
+    if (kind === undefined || name === undefined) continue;
+    const target = all[kind as ComponentKind]?.[name];
     if (target === undefined) throw new Error(`The OpenAPI document refers to ${next}, which is not defined`);
     collectRefs(target, queue);
   }
