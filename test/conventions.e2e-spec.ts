@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
@@ -7,7 +7,8 @@ import pino from 'pino';
 import { startService } from '../src/bootstrap';
 import { loadAppConfig } from '../src/config/app-config';
 import { freshDatabase } from './support/test-database';
-import { loopbackSettings, startTestService, type TestService } from './support/test-service';
+import { loopbackSettings, type TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 describe('conventions every response shares', () => {
   let service: TestService;
@@ -16,14 +17,12 @@ describe('conventions every response shares', () => {
   let organiser: Organiser;
   let venue: Venue;
 
+  const app = withApp({ BODY_LIMIT_BYTES: '2048' });
   before(async () => {
-    service = await startTestService({ BODY_LIMIT_BYTES: '2048' });
-    api = publicApi(service);
-    admin = internalApi(service);
+    ({ service, api, admin } = app);
     organiser = await fixtures(service).organiser();
     venue = await fixtures(service).venue();
   });
-  after(async () => service.close());
 
   describe('envelopes', () => {
     it('wraps a single resource in {data}', async () => {

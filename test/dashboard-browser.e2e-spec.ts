@@ -5,7 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import { chromiumMissingReason, DashboardBrowser } from './support/dashboard-browser';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from './support/https-receiver';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 /** Small backoff and deadline so twenty failures take seconds; 127.0.0.0/8 is where the receiver lives. */
 const DELIVERY_ENV = {
@@ -39,8 +40,9 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     secret?: string;
   } = {};
 
+  const app = withApp(DELIVERY_ENV);
   before(async () => {
-    service = await startTestService(DELIVERY_ENV);
+    ({ service } = app);
     receiver = await startHttpsReceiver(() => (failing ? { status: 500, body: 'down' } : { status: 204 }));
     browser = await DashboardBrowser.launch();
   });
@@ -49,7 +51,6 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     process.stderr.write(`[dashboard] screenshots and axe report in ${browser.folder}\n`);
     await browser.close();
     await receiver.close();
-    await service.close();
   });
 
   const page = () => browser.page;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { DashboardClient, csrfOf } from './support/dashboard-client';
 import fastifyCookie from '@fastify/cookie';
 import Fastify from 'fastify';
@@ -7,17 +7,16 @@ import { DASHBOARD_COOKIE_OPTIONS } from '../src/dashboard/dashboard-plugins';
 import { fixtures } from './support/fixtures';
 import { receiverCertificate } from './support/https-receiver';
 import { internalApi, publicApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 /** The dashboard's HTTP rules (sessions, CSRF, listeners); the browser walk-through is dashboard-browser.e2e-spec. */
 describe('dashboard over HTTP', () => {
   let service: TestService;
 
+  const app = withApp({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
   before(async () => {
-    service = await startTestService({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
-  });
-  after(async () => {
-    await service.close();
+    ({ service } = app);
   });
 
   it('redirects a page request without a session to the sign-in form with 303', async () => {

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Client } from 'pg';
-import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 interface Row {
   id: string;
@@ -59,14 +59,9 @@ describe('paging rules (events list)', () => {
     throw new Error('paging did not end');
   };
 
-  before(async () => {
-    service = await startTestService({ RATE_LIMIT_READS: '100000' });
-    api = publicApi(service);
-    db = await databaseClient(service.databaseUrl);
-  });
-  after(async () => {
-    await db.end();
-    await service.close();
+  const app = withApp({ RATE_LIMIT_READS: '100000' });
+  before(() => {
+    ({ service, api, db } = app);
   });
 
   describe('limit', () => {

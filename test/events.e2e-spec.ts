@@ -1,14 +1,14 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { IdempotencyService } from '../src/events/idempotency/idempotency.service';
-import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 describe('events', () => {
   let service: TestService;
@@ -26,11 +26,9 @@ describe('events', () => {
   const countEvents = async (organizerId: string): Promise<number> =>
     Number((await db.query('SELECT count(*) FROM event WHERE organizer_id = $1', [organizerId])).rows[0].count);
 
+  const app = withApp();
   before(async () => {
-    service = await startTestService();
-    api = publicApi(service);
-    admin = internalApi(service);
-    db = await databaseClient(service.databaseUrl);
+    ({ service, api, admin, db } = app);
     const make = fixtures(service);
     organiser = await make.organiser({ scopes: ['events:read', 'events:write', 'orders:read'] });
     other = await make.organiser({ scopes: ['events:read', 'events:write'] });
@@ -38,10 +36,6 @@ describe('events', () => {
     service.running.app.get(EventEmitter2).on('event.published', (event: { eventId: string }) => {
       published.push(event.eventId);
     });
-  });
-  after(async () => {
-    await db.end();
-    await service.close();
   });
 
   describe('response shape', () => {

@@ -2,14 +2,14 @@ import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { EVENT_PATCH_FIELDS } from '../libs/event-rules';
 import { RouteTable, type RouteEntry } from '../src/common/http/route-table';
-import { databaseClient } from './support/database-client';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 /**
  * Fuzzing every route of both listeners (the route table, so a new route is
@@ -217,14 +217,14 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
     return { hashes, counts };
   }
 
+  const app = withApp({
+    RATE_LIMIT_READS: '10000000',
+    RATE_LIMIT_WRITES: '10000000',
+    RATE_LIMIT_FAILURES_PER_CLIENT: '0',
+    WEBHOOK_POLL_MS: '3600000',
+  });
   before(async () => {
-    service = await startTestService({
-      RATE_LIMIT_READS: '10000000',
-      RATE_LIMIT_WRITES: '10000000',
-      RATE_LIMIT_FAILURES_PER_CLIENT: '0',
-      WEBHOOK_POLL_MS: '3600000',
-    });
-    db = await databaseClient(service.databaseUrl);
+    ({ service, db } = app);
     const make = fixtures(service);
     const api = publicApi(service);
     const admin = internalApi(service);
@@ -276,10 +276,6 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
         return `(SELECT md5(coalesce(string_agg(${row}, '|' ORDER BY ${row}), '')) || ':' || count(*) FROM "${name}" t) AS "${name}"`;
       })
       .join(', ')}`;
-  });
-  after(async () => {
-    await db?.end();
-    await service?.close();
   });
 
   function requests(listener: 'public' | 'admin'): fc.Arbitrary<{

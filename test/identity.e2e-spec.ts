@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { generateApiKey, hashApiKey } from '../libs/keys/api-key-format';
 import { KeyUsageRecorder } from '../src/identity/key-usage.recorder';
-import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 describe('identity and access', () => {
   let service: TestService;
@@ -17,19 +17,13 @@ describe('identity and access', () => {
   let organiser: Organiser;
   let venue: Venue;
 
+  const app = withApp();
   before(async () => {
-    service = await startTestService();
-    api = publicApi(service);
-    admin = internalApi(service);
-    db = await databaseClient(service.databaseUrl);
+    ({ service, api, admin, db } = app);
     organiser = await fixtures(service).organiser({
       scopes: ['events:read', 'orders:read', 'events:write', 'webhooks:read', 'webhooks:write'],
     });
     venue = await fixtures(service).venue({ scopes: ['events:read', 'webhooks:read'] });
-  });
-  after(async () => {
-    await db.end();
-    await service.close();
   });
 
   describe('minting keys', () => {
@@ -296,12 +290,11 @@ describe('per-account rate limits', () => {
   let api: ReturnType<typeof publicApi>;
   let organiser: Organiser;
 
+  const app = withApp({ RATE_LIMIT_READS: '5', RATE_LIMIT_WRITES: '2' });
   before(async () => {
-    service = await startTestService({ RATE_LIMIT_READS: '5', RATE_LIMIT_WRITES: '2' });
-    api = publicApi(service);
+    ({ service, api } = app);
     organiser = await fixtures(service).organiser({ scopes: ['events:read', 'webhooks:read', 'webhooks:write'] });
   });
-  after(async () => service.close());
 
   it('makes every key of an account draw on one budget, and leaves other accounts alone', async () => {
     const second = await fixtures(service).key({ type: 'organiser', id: organiser.id }, ['events:read']);

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { internalApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 /** The repository's ops/ folder (tests run from dist/test). */
 const OPS = resolve(__dirname, '..', '..', 'ops');
@@ -59,8 +60,9 @@ describe('ops/prometheus-alerts.yml and ops/grafana-dashboard.json', () => {
   describe('against a running service', () => {
     let service: TestService;
     let exposed: Set<string>;
+    const app = withApp();
     before(async () => {
-      service = await startTestService();
+      ({ service } = app);
       const text = (await internalApi(service)('GET', '/internal/metrics')).text;
       exposed = new Set(
         text
@@ -72,7 +74,6 @@ describe('ops/prometheus-alerts.yml and ops/grafana-dashboard.json', () => {
           }),
       );
     });
-    after(async () => service.close());
 
     it('every metric the dashboard and the alerts query is one the service exposes', () => {
       const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {

@@ -7,6 +7,7 @@ import { fixtures, type Organiser } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { startTestService, type TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 interface Sample {
   name: string;
@@ -247,10 +248,10 @@ describe('GET /internal/metrics', () => {
 describe('rate_limit_refusals_total', () => {
   let service: TestService;
 
+  const app = withApp({ RATE_LIMIT_READS: '2' });
   before(async () => {
-    service = await startTestService({ RATE_LIMIT_READS: '2' });
+    ({ service } = app);
   });
-  after(async () => service.close());
 
   it('rate-limit refusals are counted with reason account when the account budget refuses', async () => {
     const scrape = async (): Promise<Sample[]> =>

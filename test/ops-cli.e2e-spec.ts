@@ -1,24 +1,30 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { before, describe, it } from 'node:test';
-import { runOps, type OpsResult } from './support/ops-cli';
-import { databaseClient } from './support/database-client';
-import { freshDatabase } from './support/test-database';
+import { ops as runOps, runOpsProcess, type OpsResult } from './support/ops-cli';
+import { withApp } from './support/with-app';
 
 describe('npm run ops (the CLI shares the domain services)', () => {
-  let env: NodeJS.ProcessEnv;
+  const app = withApp();
+  let env: Record<string, string>;
 
-  const ops = async (...args: string[]): Promise<OpsResult> => {
-    return runOps(args, env);
-  };
+  // The commands run in this process, each in an application context of its own as the CLI builds it.
+  const ops = (...args: string[]): Promise<OpsResult> => runOps(args, env);
 
-  before(async () => {
+  before(() => {
     env = {
-      ...process.env,
-      DATABASE_URL: await freshDatabase(),
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+      DATABASE_URL: app.service.databaseUrl,
+      WEBHOOK_SECRET_KEY: app.service.config.webhooks.secretKey ?? '',
       LOG_LEVEL: 'silent',
     };
+  });
+
+  it('runs as its own process: JSON on stdout, exit code 0, the row stored', async () => {
+    // The one subprocess of the suite: the compiled binary, its start-up and its output as a user sees them.
+    const created = await runOpsProcess(['organisers:create', '--name', 'Process Org'], { ...process.env, ...env });
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(created.json.data.name, 'Process Org');
+    const listed = await ops('organisers:list');
+    assert.ok(listed.json.data.some((organiser: { id: string }) => organiser.id === created.json.data.id));
   });
 
   it('creates organisers, mints, lists and revokes keys, and never lists a secret', async () => {
@@ -53,22 +59,12 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.equal(venue.code, 0, venue.stderr);
     assert.equal(venue.json.data.locations.length, 1);
     const organiser = await ops('organisers:create', '--name', 'Publishing Org');
-    const db = await databaseClient(env['DATABASE_URL']!);
-    try {
-      await db.query(`INSERT INTO event (id, organizer_id, start_time) VALUES ('evt_cli', $1, now())`, [
-        organiser.json.data.id,
-      ]);
-      await db.query(
-        `INSERT INTO "order" (id, event_id, organizer_id, status, quantity, total_amount_minor)
-         VALUES ('ord_cli', 'evt_cli', $1, 'pending', 1, 500)`,
-        [organiser.json.data.id],
-      );
-    } finally {
-      await db.end();
-    }
-    const published = await ops('events:publish', '--event', 'evt_cli');
+    const event = await app.make.event(organiser.json.data.id);
+    const order = await app.make.order(event.id, { status: 'pending' });
+    const published = await ops('events:publish', '--event', event.id);
+    assert.equal(published.code, 0, published.stderr);
     assert.equal(published.json.data.visibility, 'public');
-    const confirmed = await ops('orders:confirm', '--order', 'ord_cli');
+    const confirmed = await ops('orders:confirm', '--order', order.id);
     assert.equal(confirmed.json.data.status, 'confirmed');
     const missing = await ops('orders:confirm', '--order', 'ord_missing');
     assert.equal(missing.json.error, 'not_found');

@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { EVENT_PATCH_FIELDS } from '../libs/event-rules';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi, type HttpResult } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 /** Any answer but a 5xx, and every error in the contract's error body. */
 function assertHandled(result: HttpResult, what: string): void {
@@ -42,10 +43,9 @@ describe('robustness: no request body makes the API fail', () => {
   let venue: Venue;
   let eventId: string;
 
+  const app = withApp({ RATE_LIMIT_WRITES: '100000', RATE_LIMIT_READS: '100000' });
   before(async () => {
-    service = await startTestService({ RATE_LIMIT_WRITES: '100000', RATE_LIMIT_READS: '100000' });
-    api = publicApi(service);
-    admin = internalApi(service);
+    ({ service, api, admin } = app);
     organiser = await fixtures(service).organiser({
       scopes: ['events:read', 'events:write', 'orders:read', 'webhooks:read', 'webhooks:write'],
     });
@@ -57,7 +57,6 @@ describe('robustness: no request body makes the API fail', () => {
     });
     eventId = created.body.data.id as string;
   });
-  after(async () => service.close());
 
   const runs = { numRuns: 60 };
 

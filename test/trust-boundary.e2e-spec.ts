@@ -4,13 +4,13 @@ import { Agent } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { RouteTable } from '../src/common/http/route-table';
-import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { rawRequest, type RawResult } from './support/raw-request';
 import { startTestService, type TestService } from './support/test-service';
 import { nth } from './support/defined';
+import { withApp } from './support/with-app';
 
 /** Open dashboard routes: the sign-in form itself and the assets it needs. */
 const OPEN_DASHBOARD_ROUTES = [
@@ -50,16 +50,12 @@ describe('trust boundary: the internal API never answers on the public listener'
   let victim: Organiser;
   let victimSubscriber: Organiser;
 
+  const app = withApp({ RATE_LIMIT_FAILURES_PER_CLIENT: '0' });
   before(async () => {
-    service = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '0' });
-    db = await databaseClient(service.databaseUrl);
+    ({ service, db } = app);
     reader = await fixtures(service).organiser({ scopes: ['events:read'] });
     victim = await fixtures(service).organiser();
     victimSubscriber = await fixtures(service).organiser({ scopes: ['webhooks:write'] });
-  });
-  after(async () => {
-    await db.end();
-    await service.close();
   });
 
   it('refuses POST /%69nternal/keys with a valid API key: no key is minted for another organiser', async () => {
@@ -228,12 +224,11 @@ describe('trust boundary: guards closed by default and failures that cost the se
   let api: ReturnType<typeof publicApi>;
   let organiser: Organiser;
 
+  const app = withApp({ RATE_LIMIT_FAILURES_PER_CLIENT: '0', RATE_LIMIT_READS: '4' });
   before(async () => {
-    service = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '0', RATE_LIMIT_READS: '4' });
-    api = publicApi(service);
+    ({ service, api } = app);
     organiser = await fixtures(service).organiser({ scopes: ['events:read'] });
   });
-  after(async () => service.close());
 
   it('authenticates before reading the body: a bad key with a malformed 1 MiB body is a 401, not a 400', async () => {
     const result = await api('POST', '/v1/events', {
@@ -275,12 +270,11 @@ describe('trust boundary: a budget for failed requests per client', () => {
   let api: ReturnType<typeof publicApi>;
   let organiser: Organiser;
 
+  const app = withApp({ RATE_LIMIT_FAILURES_PER_CLIENT: '5' });
   before(async () => {
-    service = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '5' });
-    api = publicApi(service);
+    ({ service, api } = app);
     organiser = await fixtures(service).organiser();
   });
-  after(async () => service.close());
 
   it('refuses a client over its failure budget with 429 and Retry-After, before any key lookup', async () => {
     const statuses: number[] = [];

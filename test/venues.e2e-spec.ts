@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Client } from 'pg';
 import { assertErrorBody } from './support/error-body';
 import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
 import { nth } from './support/defined';
+import { withApp } from './support/with-app';
 
 const VENUE_FIELDS = ['id', 'name', 'slug', 'description', 'websiteUrl', 'category', 'claimStatus', 'url', 'locations'];
 const LOCATION_FIELDS = ['id', 'displayName', 'address', 'city', 'country'];
@@ -38,12 +39,10 @@ describe('venues', () => {
   const rooms = (count: number, from = 1): Array<{ displayName: string }> =>
     Array.from({ length: count }, (_, index) => ({ displayName: `Room ${from + index}` }));
 
-  before(async () => {
-    service = await startTestService();
-    api = publicApi(service);
-    admin = internalApi(service);
+  const app = withApp();
+  before(() => {
+    ({ service, api, admin } = app);
   });
-  after(async () => service.close());
 
   describe('GET /v1/venues', () => {
     it("answers a page envelope holding exactly the caller's venue", async () => {

@@ -11,8 +11,9 @@ import { internalApi, publicApi } from './support/http-client';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReplyPlan } from './support/https-receiver';
 import { freshDatabase } from './support/test-database';
-import { startTestService, type TestService } from './support/test-service';
+import type { TestService } from './support/test-service';
 import { nth } from './support/defined';
+import { withApp } from './support/with-app';
 
 const ORGANISER_SCOPES: Scope[] = ['events:read', 'orders:read', 'webhooks:read', 'webhooks:write'];
 const VENUE_SCOPES: Scope[] = ['events:read', 'webhooks:read', 'webhooks:write'];
@@ -115,12 +116,12 @@ describe('webhook delivery', () => {
   let w: ReturnType<typeof world>;
   const receivers: HttpsReceiver[] = [];
 
+  const app = withApp(DELIVERY_ENV);
   before(async () => {
-    service = await startTestService(DELIVERY_ENV);
+    ({ service } = app);
     w = world(service.publicUrl, service.adminUrl, service.adminToken);
   });
   after(async () => {
-    await service.close();
     await Promise.all(receivers.map((receiver) => receiver.close()));
   });
 

@@ -1,53 +1,34 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { runOps, type OpsResult } from './support/ops-cli';
-import { fixtures } from './support/fixtures';
-import { internalApi, publicApi } from './support/http-client';
+import { ops as runOps, type OpsResult } from './support/ops-cli';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
-import { startTestService, type TestService } from './support/test-service';
 import { nth } from './support/defined';
+import { withApp } from './support/with-app';
 
-/** The webhook operations on the command line, against a running service's database. */
+/** The webhook operations of the CLI (in-process, as `npm run ops` runs them) against a running service's database. */
 describe('npm run ops -- webhooks:*', () => {
-  let service: TestService;
+  const app = withApp({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8', WEBHOOK_POLL_MS: '50' });
   let receiving: HttpsReceiver;
-  let env: NodeJS.ProcessEnv;
+  let env: Record<string, string>;
   let webhookId: string;
 
-  const ops = async (args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<OpsResult> => {
-    return runOps(args, { ...env, ...extraEnv });
-  };
+  const ops = (args: string[]): Promise<OpsResult> => runOps(args, env);
 
   before(async () => {
     receiving = await startHttpsReceiver();
-    service = await startTestService({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8', WEBHOOK_POLL_MS: '50' });
     env = {
-      ...process.env,
-      DATABASE_URL: service.databaseUrl,
-      WEBHOOK_SECRET_KEY: service.config.webhooks.secretKey ?? '',
+      DATABASE_URL: app.service.databaseUrl,
+      WEBHOOK_SECRET_KEY: app.service.config.webhooks.secretKey ?? '',
       WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
       LOG_LEVEL: 'silent',
     };
-    const owner = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
-    const created = await publicApi(service)('POST', '/v1/webhooks', {
-      key: owner.key,
-      body: { url: `${receiving.origin}/cli`, events: ['order.confirmed'] },
-    });
-    assert.equal(created.status, 201, created.text);
-    webhookId = created.body.data.id;
-    const admin = internalApi(service);
-    const event = await admin('POST', '/internal/events', {
-      body: { organizerId: owner.id, title: { EN: 'CLI' }, startTime: '2030-01-01T10:00:00Z' },
-    });
-    await admin('POST', '/internal/orders', {
-      body: { eventId: event.body.data.id, status: 'confirmed', lineItems: [{ quantity: 1 }], totalAmountMinor: 100 },
-    });
+    const owner = await app.make.organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    webhookId = (await app.make.webhook(owner.key, `${receiving.origin}/cli`, ['order.confirmed'])).id;
+    const event = await app.make.event(owner.id, { title: { EN: 'CLI' } });
+    await app.make.order(event.id, { lineItems: [{ quantity: 1 }], totalAmountMinor: 100 });
     await receiving.waitFor((all) => all.length >= 1);
   });
-  after(async () => {
-    await service.close();
-    await receiving.close();
-  });
+  after(async () => receiving.close());
 
   it('shows a webhook with health and warnings, and its delivery log', async () => {
     const shown = await ops(['webhooks:show', '--webhook', webhookId]);

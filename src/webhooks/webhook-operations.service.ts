@@ -16,7 +16,7 @@ import type { WebhookSubscriptionEntity } from './entities/webhook-subscription.
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
 import { WebhookDeliveryRepository, type DeliveryRow } from './webhook-delivery.repository';
 import { outcomeFromText, type AttemptOutcome } from './webhook-event-types';
-import { presentWebhook } from './webhook-presenter';
+import { presentWebhook } from './webhook.presenter';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
 
 /** The internal deliveries list shows this many, newest first. */

@@ -19,7 +19,7 @@ import {
   type WebhookEventType,
 } from './webhook-event-types';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
-import { presentWebhook } from './webhook-presenter';
+import { presentWebhook } from './webhook.presenter';
 
 const MAX_URL_LENGTH = 2048;
 

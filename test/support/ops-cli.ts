@@ -1,6 +1,14 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { NestFactory } from '@nestjs/core';
+import pino from 'pino';
+import { AppModule } from '../../src/app.module';
+import { PinoNestLogger } from '../../src/common/logging/logger';
+import { RouteTable } from '../../src/common/http/route-table';
+import { loadAppConfig } from '../../src/config/app-config';
+import { parseOpsArguments } from '../../src/ops/ops-arguments';
+import { runOpsCommand } from '../../src/ops/ops-command-runner';
 
 const run = promisify(execFile);
 const OPS = join(__dirname, '..', '..', 'src', 'ops', 'ops.main.js');
@@ -12,8 +20,12 @@ export interface OpsResult {
   stderr: string;
 }
 
-/** One `npm run ops -- <args>` as a user runs it (the compiled CLI in its own process), with `env`. */
-export async function runOps(args: string[], env: NodeJS.ProcessEnv): Promise<OpsResult> {
+/**
+ * One `npm run ops -- <args>` as a user runs it (the compiled CLI in its own
+ * process), with `env`. A process costs seconds on a busy machine, so only the
+ * smoke test of the real binary uses this; the commands are tested with `ops`.
+ */
+export async function runOpsProcess(args: string[], env: NodeJS.ProcessEnv): Promise<OpsResult> {
   try {
     const { stdout, stderr } = await run(process.execPath, [OPS, ...args], { env });
     return { code: 0, json: JSON.parse(stdout), stderr };
@@ -24,5 +36,31 @@ export async function runOps(args: string[], env: NodeJS.ProcessEnv): Promise<Op
       json: failed.stdout === '' ? undefined : JSON.parse(failed.stdout),
       stderr: failed.stderr,
     };
+  }
+}
+
+/**
+ * One CLI command in this process, as `src/ops/ops.main.ts` runs it: the
+ * settings read from `env` (which must name a DATABASE_URL), a fresh
+ * application context without background work, the command, then the context
+ * closed. A crash of the command is exit code 1 with its message on stderr.
+ */
+export async function ops(args: string[], env: Record<string, string>): Promise<OpsResult> {
+  const config = { ...loadAppConfig(env), runBackgroundWork: false };
+  if (config.databaseUrl === null) throw new Error('ops(): give the test database as DATABASE_URL');
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, new RouteTable()), {
+    logger: new PinoNestLogger(pino({ level: config.logLevel })),
+  });
+  try {
+    const outcome = await runOpsCommand(app, parseOpsArguments(args));
+    return {
+      code: outcome.code,
+      json: outcome.stdout === '' ? undefined : JSON.parse(outcome.stdout),
+      stderr: outcome.stderr,
+    };
+  } catch (error) {
+    return { code: 1, json: undefined, stderr: String(error) };
+  } finally {
+    await app.close();
   }
 }

@@ -18,6 +18,8 @@ import { TEMPLATE_DATABASE } from './test-database';
  * database of its own, so files run in parallel without sharing rows.
  */
 const distRoot = resolve(__dirname, '..', '..');
+/** Test files run at once. */
+const CONCURRENCY = 2;
 
 function hasSource(compiled: string): boolean {
   return existsSync(join(distRoot, '..', relative(distRoot, compiled)).replace(/\.js$/, '.ts'));
@@ -81,7 +83,15 @@ async function main(): Promise<void> {
       `[test-runner] ${files.length} test files: ${files.map((f) => relative(distRoot, f)).join(' ')}\n`,
     );
     code = await new Promise<number>((resolveCode) => {
-      const child = spawn(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...files], {
+      // The usual reporter on stdout (spec on a terminal, TAP otherwise), and the time per file on stderr.
+      const reporters = [
+        `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+        '--test-reporter-destination=stdout',
+        `--test-reporter=${join(__dirname, 'file-durations-reporter.js')}`,
+        '--test-reporter-destination=stderr',
+      ];
+      const args = ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=120000', ...reporters, ...files];
+      const child = spawn(process.execPath, args, {
         stdio: 'inherit',
         env: {
           ...process.env,
