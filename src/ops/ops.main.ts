@@ -4,28 +4,18 @@ import pino from 'pino';
 import { PinoNestLogger } from '../common/logging/logger';
 import { AppModule } from '../app.module';
 import { ConfigError, loadAppConfig } from '../config/app-config';
-import { DomainError } from '../common/errors/domain-error';
 import { RouteTable } from '../common/http/route-table';
 import { withEmbeddedDefault } from '../database/with-embedded-default';
-import { parseOpsArguments, OpsUsageError } from './ops-arguments';
+import { parseOpsArguments } from './ops-arguments';
+import { runOpsCommand, opsUsage } from './ops-command-runner';
 import { OPS_COMMANDS } from './ops-commands';
-
-function print(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
-function usage(): string {
-  return Object.entries(OPS_COMMANDS)
-    .map(([name, command]) => `  npm run ops -- ${name} ${command.usage}`)
-    .join('\n');
-}
 
 /** `npm run ops -- <command> [--flag value ...]`: boots the services without HTTP and runs one command. */
 async function main(): Promise<number> {
   const args = parseOpsArguments(process.argv.slice(2));
-  const command = args.command === undefined ? undefined : OPS_COMMANDS[args.command];
-  if (command === undefined) {
-    process.stderr.write(`usage:\n${usage()}\n`);
+  if (args.command === undefined || OPS_COMMANDS[args.command] === undefined) {
+    // Before any database work: a typo should not start PostgreSQL.
+    process.stderr.write(`usage:\n${opsUsage()}\n`);
     return 2;
   }
   const { config, embedded } = await withEmbeddedDefault(
@@ -37,20 +27,10 @@ async function main(): Promise<number> {
     logger: new PinoNestLogger(pino({ level: 'warn' }, pino.destination(2))),
   });
   try {
-    print({ data: await command.run(app, args) });
-    return 0;
-  } catch (error) {
-    if (error instanceof DomainError) {
-      print({ error: error.code, message: error.message });
-      return 1;
-    }
-    if (error instanceof OpsUsageError || error instanceof SyntaxError) {
-      process.stderr.write(
-        `${args.command}: ${error.message}\nusage: npm run ops -- ${args.command} ${command.usage}\n`,
-      );
-      return 2;
-    }
-    throw error;
+    const outcome = await runOpsCommand(app, args);
+    process.stdout.write(outcome.stdout);
+    process.stderr.write(outcome.stderr);
+    return outcome.code;
   } finally {
     await app.close();
     await embedded?.stop();
