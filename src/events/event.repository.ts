@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import type { Principal, PrincipalType } from '../common/auth-context/access';
 import type { Page } from '../common/envelope/page';
 import { KeysetPager, prepareKeysetList, type PreparedKeysetList } from '../common/pagination/keyset-pager';
 import { preparedStatement, type PreparedStatement } from '../common/persistence/prepared-statement';
+import { EntityStatements } from '../common/persistence/entity-statements';
 import { SqlStatements, type StatementTarget } from '../common/persistence/sql-statements';
 import type { PageRequest } from '../common/pagination/page-request';
 import { isPlaceholderOrganiserSql } from '../identity/placeholder-organisers.sql-fragment';
@@ -57,11 +58,20 @@ const READS = Object.fromEntries(
 /** All SQL and ORM work on `event`: the service holds the rules, this class the persistence. */
 @Injectable()
 export class EventRepository {
+  /** Whole-row statements of the writes (PATCH, POST, publish), built once from the entity's metadata. */
+  private readonly rows: EntityStatements<EventEntity>;
+  private readonly lockById: PreparedStatement;
+  private readonly lockOwned: PreparedStatement;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly pager: KeysetPager,
     private readonly statements: SqlStatements,
-  ) {}
+  ) {
+    this.rows = new EntityStatements(dataSource, EventEntity);
+    this.lockById = this.rows.select('WHERE id = $1 FOR UPDATE');
+    this.lockOwned = this.rows.select('WHERE id = $1 AND organizer_id = $2 FOR UPDATE');
+  }
 
   /** One page of the events a principal sees; events without a startTime never appear. */
   async pageVisibleTo(principal: Principal, request: PageRequest): Promise<Page<EventResponseRow>> {
@@ -79,21 +89,21 @@ export class EventRepository {
 
   /** The stored event, row-locked until the transaction ends; `organizerId` scopes it to one owner. */
   async lockForWrite(eventId: string, manager: EntityManager, organizerId?: string): Promise<EventEntity | null> {
-    return manager.getRepository(EventEntity).findOne({
-      where: organizerId === undefined ? { id: eventId } : { id: eventId, organizerId },
-      lock: { mode: 'pessimistic_write' },
-    });
+    const rows = await this.statements.rows(
+      organizerId === undefined ? this.lockById : this.lockOwned,
+      organizerId === undefined ? [eventId] : [eventId, organizerId],
+      manager,
+    );
+    return rows[0] === undefined ? null : this.rows.hydrate(rows[0]);
   }
 
   async insert(entity: EventEntity, manager: EntityManager): Promise<void> {
-    // TypeORM's deep-partial insert type cannot follow the jsonb record columns; the entity is complete.
-    await manager
-      .getRepository(EventEntity)
-      .insert(entity as unknown as Parameters<Repository<EventEntity>['insert']>[0]);
+    await this.statements.affected(this.rows.insert, this.rows.insertValues(entity), manager);
   }
 
+  /** Writes back a row read with lockForWrite (the lock makes the whole-row write safe). */
   async save(entity: EventEntity, manager: EntityManager): Promise<void> {
-    await manager.getRepository(EventEntity).save(entity);
+    await this.statements.affected(this.rows.update, this.rows.updateValues(entity), manager);
   }
 
   /** A write that moves only `updatedAt`. */
