@@ -101,9 +101,10 @@ export class EventRepository {
     await this.statements.affected(this.rows.insert, this.rows.insertValues(entity), manager);
   }
 
-  /** Writes back a row read with lockForWrite (the lock makes the whole-row write safe). */
+  /** Writes back the columns that changed since lockForWrite read the row (whose lock it still holds). */
   async save(entity: EventEntity, manager: EntityManager): Promise<void> {
-    await this.statements.affected(this.rows.update, this.rows.updateValues(entity), manager);
+    const update = this.rows.updateOf(entity);
+    if (update !== null) await this.statements.affected(update.statement, update.values, manager);
   }
 
   /** A write that moves only `updatedAt`. */
