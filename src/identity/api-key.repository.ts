@@ -50,15 +50,17 @@ export class ApiKeyRepository {
     await this.keys.insert(key);
   }
 
-  /** Returns false when no unrevoked key has that id. */
-  async revoke(keyId: string): Promise<boolean> {
+  /** The revoked key's hash, or null when no unrevoked key has that id. */
+  async revoke(keyId: string): Promise<string | null> {
     const result = await this.keys
       .createQueryBuilder()
       .update()
       .set({ revokedAt: () => 'now()' })
       .where('id = :keyId AND revoked_at IS NULL', { keyId })
+      .returning('key_hash')
       .execute();
-    return (result.affected ?? 0) > 0;
+    const rows = result.raw as Array<{ key_hash: string }>;
+    return rows[0]?.key_hash ?? null;
   }
 
   async exists(keyId: string): Promise<boolean> {
