@@ -127,20 +127,29 @@ describe('API key cache across instances (revocations via LISTEN/NOTIFY)', () =>
     assert.ok(again.elapsedMs <= API_KEY_STALENESS_BOUND_MS, `${again.elapsedMs} ms`);
   });
 
-  it("B's listening connection half-open (its backend frozen): B stops trusting its cache within the bound", async (t) => {
+  it("B's listening connection half-open (its backend frozen): B stops trusting its cache within the bound, then reconnects", async (t) => {
     const key = await mint();
+    const bystander = await mint();
     await cachedOnB(key);
+    await cachedOnB(bystander);
     const pid = listenerOf(b).backendPid;
     assert.ok(pid !== null);
     // SIGSTOP keeps the TCP connection open while nothing comes back: a half-open connection as B sees it.
     process.kill(pid, 'SIGSTOP');
-    const thaw = setTimeout(() => process.kill(pid, 'SIGCONT'), 4_000);
+    const thaw = setTimeout(() => process.kill(pid, 'SIGCONT'), 8_000);
     try {
       const revokedAt = await revokeThroughA(key);
       const { refusal, elapsedMs } = await untilRefusedByB(key, revokedAt);
       report(t, 'listener half-open', elapsedMs);
       assertErrorBody(refusal, 401, 'unauthorized');
       assert.ok(elapsedMs <= API_KEY_STALENESS_BOUND_MS, `${elapsedMs} ms`);
+      // A connection silent for 3 s is given up and made again, while the old backend is still frozen.
+      await waitFor('a new listening connection', () => (listenerOf(b).backendPid ?? pid) !== pid, 6_000);
+      assert.equal(
+        cacheOf(b).holds(bystander.hash),
+        false,
+        'notifications may have been missed: the cache starts empty',
+      );
     } finally {
       clearTimeout(thaw);
       process.kill(pid, 'SIGCONT');
