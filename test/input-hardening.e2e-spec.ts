@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
-import { IDEMPOTENCY_KEYS_PER_ORGANISER } from '../src/events/idempotency/idempotency.service';
+import { IDEMPOTENCY_KEYS_PER_ORGANISER, IDEMPOTENCY_TRIM_EVERY } from '../src/events/idempotency/idempotency.service';
 import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser } from './support/fixtures';
@@ -343,6 +343,41 @@ describe('input hardening', () => {
         organiser.id,
       ]);
       assert.ok((others.rows[0].n as number) > 0, 'other organisers keep their keys');
+    });
+
+    it(`trims on an organiser's first create and then every ${IDEMPOTENCY_TRIM_EVERY}th, never more than ${IDEMPOTENCY_TRIM_EVERY - 1} keys over the cap`, async () => {
+      const owner = await fixtures(service).organiser({ scopes: ['events:write'] });
+      await db.query(
+        `INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint, created_at)
+         SELECT $1, 'old-' || n, 'succeeded', 'x', now() - interval '1 day' + n * interval '1 ms'
+           FROM generate_series(1, $2::int) AS n`,
+        [owner.id, IDEMPOTENCY_KEYS_PER_ORGANISER],
+      );
+      const keysHeld = async (): Promise<number> =>
+        (await db.query('SELECT count(*)::int AS n FROM idempotency_key WHERE organizer_id = $1', [owner.id])).rows[0]
+          .n as number;
+      const create = async (n: number): Promise<void> => {
+        const created = await api('POST', '/v1/events', {
+          key: owner.key,
+          body: { startTime: '2027-01-01T10:00:00Z' },
+          headers: { 'idempotency-key': `amortised-${n}` },
+        });
+        assert.equal(created.status, 201, created.text);
+      };
+      await create(1);
+      assert.equal(await keysHeld(), IDEMPOTENCY_KEYS_PER_ORGANISER, 'the first create trims');
+      for (let n = 2; n <= IDEMPOTENCY_TRIM_EVERY; n += 1) await create(n);
+      assert.equal(
+        await keysHeld(),
+        IDEMPOTENCY_KEYS_PER_ORGANISER + IDEMPOTENCY_TRIM_EVERY - 1,
+        'creates in between do not',
+      );
+      await create(IDEMPOTENCY_TRIM_EVERY + 1);
+      assert.equal(
+        await keysHeld(),
+        IDEMPOTENCY_KEYS_PER_ORGANISER,
+        `the ${IDEMPOTENCY_TRIM_EVERY}th after it trims again`,
+      );
     });
   });
 });

@@ -26,6 +26,7 @@ describe('frameworkless peer (bench/peer)', () => {
   const key = generateApiKey();
   const revokedKey = generateApiKey();
   const ordersOnlyKey = generateApiKey();
+  const laterRevokedKey = generateApiKey();
 
   before(async () => {
     service = await startTestService();
@@ -42,6 +43,7 @@ describe('frameworkless peer (bench/peer)', () => {
       );
     await insertKey('key_peer_revoked', revokedKey, ['events:read'], true);
     await insertKey('key_peer_orders', ordersOnlyKey, ['orders:read'], false);
+    await insertKey('key_peer_later_revoked', laterRevokedKey, ['events:read'], false);
     await db.destroy();
     const client = new Client({ connectionString: service.databaseUrl });
     await client.connect();
@@ -84,5 +86,22 @@ describe('frameworkless peer (bench/peer)', () => {
       );
       assert.deepEqual(answers[1], answers[0], path);
     }
+  });
+
+  it('refuses a revoked key within 1 s, the staleness bound of the service’s key cache', async () => {
+    const status = async (): Promise<number> =>
+      (await fetch(`${peer.url}/v1/events?limit=1`, { headers: { authorization: `Bearer ${laterRevokedKey}` } }))
+        .status;
+    assert.equal(await status(), 200);
+    const db = new Client({ connectionString: service.databaseUrl });
+    await db.connect();
+    await db.query(`UPDATE api_key SET revoked_at = now() WHERE id = 'key_peer_later_revoked'`);
+    await db.end();
+    const revokedAt = Date.now();
+    while ((await status()) === 200) {
+      assert.ok(Date.now() - revokedAt < 1_000, 'the peer still accepts the key after 1 s');
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    assert.equal(await status(), 401);
   });
 });

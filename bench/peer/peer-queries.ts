@@ -49,8 +49,18 @@ export interface PageQuery {
   updatedAfter: Date | null;
 }
 
+interface ActiveKeyRow {
+  principal_type: string;
+  principal_id: string;
+  scopes: string[];
+}
+
+const KEY_CACHE_MS = 1_000;
+const KEY_CACHE_ENTRIES = 10_000;
+
 export class PeerQueries {
   private readonly lists: Record<ListName, ListDefinition>;
+  private readonly keys = new Map<string, { key: ActiveKeyRow; until: number }>();
 
   constructor(
     private readonly pool: Pool,
@@ -87,7 +97,27 @@ export class PeerQueries {
     };
   }
 
-  async activeKey(keyHash: string): Promise<{ principal_type: string; principal_id: string; scopes: string[] } | null> {
+  /**
+   * The service caches key lookups (revocations reach it through
+   * LISTEN/NOTIFY, and it trusts its cache for at most 1 s without them), so
+   * the peer keeps found keys for 1 s: the same staleness bound, without the
+   * listener. Reading the key on every request would be work the contract does
+   * not ask of the peer, and would flatter the service's PostgreSQL ratios.
+   */
+  async activeKey(keyHash: string): Promise<ActiveKeyRow | null> {
+    const now = Date.now();
+    const cached = this.keys.get(keyHash);
+    if (cached !== undefined && cached.until > now) return cached.key;
+    const key = await this.readKey(keyHash);
+    if (key === null) this.keys.delete(keyHash);
+    else {
+      if (this.keys.size >= KEY_CACHE_ENTRIES) this.keys.clear();
+      this.keys.set(keyHash, { key, until: now + KEY_CACHE_MS });
+    }
+    return key;
+  }
+
+  private async readKey(keyHash: string): Promise<ActiveKeyRow | null> {
     const { rows } = await this.pool.query({
       name: 'peer-key',
       text: `SELECT id, principal_type, principal_id, scopes, key_prefix FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,

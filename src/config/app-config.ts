@@ -28,6 +28,8 @@ export interface AppConfig {
   rateLimit: { reads: number; writes: number; failuresPerClient: number; windowSeconds: number };
   /** CIDRs (or addresses) whose `X-Forwarded-For` is believed when the client address is taken. */
   trustedProxies: string[];
+  /** Bound of the in-process API-key lookup cache (API_KEY_CACHE_MAX_ENTRIES); 0 turns the cache off. */
+  apiKeyCacheMaxEntries: number;
   webhooks: {
     allowPrivateCidrs: string[];
     pollMs: number;
@@ -182,6 +184,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
       windowSeconds: 60,
     },
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
+    apiKeyCacheMaxEntries: integer(env, 'API_KEY_CACHE_MAX_ENTRIES', 10_000, 0, 1_000_000),
     webhooks: {
       allowPrivateCidrs: cidrList(env, 'WEBHOOK_ALLOW_PRIVATE_CIDRS'),
       pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 1, 3_600_000),

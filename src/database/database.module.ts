@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
+import { SqlStatements } from '../common/persistence/sql-statements';
 import { ServiceSettings } from './service-settings';
 import { UnitOfWork } from './unit-of-work';
 
@@ -18,7 +19,7 @@ import { UnitOfWork } from './unit-of-work';
       },
     }),
   ],
-  providers: [UnitOfWork, ServiceSettings],
-  exports: [UnitOfWork, ServiceSettings],
+  providers: [UnitOfWork, ServiceSettings, SqlStatements],
+  exports: [UnitOfWork, ServiceSettings, SqlStatements],
 })
 export class DatabaseModule {}

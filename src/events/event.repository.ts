@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, Repository } from 'typeorm';
-import type { Principal } from '../common/auth-context/access';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Principal, PrincipalType } from '../common/auth-context/access';
 import type { Page } from '../common/envelope/page';
-import { KeysetPager, type KeysetQuery } from '../common/pagination/keyset-pager';
+import { KeysetPager, prepareKeysetList, type PreparedKeysetList } from '../common/pagination/keyset-pager';
+import { preparedStatement, type PreparedStatement } from '../common/persistence/prepared-statement';
+import { EntityStatements } from '../common/persistence/entity-statements';
+import { SqlStatements, type StatementTarget } from '../common/persistence/sql-statements';
 import type { PageRequest } from '../common/pagination/page-request';
 import { isPlaceholderOrganiserSql } from '../identity/placeholder-organisers.sql-fragment';
 import { locationIdsOfVenueSql } from '../venues/venue-location.sql-fragment';
@@ -10,90 +13,98 @@ import { EventEntity } from './entities/event.entity';
 import { EVENT_RESPONSE_COLUMNS, type EventResponseRow } from './event.presenter';
 
 /**
- * What a principal may see, as SQL over `event e` (params start at $1):
+ * What a principal may see, as conditions over `event e` on `$1`, the
+ * principal's id:
  * - an organiser: its own events;
  * - a venue: events at one of its locations that are `public`, or
  *   `unlisted` when owned by a placeholder organiser or by none; never a
  *   draft (a null visibility is a draft).
+ * No other principal type sees events; the route refuses them before this,
+ * and `false` keeps it so (`$1` still named, so every statement takes the same values).
  */
-function visibleTo(principal: Principal): { from: string; where: string[]; params: unknown[] } {
-  if (principal.type === 'organiser') {
-    return { from: 'event e', where: ['e.organizer_id = $1'], params: [principal.id] };
-  }
-  if (principal.type === 'venue') {
-    // One statement spans Events, Venues and Identity here: the owners export the fragments.
-    return {
-      from: 'event e',
-      where: [
-        `e.location_id IN (${locationIdsOfVenueSql('$1')})`,
-        `(e.visibility = 'public' OR (e.visibility = 'unlisted' AND (e.organizer_id IS NULL OR ${isPlaceholderOrganiserSql('e.organizer_id')})))`,
-      ],
-      params: [principal.id],
-    };
-  }
-  // No other principal type sees events; the route refuses them before this, and this keeps it so.
-  return { from: 'event e', where: ['false'], params: [] };
-}
+const VISIBLE_TO: Record<PrincipalType, string[]> = {
+  organiser: ['e.organizer_id = $1'],
+  // One statement spans Events, Venues and Identity here: the owners export the fragments.
+  venue: [
+    `e.location_id IN (${locationIdsOfVenueSql('$1')})`,
+    `(e.visibility = 'public' OR (e.visibility = 'unlisted' AND (e.organizer_id IS NULL OR ${isPlaceholderOrganiserSql('e.organizer_id')})))`,
+  ],
+  professional: ['e.organizer_id = $1', 'false'],
+};
+
+/** The statements of every hot read, built once per principal type. */
+const READS = Object.fromEntries(
+  (Object.keys(VISIBLE_TO) as PrincipalType[]).map((type) => [
+    type,
+    {
+      list: prepareKeysetList({
+        select: EVENT_RESPONSE_COLUMNS('e'),
+        from: 'event e',
+        idColumn: 'e.id',
+        where: [...VISIBLE_TO[type], 'e.start_time IS NOT NULL'],
+        anchorTable: 'event',
+        orderings: {
+          default: { name: 'events:start_time_desc', column: 'e.start_time', direction: 'DESC' },
+          updatedAfter: { name: 'events:updated_at_asc', column: 'e.updated_at', direction: 'ASC' },
+        },
+      }),
+      byId: preparedStatement(
+        `SELECT ${EVENT_RESPONSE_COLUMNS('e')} FROM event e WHERE ${[...VISIBLE_TO[type], 'e.id = $2'].join(' AND ')}`,
+      ),
+    },
+  ]),
+) as Record<PrincipalType, { list: PreparedKeysetList; byId: PreparedStatement }>;
 
 /** All SQL and ORM work on `event`: the service holds the rules, this class the persistence. */
 @Injectable()
 export class EventRepository {
+  /** Whole-row statements of the writes (PATCH, POST, publish), built once from the entity's metadata. */
+  private readonly rows: EntityStatements<EventEntity>;
+  private readonly lockById: PreparedStatement;
+  private readonly lockOwned: PreparedStatement;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly pager: KeysetPager,
-  ) {}
+    private readonly statements: SqlStatements,
+  ) {
+    this.rows = new EntityStatements(dataSource, EventEntity);
+    this.lockById = this.rows.select('WHERE id = $1 FOR UPDATE');
+    this.lockOwned = this.rows.select('WHERE id = $1 AND organizer_id = $2 FOR UPDATE');
+  }
 
   /** One page of the events a principal sees; events without a startTime never appear. */
   async pageVisibleTo(principal: Principal, request: PageRequest): Promise<Page<EventResponseRow>> {
-    return this.pager.page(this.listQuery(principal), request, (row: EventResponseRow) => row);
-  }
-
-  private listQuery(principal: Principal): KeysetQuery {
-    const visible = visibleTo(principal);
-    return {
-      select: EVENT_RESPONSE_COLUMNS('e'),
-      from: visible.from,
-      idColumn: 'e.id',
-      where: [...visible.where, 'e.start_time IS NOT NULL'],
-      params: visible.params,
-      anchorTable: 'event',
-      orderings: {
-        default: { name: 'events:start_time_desc', column: 'e.start_time', direction: 'DESC' },
-        updatedAfter: { name: 'events:updated_at_asc', column: 'e.updated_at', direction: 'ASC' },
-      },
-    };
+    return this.pager.pageOf(READS[principal.type].list, [principal.id], request, (row: EventResponseRow) => row);
   }
 
   async findVisible(
     principal: Principal,
     eventId: string,
-    db: EntityManager | DataSource = this.dataSource,
+    db: StatementTarget = this.dataSource,
   ): Promise<EventResponseRow | null> {
-    const visible = visibleTo(principal);
-    const rows: EventResponseRow[] = await db.query(
-      `SELECT ${EVENT_RESPONSE_COLUMNS('e')} FROM ${visible.from} WHERE ${[...visible.where, `e.id = $${visible.params.length + 1}`].join(' AND ')}`,
-      [...visible.params, eventId],
-    );
+    const rows = await this.statements.rows<EventResponseRow>(READS[principal.type].byId, [principal.id, eventId], db);
     return rows[0] ?? null;
   }
 
   /** The stored event, row-locked until the transaction ends; `organizerId` scopes it to one owner. */
   async lockForWrite(eventId: string, manager: EntityManager, organizerId?: string): Promise<EventEntity | null> {
-    return manager.getRepository(EventEntity).findOne({
-      where: organizerId === undefined ? { id: eventId } : { id: eventId, organizerId },
-      lock: { mode: 'pessimistic_write' },
-    });
+    const rows = await this.statements.rows(
+      organizerId === undefined ? this.lockById : this.lockOwned,
+      organizerId === undefined ? [eventId] : [eventId, organizerId],
+      manager,
+    );
+    return rows[0] === undefined ? null : this.rows.hydrate(rows[0]);
   }
 
   async insert(entity: EventEntity, manager: EntityManager): Promise<void> {
-    // TypeORM's deep-partial insert type cannot follow the jsonb record columns; the entity is complete.
-    await manager
-      .getRepository(EventEntity)
-      .insert(entity as unknown as Parameters<Repository<EventEntity>['insert']>[0]);
+    await this.statements.affected(this.rows.insert, this.rows.insertValues(entity), manager);
   }
 
+  /** Writes back the columns that changed since lockForWrite read the row (whose lock it still holds). */
   async save(entity: EventEntity, manager: EntityManager): Promise<void> {
-    await manager.getRepository(EventEntity).save(entity);
+    const update = this.rows.updateOf(entity);
+    if (update !== null) await this.statements.affected(update.statement, update.values, manager);
   }
 
   /** A write that moves only `updatedAt`. */

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import type { PrincipalType, Scope } from '../common/auth-context/access';
+import { preparedStatement } from '../common/persistence/prepared-statement';
+import { SqlStatements } from '../common/persistence/sql-statements';
 import { ApiKeyEntity } from './entities/api-key.entity';
 
 export interface ActiveKey {
@@ -12,9 +14,17 @@ export interface ActiveKey {
   keyPrefix: string;
 }
 
+/** Read on every authenticated request: prepared once per connection. */
+const ACTIVE_KEY_BY_HASH = preparedStatement(
+  `SELECT id, principal_type, principal_id, scopes, key_prefix FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,
+);
+
 @Injectable()
 export class ApiKeyRepository {
-  constructor(@InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>) {}
+  constructor(
+    @InjectRepository(ApiKeyEntity) private readonly keys: Repository<ApiKeyEntity>,
+    private readonly statements: SqlStatements,
+  ) {}
 
   /** One indexed read per request; a revoked key is simply not found. */
   async findActiveByHash(keyHash: string): Promise<ActiveKey | null> {
@@ -24,10 +34,7 @@ export class ApiKeyRepository {
       principal_id: string;
       scopes: Scope[];
       key_prefix: string;
-    }> = await this.keys.query(
-      `SELECT id, principal_type, principal_id, scopes, key_prefix FROM api_key WHERE key_hash = $1 AND revoked_at IS NULL`,
-      [keyHash],
-    );
+    }> = await this.statements.rows(ACTIVE_KEY_BY_HASH, [keyHash]);
     const row = rows[0];
     if (row === undefined) return null;
     return {
@@ -43,15 +50,17 @@ export class ApiKeyRepository {
     await this.keys.insert(key);
   }
 
-  /** Returns false when no unrevoked key has that id. */
-  async revoke(keyId: string): Promise<boolean> {
+  /** The revoked key's hash, or null when no unrevoked key has that id. */
+  async revoke(keyId: string): Promise<string | null> {
     const result = await this.keys
       .createQueryBuilder()
       .update()
       .set({ revokedAt: () => 'now()' })
       .where('id = :keyId AND revoked_at IS NULL', { keyId })
+      .returning('key_hash')
       .execute();
-    return (result.affected ?? 0) > 0;
+    const rows = result.raw as Array<{ key_hash: string }>;
+    return rows[0]?.key_hash ?? null;
   }
 
   async exists(keyId: string): Promise<boolean> {

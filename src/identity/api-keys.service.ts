@@ -14,6 +14,7 @@ import {
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { VenuesService } from '../venues/venues.service';
+import { ApiKeyCache } from './api-key-cache';
 import { ApiKeyRepository } from './api-key.repository';
 import { KEY_MANAGER_ROLES, type CreatedKeyResponse, type KeySummary } from './dto/identity.dto';
 import { KeyUsageRecorder } from './key-usage.recorder';
@@ -41,6 +42,7 @@ export class ApiKeysService {
     private readonly organisers: OrganisersService,
     private readonly venues: VenuesService,
     private readonly usage: KeyUsageRecorder,
+    private readonly cache: ApiKeyCache,
   ) {}
 
   /** Mints a key and returns its plaintext, the only time it exists outside the caller's hands. */
@@ -64,10 +66,17 @@ export class ApiKeysService {
     return { id, key, keyPrefix, principal, scopes };
   }
 
-  /** Revoked keys answer 401 from the next request on: every request reads the key row, no cache. */
+  /**
+   * A revoked key answers 401 from the next request on here, and on every
+   * other instance within API_KEY_STALENESS_BOUND_MS: the api_key trigger
+   * notifies in this transaction and each instance's revocations listener evicts.
+   */
   async revoke(keyId: string, actorRole?: string): Promise<{ id: string; revoked: true }> {
     if (actorRole !== undefined) this.assertKeyManager(actorRole);
-    if (!(await this.keys.revoke(keyId)) && !(await this.keys.exists(keyId))) throw DomainError.notFound('Key');
+    const keyHash = await this.keys.revoke(keyId);
+    if (keyHash === null && !(await this.keys.exists(keyId))) throw DomainError.notFound('Key');
+    // The notification reaches this instance's listener too, a moment later; the next request here must not wait for it.
+    if (keyHash !== null) this.cache.evict(keyHash);
     return { id: keyId, revoked: true };
   }
 
@@ -93,7 +102,7 @@ export class ApiKeysService {
   async authenticate(authorization: string | undefined): Promise<AuthContext | null> {
     const token = bearerTokenOf(authorization);
     if (token === null || !isWellFormedApiKey(token)) return null;
-    const key = await this.keys.findActiveByHash(hashApiKey(token));
+    const key = await this.cache.lookup(hashApiKey(token), (keyHash) => this.keys.findActiveByHash(keyHash));
     if (key === null) return null;
     this.usage.used(key.id);
     return {

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VenuesModule } from '../venues/venues.module';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { ApiOverviewPresenter } from './api-overview.presenter';
+import { API_KEY_CACHE_TRUST_WINDOW_MS, API_KEY_CACHE_TTL_MS, ApiKeyCache } from './api-key-cache';
+import { ApiKeyRevocationsListener } from './api-key-revocations.listener';
 import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysService } from './api-keys.service';
 import { ApiKeyEntity } from './entities/api-key.entity';
@@ -22,6 +25,17 @@ import { OrganisersService } from './organisers.service';
     OrganiserRepository,
     OrganisersService,
     KeyUsageRecorder,
+    {
+      provide: ApiKeyCache,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) =>
+        new ApiKeyCache({
+          maxEntries: config.apiKeyCacheMaxEntries,
+          ttlMs: API_KEY_CACHE_TTL_MS,
+          trustWindowMs: API_KEY_CACHE_TRUST_WINDOW_MS,
+        }),
+    },
+    ApiKeyRevocationsListener,
   ],
   exports: [ApiKeysService, OrganisersService],
 })

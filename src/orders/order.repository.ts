@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { Page } from '../common/envelope/page';
-import { KeysetPager, type KeysetQuery } from '../common/pagination/keyset-pager';
+import { KeysetPager, prepareKeysetList, type KeysetQuery } from '../common/pagination/keyset-pager';
 import type { PageRequest } from '../common/pagination/page-request';
 import { isoTimestampSql } from '../database/iso-timestamp-sql';
 import type { OrderWebhookData } from './dto/order.dto';
@@ -52,6 +52,16 @@ const EVENT_ORDERINGS: KeysetQuery['orderings'] = {
   updatedAfter: { name: 'event_orders:updated_at_asc', column: 'o.updated_at', direction: 'ASC' },
 };
 
+/** The organiser's list of confirmed orders, compiled once (it is on the hot path). */
+const ORGANISER_LIST = prepareKeysetList({
+  select: ORDER_COLUMNS,
+  from: `"order" o`,
+  idColumn: 'o.id',
+  where: ['o.organizer_id = $1', CONFIRMED],
+  anchorTable: `"order"`,
+  orderings: ORGANISER_ORDERINGS,
+});
+
 export interface NewOrder {
   id: string;
   eventId: string;
@@ -83,19 +93,7 @@ export class OrderRepository {
 
   /** Confirmed orders across the organiser's events: one scan of a partial index per page. */
   async pageForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderRow>> {
-    return this.pager.page<OrderRow, OrderRow>(
-      {
-        select: ORDER_COLUMNS,
-        from: `"order" o`,
-        idColumn: 'o.id',
-        where: ['o.organizer_id = $1', CONFIRMED],
-        params: [organizerId],
-        anchorTable: `"order"`,
-        orderings: ORGANISER_ORDERINGS,
-      },
-      request,
-      (row) => row,
-    );
+    return this.pager.pageOf<OrderRow, OrderRow>(ORGANISER_LIST, [organizerId], request, (row) => row);
   }
 
   /**

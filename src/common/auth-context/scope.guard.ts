@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { audienceOfRequest } from '../http/listener';
+import { routeMetadata } from '../http/route-metadata';
 import { UNAUTHENTICATED_MESSAGE } from './api-key.guard';
 import { authContextOf } from './auth.decorator';
 import { ACCESS_KEY, type RequiredAccess } from './require-access.decorator';
@@ -17,15 +18,16 @@ import { ACCESS_KEY, type RequiredAccess } from './require-access.decorator';
  */
 @Injectable()
 export class ScopeGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  private readonly accessOf: (context: ExecutionContext) => RequiredAccess | undefined;
+
+  constructor(reflector: Reflector) {
+    this.accessOf = routeMetadata<RequiredAccess>(reflector, ACCESS_KEY);
+  }
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     if (audienceOfRequest(request)?.credential !== 'api-key') return true;
-    const access = this.reflector.getAllAndOverride<RequiredAccess | undefined>(ACCESS_KEY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const access = this.accessOf(context);
     // Fail closed: a public route that forgot @RequireAccess serves nobody (start-up also refuses it).
     if (access === undefined) throw new DomainError(ErrorCode.Forbidden, 'This route declares no access rule.');
     const auth = authContextOf(request);

@@ -46,6 +46,20 @@ const REFERENCE_ROUTES = /^\/(?:openapi\.(?:json|yaml)|docs(?:\/.*)?)$/;
  * and needs an API key.
  */
 export function audienceOfRoute(pattern: string): RouteAudience {
+  let audience = AUDIENCES.get(pattern);
+  if (audience === undefined) {
+    audience = classify(pattern);
+    // Patterns are the registered routes, a fixed set; the bound only guards against a caller passing URLs.
+    if (AUDIENCES.size < MAX_REMEMBERED_PATTERNS) AUDIENCES.set(pattern, audience);
+  }
+  return audience;
+}
+
+/** Each route pattern is classified once: several hooks and guards ask on every request. */
+const AUDIENCES = new Map<string, RouteAudience>();
+const MAX_REMEMBERED_PATTERNS = 1_000;
+
+function classify(pattern: string): RouteAudience {
   if (pattern === '/internal' || pattern.startsWith('/internal/')) return INTERNAL;
   if (PROBES.has(pattern)) return PROBE;
   if (REFERENCE_ROUTES.test(pattern)) return REFERENCE;

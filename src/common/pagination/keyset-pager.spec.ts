@@ -7,7 +7,8 @@ import { freshDatabase } from '../../../test/support/test-database';
 import type { ServiceSettings } from '../../database/service-settings';
 import type { Page } from '../envelope/page';
 import { DomainError } from '../errors/domain-error';
-import { KeysetPager, type KeysetQuery } from './keyset-pager';
+import { SqlStatements } from '../persistence/sql-statements';
+import { KeysetPager, prepareKeysetList, type KeysetQuery } from './keyset-pager';
 
 interface ProbeRow {
   id: string;
@@ -33,13 +34,14 @@ describe('KeysetPager', () => {
   let pager: KeysetPager;
 
   before(async () => {
-    db = new DataSource({ type: 'postgres', url: await freshDatabase() });
+    // One connection, so the prepared-statement test sees the connection the pager used.
+    db = new DataSource({ type: 'postgres', url: await freshDatabase(), extra: { max: 1 } });
     await db.initialize();
     await db.query(
       `CREATE TABLE pager_probe (id text COLLATE "C" PRIMARY KEY, at timestamptz(3) NOT NULL, kind text NOT NULL)`,
     );
     const key = randomBytes(32).toString('hex');
-    pager = new KeysetPager({ cursorSigningKey: async () => key } as unknown as ServiceSettings, db);
+    pager = new KeysetPager({ cursorSigningKey: async () => key } as unknown as ServiceSettings, new SqlStatements(db));
     await pager.onModuleInit();
   });
   after(async () => db.destroy());
@@ -134,5 +136,31 @@ describe('KeysetPager', () => {
     assert.equal(await codeOf({ cursor, updatedAfter: new Date(0) }), 'invalid_cursor');
     await db.query(`DELETE FROM pager_probe WHERE id = 'r3'`);
     assert.equal(await codeOf({ cursor, updatedAfter: null }), 'invalid_cursor');
+  });
+
+  it('sends every page as a named prepared statement, so PostgreSQL plans each list statement once per connection', async () => {
+    await load([1, 2, 3].map((i) => ({ id: `r${i}`, at: new Date(Date.UTC(2030, 0, i)) })));
+    const list = prepareKeysetList(QUERY);
+    const firstPage = { limit: 1, cursor: null, updatedAfter: null };
+    const prepared = async (): Promise<string[]> =>
+      (
+        await db.query<Array<{ name: string }>>(
+          `SELECT name FROM pg_prepared_statements WHERE statement LIKE '%pager_probe%'`,
+        )
+      ).map((row) => row.name);
+    const first = await pager.pageOf<ProbeRow, string>(list, ['shown'], firstPage, (r) => r.id);
+    await pager.pageOf<ProbeRow, string>(list, ['shown'], { ...firstPage, cursor: first.nextCursor }, (r) => r.id);
+    const after = await prepared();
+    assert.ok(after.includes(list.first.default.statement.name), 'the first page statement is prepared');
+    assert.ok(after.includes(list.afterCursor.default.statement.name), 'the cursor page statement is prepared');
+    await pager.pageOf<ProbeRow, string>(list, ['shown'], firstPage, (r) => r.id);
+    assert.equal((await prepared()).length, after.length, 'a repeated page reuses its prepared statement');
+  });
+
+  it('refuses values that do not match the list placeholders instead of sending a wrong statement', async () => {
+    await assert.rejects(
+      pager.pageOf(prepareKeysetList(QUERY), [], { limit: 1, cursor: null, updatedAfter: null }, (r) => r),
+      /wrong number of values/,
+    );
   });
 });

@@ -3,19 +3,20 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
+import { routeMetadata } from '../http/route-metadata';
 import { ACCEPTED_QUERY_KEY } from './accepts-query.decorator';
 
 /** Unknown query parameters are refused, never ignored (contract: General conventions). */
 @Injectable()
 export class QueryParametersGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  private readonly acceptedOf: (context: ExecutionContext) => string[] | undefined;
+
+  constructor(reflector: Reflector) {
+    this.acceptedOf = routeMetadata<string[]>(reflector, ACCEPTED_QUERY_KEY);
+  }
 
   canActivate(context: ExecutionContext): boolean {
-    const accepted =
-      this.reflector.getAllAndOverride<string[] | undefined>(ACCEPTED_QUERY_KEY, [
-        context.getHandler(),
-        context.getClass(),
-      ]) ?? [];
+    const accepted = this.acceptedOf(context) ?? [];
     const query = context.switchToHttp().getRequest<FastifyRequest>().query as Record<string, unknown> | undefined;
     const unknown = Object.keys(query ?? {}).filter((name) => !accepted.includes(name));
     if (unknown.length > 0) {

@@ -4,6 +4,8 @@ import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
+import { preparedStatement } from '../../common/persistence/prepared-statement';
+import { SqlStatements } from '../../common/persistence/sql-statements';
 import { Transaction, UnitOfWork } from '../../database/unit-of-work';
 
 export const IDEMPOTENCY_RETENTION_DAYS = 7;
@@ -17,6 +19,42 @@ export const IDEMPOTENCY_KEYS_PER_ORGANISER = 10_000;
 /** How long a request waits for a concurrent one holding the same key before it is told to retry. */
 const CONCURRENT_WAIT = '5s';
 const MAX_KEY_LENGTH = 255;
+/** Organisers whose create count is remembered; past it the least recently trimmed is forgotten (and trims next time). */
+const TRACKED_ORGANISERS = 10_000;
+/**
+ * The cap is enforced on the first create of an organiser in this process
+ * and then on every 100th: finding the organiser's 10,000th newest key walks
+ * 10,000 index entries, which on every create cost PostgreSQL several times
+ * the create itself. Between trims an organiser holds at most
+ * IDEMPOTENCY_KEYS_PER_ORGANISER + 99 keys per instance.
+ */
+export const IDEMPOTENCY_TRIM_EVERY = 100;
+
+/** The statements of every create, prepared once per connection. */
+const STATEMENTS = {
+  lockTimeout: preparedStatement(`SELECT set_config('lock_timeout', '${CONCURRENT_WAIT}', true)`),
+  expire: preparedStatement(
+    `DELETE FROM idempotency_key WHERE organizer_id = $1 AND key = $2
+       AND created_at < now() - interval '${IDEMPOTENCY_RETENTION_DAYS} days'`,
+  ),
+  claim: preparedStatement(
+    `INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint)
+     VALUES ($1, $2, 'pending', $3) ON CONFLICT DO NOTHING RETURNING key`,
+  ),
+  store: preparedStatement(
+    `UPDATE idempotency_key SET state = 'succeeded', response_status = $3, response_headers = $4, response_body = $5
+     WHERE organizer_id = $1 AND key = $2`,
+  ),
+  replay: preparedStatement(
+    `SELECT state, request_fingerprint, response_status, response_headers, response_body
+       FROM idempotency_key WHERE organizer_id = $1 AND key = $2`,
+  ),
+  trim: preparedStatement(
+    `DELETE FROM idempotency_key WHERE organizer_id = $1 AND (created_at, key) <= (
+       SELECT created_at, key FROM idempotency_key WHERE organizer_id = $1
+        ORDER BY created_at DESC, key DESC OFFSET $2 LIMIT 1)`,
+  ),
+};
 
 export interface StoredResponse {
   status: number;
@@ -56,10 +94,13 @@ function fingerprintOf(body: unknown): string {
 @Injectable()
 export class IdempotencyService {
   private readonly logger = new Logger(IdempotencyService.name);
+  /** Creates per organiser since its last trim (by this process). */
+  private readonly createsSinceTrim = new Map<string, number>();
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly dataSource: DataSource,
+    private readonly statements: SqlStatements,
   ) {}
 
   static validKey(raw: string | string[] | undefined): string {
@@ -83,28 +124,20 @@ export class IdempotencyService {
     const fingerprint = fingerprintOf(requestBody);
     try {
       const outcome = await this.unitOfWork.run(async (tx): Promise<IdempotentOutcome> => {
-        await tx.manager.query(`SET LOCAL lock_timeout = '${CONCURRENT_WAIT}'`);
-        await tx.manager.query(
-          `DELETE FROM idempotency_key WHERE organizer_id = $1 AND key = $2
-             AND created_at < now() - interval '${IDEMPOTENCY_RETENTION_DAYS} days'`,
-          [organizerId, key],
-        );
-        const claimed: unknown[] = await tx.manager.query(
-          `INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint)
-           VALUES ($1, $2, 'pending', $3) ON CONFLICT DO NOTHING RETURNING key`,
-          [organizerId, key, fingerprint],
-        );
+        await this.statements.rows(STATEMENTS.lockTimeout, [], tx.manager);
+        await this.statements.affected(STATEMENTS.expire, [organizerId, key], tx.manager);
+        const claimed = await this.statements.rows(STATEMENTS.claim, [organizerId, key, fingerprint], tx.manager);
         if (claimed.length === 0)
           return { response: await this.replay(tx, organizerId, key, fingerprint), replayed: true };
         const response = await work(tx);
-        await tx.manager.query(
-          `UPDATE idempotency_key SET state = 'succeeded', response_status = $3, response_headers = $4, response_body = $5
-           WHERE organizer_id = $1 AND key = $2`,
+        await this.statements.affected(
+          STATEMENTS.store,
           [organizerId, key, response.status, JSON.stringify(response.headers), JSON.stringify(response.body)],
+          tx.manager,
         );
         return { response, replayed: false };
       });
-      if (!outcome.replayed) await this.trimToCap(organizerId);
+      if (!outcome.replayed && this.trimDue(organizerId)) await this.trimToCap(organizerId);
       return outcome;
     } catch (error) {
       if ((error as { code?: unknown }).code === '55P03') {
@@ -117,6 +150,20 @@ export class IdempotencyService {
     }
   }
 
+  /** Whether this create is the organiser's first in this process or an IDEMPOTENCY_TRIM_EVERY-th one. */
+  private trimDue(organizerId: string): boolean {
+    const since = this.createsSinceTrim.get(organizerId);
+    const due = since === undefined || since + 1 >= IDEMPOTENCY_TRIM_EVERY;
+    // Re-inserted, so the map holds the least recently active organiser first and its size stays bounded.
+    this.createsSinceTrim.delete(organizerId);
+    this.createsSinceTrim.set(organizerId, due ? 0 : (since ?? 0) + 1);
+    if (this.createsSinceTrim.size > TRACKED_ORGANISERS) {
+      const oldest = this.createsSinceTrim.keys().next().value;
+      if (oldest !== undefined) this.createsSinceTrim.delete(oldest);
+    }
+    return due;
+  }
+
   /**
    * Forgets the organiser's keys older than its newest
    * IDEMPOTENCY_KEYS_PER_ORGANISER (one index range). After the creating
@@ -124,13 +171,9 @@ export class IdempotencyService {
    */
   private async trimToCap(organizerId: string): Promise<void> {
     try {
-      await this.dataSource.query(
-        `DELETE FROM idempotency_key WHERE organizer_id = $1 AND (created_at, key) <= (
-           SELECT created_at, key FROM idempotency_key WHERE organizer_id = $1
-            ORDER BY created_at DESC, key DESC OFFSET $2 LIMIT 1)`,
-        [organizerId, IDEMPOTENCY_KEYS_PER_ORGANISER],
-      );
+      await this.statements.affected(STATEMENTS.trim, [organizerId, IDEMPOTENCY_KEYS_PER_ORGANISER]);
     } catch (error) {
+      this.createsSinceTrim.delete(organizerId);
       this.logger.warn(`Trimming the idempotency keys of organiser ${organizerId} failed: ${(error as Error).name}`);
     }
   }
@@ -156,11 +199,7 @@ export class IdempotencyService {
       response_status: number | null;
       response_headers: Record<string, string> | null;
       response_body: string | null;
-    }> = await tx.manager.query(
-      `SELECT state, request_fingerprint, response_status, response_headers, response_body
-         FROM idempotency_key WHERE organizer_id = $1 AND key = $2`,
-      [organizerId, key],
-    );
+    }> = await this.statements.rows(STATEMENTS.replay, [organizerId, key], tx.manager);
     const row = rows[0];
     if (row === undefined || row.state !== 'succeeded' || row.response_status === null || row.response_body === null) {
       throw new DomainError(

@@ -1,0 +1,27 @@
+import pino from 'pino';
+import { startService } from '../../src/bootstrap';
+import { loadAppConfig } from '../../src/config/app-config';
+import { loopbackSettings, type TestService } from './test-service';
+
+/**
+ * Another instance of the service on the same database as `first` (same admin
+ * token and webhook key), as a second replica behind a load balancer would be.
+ */
+export async function secondInstance(first: TestService, env: Record<string, string> = {}): Promise<TestService> {
+  const config = loadAppConfig({
+    ...loopbackSettings(first.databaseUrl, first.adminToken),
+    WEBHOOK_SECRET_KEY: first.config.webhooks.secretKey ?? '',
+    ...env,
+  });
+  const running = await startService(config, pino({ level: config.logLevel }));
+  if (running.adminUrl === null) throw new Error('the admin listener did not start');
+  return {
+    publicUrl: running.publicUrl,
+    adminUrl: running.adminUrl,
+    adminToken: first.adminToken,
+    databaseUrl: first.databaseUrl,
+    config,
+    running,
+    close: () => running.close(),
+  };
+}
