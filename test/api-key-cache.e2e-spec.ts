@@ -6,7 +6,7 @@ import { API_KEY_STALENESS_BOUND_MS, ApiKeyCache } from '../src/identity/api-key
 import { ApiKeyRevocationsListener } from '../src/identity/api-key-revocations.listener';
 import { assertErrorBody } from './support/error-body';
 import { publicApi, type HttpResult } from './support/http-client';
-import { runOps } from './support/ops-cli';
+import { ops } from './support/ops-cli';
 import { secondInstance } from './support/second-instance';
 import type { TestService } from './support/test-service';
 import { withApp } from './support/with-app';
@@ -186,8 +186,7 @@ describe('API key cache across instances (revocations via LISTEN/NOTIFY)', () =>
   it('a revoke through the CLI (npm run ops -- keys:revoke) is refused by a running instance within the bound', async (t) => {
     const key = await mint();
     await cachedOnB(key);
-    const revoked = await runOps(['keys:revoke', '--key', key.id, '--role', 'owner'], {
-      ...process.env,
+    const revoked = await ops(['keys:revoke', '--key', key.id, '--role', 'owner'], {
       DATABASE_URL: a.service.databaseUrl,
       WEBHOOK_SECRET_KEY: a.service.config.webhooks.secretKey ?? '',
       LOG_LEVEL: 'silent',
