@@ -38,6 +38,19 @@ function isRouteMiss(result: RawResult): boolean {
   );
 }
 
+/**
+ * `/readyz` answers 503 when a check misses its 800 ms timeout, which a
+ * loaded test machine can cause: that is the probe's answer, not a handler
+ * failure, and says nothing about which listener or credential it accepts.
+ */
+function isReadinessAnswer(path: string, status: number): boolean {
+  return path === '/readyz' && (status === 200 || status === 503);
+}
+
+function sameOutcome(path: string, getStatus: number, headStatus: number): boolean {
+  return getStatus === headStatus || (isReadinessAnswer(path, getStatus) && isReadinessAnswer(path, headStatus));
+}
+
 async function count(db: Client, table: string): Promise<number> {
   const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
   return Number(rows[0]?.n);
@@ -192,12 +205,12 @@ describe('trust boundary: the internal API never answers on the public listener'
               if (method === 'GET') getOutcomes.set(`${credentialName} ${target}`, { status: result.status, miss });
               if (method === 'HEAD') {
                 const get = getOutcomes.get(`${credentialName} ${target}`);
-                if (get === undefined || get.status !== result.status)
+                if (get === undefined || !sameOutcome(route.path, get.status, result.status))
                   failures.push(`HEAD differs from GET: ${target}`);
                 miss = get?.miss ?? false;
               }
               const label = `${method} ${target} on ${listener} with ${credentialName}: ${result.status} ${result.text.slice(0, 120)}`;
-              if (result.status >= 500) failures.push(`5xx: ${label}`);
+              if (result.status >= 500 && !isReadinessAnswer(route.path, result.status)) failures.push(`5xx: ${label}`);
               if (!serves(listener) && !miss) failures.push(`answered on the wrong listener: ${label}`);
               // A dashboard page refuses a visitor without a session by sending them to the sign-in form.
               const refused = result.status === 401 || (ownCredential === 'session' && result.status === 303);
