@@ -1,13 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { ensureDatabase } from '../src/database/ensure-database';
 import { startServiceProcess } from '../test/support/service-process';
 import { runWhenExecuted } from './support/bench-environment';
+import { summariseProfile, type ProfileSummary } from './support/cpu-profile';
 import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver';
 
 /**
@@ -28,6 +29,8 @@ export interface WebhookDeliveryOptions {
   burstOrders: number;
   burstSubscriptions: number;
   burstConcurrency: number;
+  /** Runs the service under `node --cpu-prof` and summarises the burst's samples. */
+  profile?: boolean;
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
@@ -49,8 +52,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** The service as a child process (`node dist/src/main.js`), with small JSON clients for both listeners. */
-async function startService(env: Record<string, string>): Promise<{ child: ChildProcess; admin: Api; api: Api }> {
-  const running = await startServiceProcess(env, { echo: process.env['BENCH_LOG_LEVEL'] !== undefined });
+async function startService(
+  env: Record<string, string>,
+  nodeFlags: string[],
+): Promise<{ child: ChildProcess; admin: Api; api: Api }> {
+  const running = await startServiceProcess(env, { echo: process.env['BENCH_LOG_LEVEL'] !== undefined, nodeFlags });
   const client = (base: string, token?: string): Api => ({
     async call(method, path, body, key) {
       const headers: Record<string, string> = {};
@@ -110,6 +116,15 @@ export interface WebhookDeliveryReport {
     deliveriesPerSecond: number;
     receiverMaxInFlight: number;
   };
+  /** Self time of the service during the burst, when profiled. */
+  burstProfile?: ProfileSummary & { file: string };
+}
+
+async function stopService(service: ChildProcess): Promise<void> {
+  if (service.exitCode !== null) return;
+  const exited = new Promise((done) => service.once('exit', done));
+  service.kill('SIGTERM');
+  await exited;
 }
 
 export async function measureWebhookDelivery(
@@ -117,6 +132,7 @@ export async function measureWebhookDelivery(
 ): Promise<WebhookDeliveryReport> {
   const { latencyOrders, confirmationsPerSecond, burstOrders, burstSubscriptions, burstConcurrency } = options;
   const folder = mkdtempSync(join(tmpdir(), 'webhook-bench-'));
+  const profileDirectory = join(folder, 'profile');
   const certificate = generateReceiverCertificate(folder);
   const database = await startEmbeddedPostgres({
     directory: join(folder, 'pg'),
@@ -137,17 +153,20 @@ export async function measureWebhookDelivery(
       return { status: 204 };
     }, certificate);
     const adminToken = randomBytes(16).toString('hex');
-    const started = await startService({
-      DATABASE_URL: database.urlFor('bench'),
-      ADMIN_TOKEN: adminToken,
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
-      WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
-      NODE_EXTRA_CA_CERTS: certificate.certFile,
-      RATE_LIMIT_WRITES: '1000000',
-      RATE_LIMIT_READS: '1000000',
-      DATA_DIR: join(folder, 'data'),
-      LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'warn',
-    });
+    const started = await startService(
+      {
+        DATABASE_URL: database.urlFor('bench'),
+        ADMIN_TOKEN: adminToken,
+        WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+        WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
+        NODE_EXTRA_CA_CERTS: certificate.certFile,
+        RATE_LIMIT_WRITES: '1000000',
+        RATE_LIMIT_READS: '1000000',
+        DATA_DIR: join(folder, 'data'),
+        LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'warn',
+      },
+      options.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDirectory}`] : [],
+    );
     service = started.child;
     const { admin, api } = started;
 
@@ -219,6 +238,7 @@ export async function measureWebhookDelivery(
     const orders: Array<{ id: string }> = [];
     for (let i = 0; i < burstOrders; i += 1) orders.push(await newOrder());
     const burstStart = performance.now();
+    const burstFromMicros = Number(process.hrtime.bigint() / 1000n);
     await pool(orders, burstConcurrency, async (order) => {
       await admin.call('POST', `/internal/orders/${order.id}/confirm`);
     });
@@ -228,6 +248,27 @@ export async function measureWebhookDelivery(
     await waitUntil(() => delivered() >= expected, 90_000, `${expected} burst deliveries`);
     const lastArrival = Math.max(...orders.map((order) => Math.max(...(arrivals.get(order.id) ?? [0]))));
     const burstSeconds = (lastArrival - burstStart) / 1000;
+    const burstToMicros = Number(process.hrtime.bigint() / 1000n);
+    let burstProfile: (ProfileSummary & { file: string }) | undefined;
+    if (options.profile === true) {
+      await stopService(service);
+      service = null;
+      const file = readdirSync(profileDirectory).find((name) => name.endsWith('.cpuprofile'));
+      if (file === undefined) throw new Error('the profiled service wrote no .cpuprofile');
+      const results = resolve(__dirname, '..', '..', 'bench', 'results');
+      mkdirSync(results, { recursive: true });
+      const kept = join(results, 'service-webhook-burst.cpuprofile');
+      copyFileSync(join(profileDirectory, file), kept);
+      burstProfile = {
+        ...summariseProfile(
+          kept,
+          { fromMicros: burstFromMicros, toMicros: burstToMicros },
+          resolve(__dirname, '..', '..'),
+          15,
+        ),
+        file: kept,
+      };
+    }
 
     return {
       latency: {
@@ -248,21 +289,38 @@ export async function measureWebhookDelivery(
         deliveriesPerSecond: Math.round(expected / burstSeconds),
         receiverMaxInFlight: receiver.maxInFlight,
       },
+      ...(burstProfile === undefined ? {} : { burstProfile }),
     };
   } finally {
-    if (service !== null && service.exitCode === null) {
-      const exited = new Promise((done) => service?.once('exit', done));
-      service.kill('SIGTERM');
-      await exited;
-    }
+    if (service !== null) await stopService(service);
     await receiver?.close();
     await database.stop();
     rmSync(folder, { recursive: true, force: true });
   }
 }
 
+/**
+ * `npm run bench -- webhook-delivery`. Settings (environment), defaults as
+ * DEFAULT_WEBHOOK_OPTIONS; the side-by-side bench uses 50/s, 500 and 1000:
+ *   BENCH_WEBHOOK_RATE          confirmations/s of the latency part (unset: one at a time)
+ *   BENCH_WEBHOOK_LATENCY_ORDERS, BENCH_WEBHOOK_BURST_ORDERS
+ *   BENCH_PROFILE=1             the service under `node --cpu-prof`; the burst's top costs are printed
+ */
 export async function main(): Promise<void> {
-  process.stdout.write(`${JSON.stringify(await measureWebhookDelivery(), null, 2)}\n`);
+  const number = (name: string, fallback: number): number => {
+    const value = Number(process.env[name] ?? fallback);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
+    return value;
+  };
+  const rate = process.env['BENCH_WEBHOOK_RATE'];
+  const report = await measureWebhookDelivery({
+    ...DEFAULT_WEBHOOK_OPTIONS,
+    latencyOrders: number('BENCH_WEBHOOK_LATENCY_ORDERS', DEFAULT_WEBHOOK_OPTIONS.latencyOrders),
+    confirmationsPerSecond: rate === undefined ? null : number('BENCH_WEBHOOK_RATE', 50),
+    burstOrders: number('BENCH_WEBHOOK_BURST_ORDERS', DEFAULT_WEBHOOK_OPTIONS.burstOrders),
+    profile: process.env['BENCH_PROFILE'] === '1',
+  });
+  process.stdout.write(`${JSON.stringify({ loadAverage: loadavg(), ...report }, null, 2)}\n`);
 }
 
 runWhenExecuted(module, main);

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
+import { OutboxSenderId } from './outbox/outbox-sender-id';
 import { returningRows } from './returning-rows';
 import type { WebhookWarningKind } from './entities/webhook-warning.entity';
 import { FAILURES_BEFORE_DISABLE, type AttemptOutcome, type WebhookEventType } from './webhook-event-types';
@@ -158,6 +159,7 @@ function due(alias: string): string {
 export class WebhookDeliveryRepository {
   constructor(
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
+    private readonly sender: OutboxSenderId,
   ) {}
 
   /**
@@ -187,7 +189,8 @@ export class WebhookDeliveryRepository {
       ],
     );
     const pending = (inserted as Array<{ status: string }>).filter((row) => row.status === 'pending').length;
-    if (pending > 0) await manager.query(`SELECT pg_notify($1, '')`, [DELIVERY_CHANNEL]);
+    // Signed with this instance's id: its own worker is woken in process at commit (the outbox listener).
+    if (pending > 0) await manager.query(`SELECT pg_notify($1, $2)`, [DELIVERY_CHANNEL, this.sender.id]);
     return pending;
   }
 

@@ -9,6 +9,7 @@ import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
 import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
 import { WebhookOutboxListener } from './outbox/webhook-outbox.listener';
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
+import { OutboxSenderId } from './outbox/outbox-sender-id';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
 import { WebhooksController } from './webhooks.controller';
@@ -44,6 +45,7 @@ import { WebhookWarningEntity } from './entities/webhook-warning.entity';
     WebhookSecretCipher,
     WebhookOutboxListener,
     DeliveryNotifications,
+    OutboxSenderId,
     WebhookDeliveryWorker,
     WebhookRetentionService,
   ],

@@ -18,14 +18,18 @@ export interface ServiceProcess {
  */
 export async function startServiceProcess(
   env: Record<string, string>,
-  options: { echo?: boolean; readyTimeoutMs?: number } = {},
+  options: { echo?: boolean; readyTimeoutMs?: number; nodeFlags?: string[] } = {},
 ): Promise<ServiceProcess> {
   const port = env['PORT'] ?? String(await freeLoopbackPort());
   const adminPort = env['ADMIN_PORT'] ?? String(await freeLoopbackPort());
-  const child = spawn(process.execPath, [resolve(__dirname, '..', '..', 'src', 'main.js')], {
-    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: port, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: adminPort },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeFlags ?? []), resolve(__dirname, '..', '..', 'src', 'main.js')],
+    {
+      env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: port, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: adminPort },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let output = '';
   await new Promise<void>((ready, fail) => {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Client } from 'pg';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { DELIVERY_CHANNEL } from '../webhook-delivery.repository';
 
 const RECONNECT_MS = 2_000;
@@ -8,7 +9,8 @@ const RECONNECT_MS = 2_000;
 /**
  * A dedicated connection LISTENing on the outbox channel, so that a delivery
  * written by any instance wakes every instance's worker within milliseconds
- * instead of at the next poll. Losing it only costs latency: the poll still
+ * instead of at the next poll (this instance's own outbox writes wake it in
+ * process, so their echo is ignored). Losing it only costs latency: the poll still
  * runs, and the connection is re-made.
  */
 @Injectable()
@@ -19,7 +21,10 @@ export class DeliveryNotifications {
   private retry: NodeJS.Timeout | null = null;
   private onNotify: () => void = () => undefined;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sender: OutboxSenderId,
+  ) {}
 
   start(onNotify: () => void): void {
     this.onNotify = onNotify;
@@ -38,7 +43,10 @@ export class DeliveryNotifications {
   private async connect(): Promise<void> {
     if (this.stopped || this.config.databaseUrl === null) return;
     const client = new Client({ connectionString: this.config.databaseUrl, application_name: 'events-api-webhooks' });
-    client.on('notification', () => this.onNotify());
+    client.on('notification', (message) => {
+      // Our own outbox's echo: that commit already woke this worker in process.
+      if (message.payload !== this.sender.id) this.onNotify();
+    });
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, null));
     try {
