@@ -2,7 +2,6 @@ import { bearerTokenOf } from '../common/auth-context/bearer-token';
 import { Injectable } from '@nestjs/common';
 import { displayPrefixOf, generateApiKey, hashApiKey, isWellFormedApiKey } from '../../libs/keys/api-key-format';
 import { newResourceId } from '../../libs/ids/resource-id';
-import { formatInstant } from '../../libs/time/instant';
 import {
   isPrincipalType,
   isScope,
@@ -15,6 +14,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { VenuesService } from '../venues/venues.service';
 import { ApiKeyCache } from './api-key-cache';
+import { ApiKeyPresenter } from './api-key.presenter';
 import { ApiKeyRepository } from './api-key.repository';
 import { KEY_MANAGER_ROLES, type CreatedKeyResponse, type KeySummary } from './dto/identity.dto';
 import { KeyUsageRecorder } from './key-usage.recorder';
@@ -43,6 +43,7 @@ export class ApiKeysService {
     private readonly venues: VenuesService,
     private readonly usage: KeyUsageRecorder,
     private readonly cache: ApiKeyCache,
+    private readonly presenter: ApiKeyPresenter,
   ) {}
 
   /** Mints a key and returns its plaintext, the only time it exists outside the caller's hands. */
@@ -82,16 +83,7 @@ export class ApiKeysService {
 
   async list(principal?: Principal): Promise<KeySummary[]> {
     const rows = await this.keys.list(principal);
-    return rows.map((row) => ({
-      id: row.id,
-      keyPrefix: row.keyPrefix,
-      principal: { type: row.principalType, id: row.principalId },
-      scopes: row.scopes,
-      name: row.name,
-      createdAt: row.createdAt.toISOString(),
-      revokedAt: formatInstant(row.revokedAt),
-      lastUsedAt: formatInstant(row.lastUsedAt),
-    }));
+    return rows.map((row) => this.presenter.present(row));
   }
 
   /**

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { VenuesModule } from '../venues/venues.module';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { ApiKeyPresenter } from './api-key.presenter';
 import { ApiOverviewPresenter } from './api-overview.presenter';
 import { API_KEY_CACHE_TRUST_WINDOW_MS, API_KEY_CACHE_TTL_MS, ApiKeyCache } from './api-key-cache';
 import { ApiKeyRevocationsListener } from './api-key-revocations.listener';
@@ -20,6 +21,7 @@ import { OrganisersService } from './organisers.service';
   controllers: [IdentityController, IdentityInternalController],
   providers: [
     ApiOverviewPresenter,
+    ApiKeyPresenter,
     ApiKeyRepository,
     ApiKeysService,
     OrganiserRepository,
