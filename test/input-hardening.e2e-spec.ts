@@ -319,14 +319,19 @@ describe('input hardening', () => {
   });
 
   describe('idempotency rows capped per organiser', () => {
-    it(`keeps at most ${IDEMPOTENCY_KEYS_PER_ORGANISER} keys per organiser, forgetting the oldest`, async () => {
-      const owner = await fixtures(service).organiser({ scopes: ['events:write'] });
+    /** The organiser's keys at the cap, all a day old (so each name says its age: old-1 is the oldest). */
+    const fillToTheCap = async (organiserId: string): Promise<void> => {
       await db.query(
         `INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint, created_at)
          SELECT $1, 'old-' || n, 'succeeded', 'x', now() - interval '1 day' + n * interval '1 ms'
            FROM generate_series(1, $2::int) AS n`,
-        [owner.id, IDEMPOTENCY_KEYS_PER_ORGANISER],
+        [organiserId, IDEMPOTENCY_KEYS_PER_ORGANISER],
       );
+    };
+
+    it(`keeps at most ${IDEMPOTENCY_KEYS_PER_ORGANISER} keys per organiser, forgetting the oldest`, async () => {
+      const owner = await fixtures(service).organiser({ scopes: ['events:write'] });
+      await fillToTheCap(owner.id);
       const created = await api('POST', '/v1/events', {
         key: owner.key,
         body: { startTime: '2027-01-01T10:00:00Z' },
@@ -347,12 +352,7 @@ describe('input hardening', () => {
 
     it(`trims on an organiser's first create and then every ${IDEMPOTENCY_TRIM_EVERY}th, never more than ${IDEMPOTENCY_TRIM_EVERY - 1} keys over the cap`, async () => {
       const owner = await fixtures(service).organiser({ scopes: ['events:write'] });
-      await db.query(
-        `INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint, created_at)
-         SELECT $1, 'old-' || n, 'succeeded', 'x', now() - interval '1 day' + n * interval '1 ms'
-           FROM generate_series(1, $2::int) AS n`,
-        [owner.id, IDEMPOTENCY_KEYS_PER_ORGANISER],
-      );
+      await fillToTheCap(owner.id);
       const keysHeld = async (): Promise<number> =>
         (await db.query('SELECT count(*)::int AS n FROM idempotency_key WHERE organizer_id = $1', [owner.id])).rows[0]
           .n as number;
