@@ -17,6 +17,11 @@ import { DashboardSessionsService } from './dashboard-sessions.service';
 
 const PAGE_SIZE = 50;
 
+interface OrganiserList {
+  list: 'events' | 'orders';
+  title: string;
+}
+
 function pageRequest(cursor: unknown): PageRequest {
   return { limit: PAGE_SIZE, cursor: typeof cursor === 'string' && cursor !== '' ? cursor : null, updatedAfter: null };
 }
@@ -43,15 +48,9 @@ export class DashboardEventsController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
-    const organiser = await this.organiser(organiserId);
-    const paging = pageRequest(cursor);
-    const page = await this.events.list({ type: 'organiser', id: organiserId }, paging);
-    const href = dashboardPath('organisers', organiserId, 'events');
-    return this.pages.send(request, reply, 'events', {
-      ...this.frame(organiser, 'Events'),
-      page,
-      pager: this.pager('Events', href, paging, page.nextCursor),
-    });
+    return this.listPage({ request, reply, organiserId, cursor, list: 'events', title: 'Events' }, (paging) =>
+      this.events.list({ type: 'organiser', id: organiserId }, paging),
+    );
   }
 
   @Post('events/:eventId/publish')
@@ -60,18 +59,18 @@ export class DashboardEventsController {
     @Param('eventId') eventId: string,
     @Req() request: FastifyRequest,
   ): Promise<never> {
-    await this.organiser(organiserId);
-    // Only the organiser's own events: another's is 404 here, as on the public API.
-    await this.events.get({ type: 'organiser', id: organiserId }, eventId);
-    try {
+    const action = {
+      request,
+      organiserId,
+      list: 'events' as const,
+      refused: 'Not published',
+      // Only the organiser's own events: another's is 404 here, as on the public API.
+      owned: () => this.events.get({ type: 'organiser', id: organiserId }, eventId),
+    };
+    return this.act(action, async () => {
       const published = await this.events.publish(eventId);
-      this.sessions.flash(request, { kind: 'success', text: `Event ${published.title ?? eventId} is public.` });
-    } catch (error) {
-      // A refusal (409) is shown on the list; not found (another organiser's) stays a 404.
-      if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
-      this.sessions.flash(request, { kind: 'error', text: `Not published: ${error.message}` });
-    }
-    throw new DashboardRedirect(dashboardPath('organisers', organiserId, 'events'));
+      return `Event ${published.title ?? eventId} is public.`;
+    });
   }
 
   @Get('orders')
@@ -82,15 +81,9 @@ export class DashboardEventsController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
-    const organiser = await this.organiser(organiserId);
-    const paging = pageRequest(cursor);
-    const page = await this.orders.listAnyStatusForOrganiser(organiserId, paging);
-    const href = dashboardPath('organisers', organiserId, 'orders');
-    return this.pages.send(request, reply, 'orders', {
-      ...this.frame(organiser, 'Orders'),
-      page,
-      pager: this.pager('Orders', href, paging, page.nextCursor),
-    });
+    return this.listPage({ request, reply, organiserId, cursor, list: 'orders', title: 'Orders' }, (paging) =>
+      this.orders.listAnyStatusForOrganiser(organiserId, paging),
+    );
   }
 
   @Post('orders/:orderId/confirm')
@@ -99,16 +92,53 @@ export class DashboardEventsController {
     @Param('orderId') orderId: string,
     @Req() request: FastifyRequest,
   ): Promise<never> {
-    await this.organiser(organiserId);
-    try {
+    return this.act({ request, organiserId, list: 'orders', refused: 'Not confirmed' }, async () => {
       const confirmed = await this.orders.confirmForOrganiser(organiserId, orderId);
-      this.sessions.flash(request, { kind: 'success', text: `Order ${confirmed.id} is confirmed.` });
+      return `Order ${confirmed.id} is confirmed.`;
+    });
+  }
+
+  /** One page of an organiser's list (its view is named after the list), with first/next links. */
+  private async listPage(
+    page: { request: FastifyRequest; reply: FastifyReply; organiserId: string; cursor: unknown } & OrganiserList,
+    load: (paging: PageRequest) => Promise<{ nextCursor: string | null }>,
+  ): Promise<FastifyReply> {
+    const organiser = await this.organiser(page.organiserId);
+    const paging = pageRequest(page.cursor);
+    const rows = await load(paging);
+    const href = dashboardPath('organisers', page.organiserId, page.list);
+    return this.pages.send(page.request, page.reply, page.list, {
+      ...this.frame(organiser, page.title),
+      page: rows,
+      pager: this.pager(page.title, href, paging, rows.nextCursor),
+    });
+  }
+
+  /**
+   * Runs an action on one of the organiser's rows and returns to its list
+   * with a flash: the success text, or a refusal (409 and other 4xx) shown on
+   * the list. Not found (another organiser's row) stays a 404.
+   */
+  private async act(
+    action: {
+      request: FastifyRequest;
+      organiserId: string;
+      list: OrganiserList['list'];
+      refused: string;
+      /** Checks the row is the organiser's before the action; its refusal is the page's, not a flash. */
+      owned?: () => Promise<unknown>;
+    },
+    run: () => Promise<string>,
+  ): Promise<never> {
+    await this.organiser(action.organiserId);
+    await action.owned?.();
+    try {
+      this.sessions.flash(action.request, { kind: 'success', text: await run() });
     } catch (error) {
-      // A refusal (409) is shown on the list; not found (another organiser's) stays a 404.
       if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
-      this.sessions.flash(request, { kind: 'error', text: `Not confirmed: ${error.message}` });
+      this.sessions.flash(action.request, { kind: 'error', text: `${action.refused}: ${error.message}` });
     }
-    throw new DashboardRedirect(dashboardPath('organisers', organiserId, 'orders'));
+    throw new DashboardRedirect(dashboardPath('organisers', action.organiserId, action.list));
   }
 
   private async organiser(organiserId: string): Promise<OrganiserResponse> {
