@@ -6,6 +6,7 @@ import { ReadinessService } from '../src/health/readiness.service';
 import { WebhookDeliveryWorker } from '../src/webhooks/delivery/webhook-delivery.worker';
 import { databaseClient } from './support/database-client';
 import { startTestService, type TestService } from './support/test-service';
+import { eventually } from './support/eventually';
 
 interface Probe {
   status: number;
@@ -16,16 +17,6 @@ interface Probe {
 async function probe(base: string, path: string, init: RequestInit = {}): Promise<Probe> {
   const response = await fetch(`${base}${path}`, init);
   return { status: response.status, headers: response.headers, body: (await response.json()) as Probe['body'] };
-}
-
-async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('/healthz and /readyz', () => {

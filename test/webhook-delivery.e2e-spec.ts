@@ -14,6 +14,7 @@ import { freshDatabase } from './support/test-database';
 import type { TestService } from './support/test-service';
 import { nth } from './support/defined';
 import { withApp } from './support/with-app';
+import { eventually, sleep } from './support/eventually';
 
 const ORGANISER_SCOPES: Scope[] = ['events:read', 'orders:read', 'webhooks:read', 'webhooks:write'];
 const VENUE_SCOPES: Scope[] = ['events:read', 'webhooks:read', 'webhooks:write'];
@@ -27,19 +28,6 @@ const DELIVERY_ENV = {
   WEBHOOK_MAX_ATTEMPTS: '25',
 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-/** Polls until `probe` returns something other than undefined. */
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(40);
-  }
-}
 
 const deliveryIdOf = (request: ReceivedRequest): string => String(request.headers['service-delivery']);
 

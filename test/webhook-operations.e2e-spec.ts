@@ -14,6 +14,7 @@ import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type ReplyPlan } from './support/https-receiver';
 import { startTestService, type TestService } from './support/test-service';
 import { defined, nth } from './support/defined';
+import { eventually, sleep } from './support/eventually';
 
 const SCOPES: Scope[] = ['events:read', 'orders:read', 'webhooks:read', 'webhooks:write'];
 /** Small backoff and deadline so retries happen in milliseconds; 127.0.0.0/8 is where the receivers live. */
@@ -27,18 +28,6 @@ const DELIVERY_ENV = {
   LOG_LEVEL: 'warn',
 };
 const TRACE_ID = /^[0-9a-f]{32}$/;
-
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(40);
-  }
-}
 
 const deliveryIdOf = (request: ReceivedRequest): string => String(request.headers['service-delivery']);
 const orderIdOf = (request: ReceivedRequest): string => String(request.body?.data?.orderId);
