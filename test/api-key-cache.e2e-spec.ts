@@ -6,7 +6,7 @@ import { API_KEY_STALENESS_BOUND_MS, ApiKeyCache } from '../src/identity/api-key
 import { ApiKeyRevocationsListener } from '../src/identity/api-key-revocations.listener';
 import { assertErrorBody } from './support/error-body';
 import { publicApi, type HttpResult } from './support/http-client';
-import { ops } from './support/ops-cli';
+import { ops, opsEnvFor } from './support/ops-cli';
 import { secondInstance } from './support/second-instance';
 import type { TestService } from './support/test-service';
 import { withApp } from './support/with-app';
@@ -186,11 +186,7 @@ describe('API key cache across instances (revocations via LISTEN/NOTIFY)', () =>
   it('a revoke through the CLI (npm run ops -- keys:revoke) is refused by a running instance within the bound', async (t) => {
     const key = await mint();
     await cachedOnB(key);
-    const revoked = await ops(['keys:revoke', '--key', key.id, '--role', 'owner'], {
-      DATABASE_URL: a.service.databaseUrl,
-      WEBHOOK_SECRET_KEY: a.service.config.webhooks.secretKey ?? '',
-      LOG_LEVEL: 'silent',
-    });
+    const revoked = await ops(['keys:revoke', '--key', key.id, '--role', 'owner'], opsEnvFor(a.service));
     assert.equal(revoked.code, 0, revoked.stderr);
     const { refusal, elapsedMs } = await untilRefusedByB(key, performance.now());
     report(t, 'CLI revoke', elapsedMs);

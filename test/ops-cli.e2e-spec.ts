@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { ops as runOps, runOpsProcess, type OpsResult } from './support/ops-cli';
+import { ops as runOps, opsEnvFor, runOpsProcess, type OpsResult } from './support/ops-cli';
 import { withApp } from './support/with-app';
 
 describe('npm run ops (the CLI shares the domain services)', () => {
@@ -11,11 +11,7 @@ describe('npm run ops (the CLI shares the domain services)', () => {
   const ops = (...args: string[]): Promise<OpsResult> => runOps(args, env);
 
   before(() => {
-    env = {
-      DATABASE_URL: app.service.databaseUrl,
-      WEBHOOK_SECRET_KEY: app.service.config.webhooks.secretKey ?? '',
-      LOG_LEVEL: 'silent',
-    };
+    env = opsEnvFor(app.service);
   });
 
   it('runs as its own process: JSON on stdout, exit code 0, the row stored', async () => {

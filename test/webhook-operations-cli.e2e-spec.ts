@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ops as runOps, type OpsResult } from './support/ops-cli';
+import { ops as runOps, opsEnvFor, type OpsResult } from './support/ops-cli';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { nth } from './support/defined';
 import { withApp } from './support/with-app';
@@ -16,12 +16,7 @@ describe('npm run ops -- webhooks:*', () => {
 
   before(async () => {
     receiving = await startHttpsReceiver();
-    env = {
-      DATABASE_URL: app.service.databaseUrl,
-      WEBHOOK_SECRET_KEY: app.service.config.webhooks.secretKey ?? '',
-      WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
-      LOG_LEVEL: 'silent',
-    };
+    env = opsEnvFor(app.service, { WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
     const owner = await app.make.organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
     webhookId = (await app.make.webhook(owner.key, `${receiving.origin}/cli`, ['order.confirmed'])).id;
     const event = await app.make.event(owner.id, { title: { EN: 'CLI' } });

@@ -9,9 +9,24 @@ import { RouteTable } from '../../src/common/http/route-table';
 import { loadAppConfig } from '../../src/config/app-config';
 import { parseOpsArguments } from '../../src/ops/ops-arguments';
 import { runOpsCommand } from '../../src/ops/ops-command-runner';
+import type { TestService } from './test-service';
 
 const run = promisify(execFile);
 const OPS = join(__dirname, '..', '..', 'src', 'ops', 'ops.main.js');
+
+/**
+ * The settings `npm run ops` needs to act on a running test service's data:
+ * its database and the key that seals its webhook secrets, quiet logs, and
+ * `extra` on top (e.g. WEBHOOK_ALLOW_PRIVATE_CIDRS for loopback receivers).
+ */
+export function opsEnvFor(service: TestService, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: service.databaseUrl,
+    WEBHOOK_SECRET_KEY: service.config.webhooks.secretKey ?? '',
+    LOG_LEVEL: 'silent',
+    ...extra,
+  };
+}
 
 export interface OpsResult {
   code: number;
