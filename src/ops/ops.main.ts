@@ -1,14 +1,11 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
 import pino from 'pino';
-import { PinoNestLogger } from '../common/logging/logger';
-import { AppModule } from '../app.module';
 import { ConfigError, loadAppConfig } from '../config/app-config';
-import { RouteTable } from '../common/http/route-table';
 import { withEmbeddedDefault } from '../database/with-embedded-default';
 import { parseOpsArguments } from './ops-arguments';
 import { runOpsCommand, opsUsage } from './ops-command-runner';
 import { OPS_COMMANDS } from './ops-commands';
+import { openOpsContext } from './ops-context';
 
 /** `npm run ops -- <command> [--flag value ...]`: boots the services without HTTP and runs one command. */
 async function main(): Promise<number> {
@@ -18,14 +15,9 @@ async function main(): Promise<number> {
     process.stderr.write(`usage:\n${opsUsage()}\n`);
     return 2;
   }
-  const { config, embedded } = await withEmbeddedDefault(
-    { ...loadAppConfig(), runBackgroundWork: false, logLevel: 'warn' },
-    () => undefined,
-  );
+  const { config, embedded } = await withEmbeddedDefault({ ...loadAppConfig(), logLevel: 'warn' }, () => undefined);
   // stdout carries only the command's JSON; the service's own warnings go to stderr.
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, new RouteTable()), {
-    logger: new PinoNestLogger(pino({ level: 'warn' }, pino.destination(2))),
-  });
+  const app = await openOpsContext(config, pino({ level: 'warn' }, pino.destination(2)));
   try {
     const outcome = await runOpsCommand(app, args);
     process.stdout.write(outcome.stdout);

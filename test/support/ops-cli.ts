@@ -1,14 +1,11 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { NestFactory } from '@nestjs/core';
 import pino from 'pino';
-import { AppModule } from '../../src/app.module';
-import { PinoNestLogger } from '../../src/common/logging/logger';
-import { RouteTable } from '../../src/common/http/route-table';
 import { loadAppConfig } from '../../src/config/app-config';
 import { parseOpsArguments } from '../../src/ops/ops-arguments';
 import { runOpsCommand } from '../../src/ops/ops-command-runner';
+import { openOpsContext } from '../../src/ops/ops-context';
 import type { TestService } from './test-service';
 
 const run = promisify(execFile);
@@ -61,11 +58,9 @@ export async function runOpsProcess(args: string[], env: NodeJS.ProcessEnv): Pro
  * closed. A crash of the command is exit code 1 with its message on stderr.
  */
 export async function ops(args: string[], env: Record<string, string>): Promise<OpsResult> {
-  const config = { ...loadAppConfig(env), runBackgroundWork: false };
+  const config = loadAppConfig(env);
   if (config.databaseUrl === null) throw new Error('ops(): give the test database as DATABASE_URL');
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, new RouteTable()), {
-    logger: new PinoNestLogger(pino({ level: config.logLevel })),
-  });
+  const app = await openOpsContext(config, pino({ level: config.logLevel }));
   try {
     const outcome = await runOpsCommand(app, parseOpsArguments(args));
     return {

@@ -1,0 +1,19 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { Logger } from 'pino';
+import { AppModule } from '../app.module';
+import { RouteTable } from '../common/http/route-table';
+import { PinoNestLogger } from '../common/logging/logger';
+import type { AppConfig } from '../config/app-config';
+
+/**
+ * The services `npm run ops` commands run against: the whole application
+ * without HTTP listeners or background work (no delivery worker, no sweeps),
+ * so a command shares every rule with the API and the dashboard.
+ */
+export function openOpsContext(config: AppConfig, logger: Logger): Promise<INestApplicationContext> {
+  return NestFactory.createApplicationContext(
+    AppModule.forRoot({ ...config, runBackgroundWork: false }, new RouteTable()),
+    { logger: new PinoNestLogger(logger) },
+  );
+}
