@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { DataSource } from 'typeorm';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
@@ -95,7 +96,7 @@ function fingerprintOf(body: unknown): string {
 export class IdempotencyService {
   private readonly logger = new Logger(IdempotencyService.name);
   /** Creates per organiser since its last trim (by this process). */
-  private readonly createsSinceTrim = new Map<string, number>();
+  private readonly createsSinceTrim = new LRUCache<string, number>({ max: TRACKED_ORGANISERS });
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
@@ -154,13 +155,7 @@ export class IdempotencyService {
   private trimDue(organizerId: string): boolean {
     const since = this.createsSinceTrim.get(organizerId);
     const due = since === undefined || since + 1 >= IDEMPOTENCY_TRIM_EVERY;
-    // Re-inserted, so the map holds the least recently active organiser first and its size stays bounded.
-    this.createsSinceTrim.delete(organizerId);
-    this.createsSinceTrim.set(organizerId, due ? 0 : (since ?? 0) + 1);
-    if (this.createsSinceTrim.size > TRACKED_ORGANISERS) {
-      const oldest = this.createsSinceTrim.keys().next().value;
-      if (oldest !== undefined) this.createsSinceTrim.delete(oldest);
-    }
+    this.createsSinceTrim.set(organizerId, due ? 0 : since + 1);
     return due;
   }
 
