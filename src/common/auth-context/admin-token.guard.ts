@@ -6,6 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { audienceOfRequest, listenerOf } from '../http/listener';
+import { routeMetadata } from '../http/route-metadata';
 import { RouteMiss } from '../http/route-miss';
 import { bearerTokenOf } from './bearer-token';
 import { DASHBOARD_ACCESS, DASHBOARD_ROUTE, type DashboardAccess, type DashboardRouteKind } from './dashboard-access';
@@ -25,23 +26,22 @@ function digest(value: string): Buffer {
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
   private readonly expected: Buffer | null;
+  private readonly dashboardKindOf: (context: ExecutionContext) => DashboardRouteKind | undefined;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
-    private readonly reflector: Reflector,
+    reflector: Reflector,
     @Optional() @Inject(DASHBOARD_ACCESS) private readonly dashboard: DashboardAccess | null = null,
   ) {
     this.expected = config.adminToken === null ? null : digest(config.adminToken);
+    this.dashboardKindOf = routeMetadata<DashboardRouteKind>(reflector, DASHBOARD_ROUTE);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     if (audienceOfRequest(request)?.credential !== 'admin-token') return true;
     if (listenerOf(request.raw) !== 'admin') throw new RouteMiss();
-    const dashboardKind = this.reflector.getAllAndOverride<DashboardRouteKind | undefined>(DASHBOARD_ROUTE, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const dashboardKind = this.dashboardKindOf(context);
     if (dashboardKind !== undefined) {
       if (this.dashboard !== null && (await this.dashboard.allows(request, dashboardKind))) return true;
       throw new DomainError(ErrorCode.Unauthorized, 'Sign in to the dashboard first.');
