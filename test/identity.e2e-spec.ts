@@ -8,6 +8,7 @@ import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import type { TestService } from './support/test-service';
 import { withApp } from './support/with-app';
+import { roomInRateWindow } from './support/rate-window';
 
 describe('identity and access', () => {
   let service: TestService;
@@ -292,6 +293,7 @@ describe('per-account rate limits', () => {
 
   const app = withApp({ RATE_LIMIT_READS: '5', RATE_LIMIT_WRITES: '2' });
   before(async () => {
+    await roomInRateWindow();
     ({ service, api } = app);
     organiser = await fixtures(service).organiser({ scopes: ['events:read', 'webhooks:read', 'webhooks:write'] });
   });

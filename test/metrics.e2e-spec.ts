@@ -8,6 +8,7 @@ import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { startTestService, type TestService } from './support/test-service';
 import { withApp } from './support/with-app';
+import { roomInRateWindow } from './support/rate-window';
 
 interface Sample {
   name: string;
@@ -141,9 +142,13 @@ describe('GET /internal/metrics', () => {
     const afterSamples = await scrape();
     assert.equal(seriesCount(afterSamples), before);
     assert.ok(
-      (valueOf(afterSamples, 'http_requests_total', { route: '/v1/events/:eventId', status: '404' }) ?? 0) >= 1_001,
+      (valueOf(afterSamples, 'http_requests_total', { method: 'GET', route: '/v1/events/:eventId', status: '404' }) ??
+        0) >= 1_001,
     );
-    assert.ok((valueOf(afterSamples, 'http_requests_total', { route: 'unmatched' }) ?? 0) >= 1_001);
+    assert.ok(
+      (valueOf(afterSamples, 'http_requests_total', { method: 'GET', route: 'unmatched', status: '404' }) ?? 0) >=
+        1_001,
+    );
   });
 
   it('webhook deliveries are counted by outcome class; pending, lag and disabled subscriptions are read from the database', async () => {
@@ -250,6 +255,7 @@ describe('rate_limit_refusals_total', () => {
 
   const app = withApp({ RATE_LIMIT_READS: '2' });
   before(async () => {
+    await roomInRateWindow();
     ({ service } = app);
   });
 

@@ -11,6 +11,7 @@ import { rawRequest, type RawResult } from './support/raw-request';
 import { startTestService, type TestService } from './support/test-service';
 import { nth } from './support/defined';
 import { withApp } from './support/with-app';
+import { roomInRateWindow } from './support/rate-window';
 
 /** Open dashboard routes: the sign-in form itself and the assets it needs. */
 const OPEN_DASHBOARD_ROUTES = [
@@ -239,6 +240,7 @@ describe('trust boundary: guards closed by default and failures that cost the se
 
   const app = withApp({ RATE_LIMIT_FAILURES_PER_CLIENT: '0', RATE_LIMIT_READS: '4' });
   before(async () => {
+    await roomInRateWindow();
     ({ service, api } = app);
     organiser = await fixtures(service).organiser({ scopes: ['events:read'] });
   });
@@ -285,6 +287,7 @@ describe('trust boundary: a budget for failed requests per client', () => {
 
   const app = withApp({ RATE_LIMIT_FAILURES_PER_CLIENT: '5' });
   before(async () => {
+    await roomInRateWindow();
     ({ service, api } = app);
     organiser = await fixtures(service).organiser();
   });
@@ -313,6 +316,7 @@ describe('trust boundary: the client address behind a trusted proxy', () => {
     const trusting = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '2', TRUSTED_PROXIES: '127.0.0.1/32' });
     const untrusting = await startTestService({ RATE_LIMIT_FAILURES_PER_CLIENT: '2', TRUSTED_PROXIES: '10.9.9.9' });
     try {
+      await roomInRateWindow();
       for (const [service, separateBudgets] of [
         [trusting, true],
         [untrusting, false],

@@ -8,6 +8,7 @@ import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { ensureDatabase } from '../../src/database/ensure-database';
 import { generateReceiverCertificate } from './https-receiver';
+import { planBatches } from './test-batches';
 import { TEMPLATE_DATABASE } from './test-database';
 
 /**
@@ -18,8 +19,12 @@ import { TEMPLATE_DATABASE } from './test-database';
  * database of its own, so files run in parallel without sharing rows.
  */
 const distRoot = resolve(__dirname, '..', '..');
-/** Test files run at once. */
-const CONCURRENCY = 2;
+/** Batches (test processes) run at once; TEST_CONCURRENCY overrides. */
+const CONCURRENCY = Number(process.env['TEST_CONCURRENCY'] ?? 2);
+/** Processes the files are split into; TEST_BATCHES overrides. */
+const BATCHES = Number(process.env['TEST_BATCHES'] ?? 6);
+/** Seconds per file from a recorded run (`--record-durations`), to balance the batches. */
+const DURATIONS_FILE = resolve(distRoot, '..', 'test', 'support', 'test-durations.json');
 
 function hasSource(compiled: string): boolean {
   return existsSync(join(distRoot, '..', relative(distRoot, compiled)).replace(/\.js$/, '.ts'));
@@ -56,10 +61,32 @@ function receiverCertificateEnv(folder: string): Record<string, string> {
   return { NODE_EXTRA_CA_CERTS: bundle, TEST_RECEIVER_CERT_DIR: folder };
 }
 
+function recordedDurations(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(DURATIONS_FILE, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+/** One small entry file per batch, in the run's folder: node's test runner gives each its own process. */
+function writeBatchFiles(runFolder: string, files: readonly string[]): string[] {
+  const byName = new Map(files.map((file) => [relative(distRoot, file), file]));
+  const plan = planBatches([...byName.keys()], recordedDurations(), BATCHES);
+  const batchModule = join(__dirname, 'test-batch.js');
+  return plan.map((names, index) => {
+    const entry = join(runFolder, `batch-${index + 1}.js`);
+    const members = names.map((name) => byName.get(name));
+    writeFileSync(entry, `require(${JSON.stringify(batchModule)}).runFilesAsSuites(${JSON.stringify(members)});\n`);
+    return entry;
+  });
+}
+
 async function main(): Promise<void> {
   // `--unit`: the fast tier, the specs beside the code (no e2e files); other arguments filter by name.
   const unitOnly = process.argv.includes('--unit');
-  const filter = process.argv.slice(2).filter((argument) => argument !== '--unit');
+  const record = process.argv.includes('--record-durations');
+  const filter = process.argv.slice(2).filter((argument) => !argument.startsWith('--'));
   const files = ['src', 'libs', 'test', 'bench']
     .flatMap((folder) => findTests(join(distRoot, folder)))
     .filter((file) => !unitOnly || !file.endsWith('.e2e-spec.js'))
@@ -90,7 +117,8 @@ async function main(): Promise<void> {
         `--test-reporter=${join(__dirname, 'file-durations-reporter.js')}`,
         '--test-reporter-destination=stderr',
       ];
-      const args = ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=120000', ...reporters, ...files];
+      const batches = writeBatchFiles(runFolder, files);
+      const args = ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=120000', ...reporters, ...batches];
       const child = spawn(process.execPath, args, {
         stdio: 'inherit',
         env: {
@@ -98,6 +126,7 @@ async function main(): Promise<void> {
           ...certificateEnv,
           TEST_PG_ADMIN_URL: server.adminUrl,
           LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'silent',
+          ...(record ? { TEST_DURATIONS_FILE: DURATIONS_FILE } : {}),
         },
       });
       child.on('exit', (exitCode) => resolveCode(exitCode ?? 1));
