@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { Client } from 'pg';
 import { ReadinessService } from '../src/health/readiness.service';
 import { WebhookDeliveryWorker } from '../src/webhooks/delivery/webhook-delivery.worker';
 import { databaseClient } from './support/database-client';
-import { startTestService, type TestService } from './support/test-service';
+import { captureLog } from './support/captured-log';
+import { type TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 import { eventually } from './support/eventually';
 
 interface Probe {
@@ -21,18 +22,13 @@ async function probe(base: string, path: string, init: RequestInit = {}): Promis
 
 describe('/healthz and /readyz', () => {
   let service: TestService;
-  const logLines: Array<Record<string, unknown>> = [];
+  const log = captureLog();
+  const logLines = log.lines;
 
-  before(async () => {
-    const stream = new PassThrough();
-    stream.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) {
-        if (line.trim() !== '') logLines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-    });
-    service = await startTestService({ LOG_LEVEL: 'info', RATE_LIMIT_READS: '5' }, { logTo: stream });
+  const app = withApp({ LOG_LEVEL: 'info', RATE_LIMIT_READS: '5' }, { logTo: log.stream });
+  before(() => {
+    service = app.service;
   });
-  after(async () => service.close());
 
   it('healthz answers 200 {status: ok} on both listeners without a credential', async () => {
     for (const base of [service.publicUrl, service.adminUrl]) {

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { PassThrough } from 'node:stream';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { IDEMPOTENCY_KEYS_PER_ORGANISER, IDEMPOTENCY_TRIM_EVERY } from '../src/events/idempotency/idempotency.service';
-import { databaseClient } from './support/database-client';
+import { captureLog } from './support/captured-log';
 import { assertErrorBody } from './support/error-body';
-import { fixtures, type Organiser } from './support/fixtures';
+import { type Organiser } from './support/fixtures';
 import { internalApi, publicApi, type HttpResult } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import { type TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 function nested(depth: number): string {
   return `{"startTime":"2027-01-01T10:00:00Z","deep":${'['.repeat(depth)}${']'.repeat(depth)}}`;
@@ -28,37 +28,28 @@ describe('input hardening', () => {
   let organiser: Organiser;
   let stranger: Organiser;
   let db: Client;
-  const logLines: string[] = [];
+  const log = captureLog();
+  /** The log's lines as written (each a JSON object). */
+  const logLines = (): string[] =>
+    log
+      .text()
+      .split('\n')
+      .filter((line) => line !== '');
 
   const createEvent = (key: string, body: unknown): Promise<HttpResult<any>> =>
     api('POST', '/v1/events', { key, body, headers: { 'idempotency-key': randomUUID() } });
   const rawPost = (path: string, rawBody: string, headers: Record<string, string> = {}): Promise<HttpResult<any>> =>
     api('POST', path, { key: organiser.key, rawBody, headers: { 'idempotency-key': randomUUID(), ...headers } });
 
+  const app = withApp(
+    { LOG_LEVEL: 'info', RATE_LIMIT_WRITES: '100000', RATE_LIMIT_READS: '100000' },
+    { logTo: log.stream },
+  );
   before(async () => {
-    const stream = new PassThrough();
-    stream.on('data', (chunk: Buffer) =>
-      logLines.push(
-        ...chunk
-          .toString()
-          .split('\n')
-          .filter((line) => line !== ''),
-      ),
-    );
-    service = await startTestService(
-      { LOG_LEVEL: 'info', RATE_LIMIT_WRITES: '100000', RATE_LIMIT_READS: '100000' },
-      { logTo: stream },
-    );
-    api = publicApi(service);
-    admin = internalApi(service);
+    ({ service, api, admin, db } = app);
     const scopes = ['events:read', 'events:write', 'webhooks:read', 'webhooks:write'] as const;
-    organiser = await fixtures(service).organiser({ scopes: [...scopes] });
-    stranger = await fixtures(service).organiser({ scopes: [...scopes] });
-    db = await databaseClient(service.databaseUrl);
-  });
-  after(async () => {
-    await db.end();
-    await service.close();
+    organiser = await app.make.organiser({ scopes: [...scopes] });
+    stranger = await app.make.organiser({ scopes: [...scopes] });
   });
 
   describe('finding 2: one body cannot freeze the process', () => {
@@ -305,13 +296,13 @@ describe('input hardening', () => {
       } finally {
         await db.query('ALTER TABLE organiser DROP CONSTRAINT test_refuses_marked_names');
       }
-      const line = logLines.find((text) => text.includes('failing-insert-1') && text.includes('unexpected error'));
+      const line = logLines().find((text) => text.includes('failing-insert-1') && text.includes('unexpected error'));
       assert.ok(line, 'the failure is logged');
       const entry = JSON.parse(line) as { error: Record<string, unknown> };
       assert.equal(entry.error['code'], '23514');
       assert.equal(entry.error['constraint'], 'test_refuses_marked_names');
       assert.equal(entry.error['type'], 'QueryFailedError');
-      for (const text of logLines) {
+      for (const text of logLines()) {
         assert.ok(!text.includes(secretValue), `a log line carries the value: ${text.slice(0, 300)}`);
         assert.doesNotMatch(text, /INSERT INTO|Failing row|"parameters"|"driverError"|"detail"/);
       }
@@ -330,7 +321,7 @@ describe('input hardening', () => {
     };
 
     it(`keeps at most ${IDEMPOTENCY_KEYS_PER_ORGANISER} keys per organiser, forgetting the oldest`, async () => {
-      const owner = await fixtures(service).organiser({ scopes: ['events:write'] });
+      const owner = await app.make.organiser({ scopes: ['events:write'] });
       await fillToTheCap(owner.id);
       const created = await api('POST', '/v1/events', {
         key: owner.key,
@@ -351,7 +342,7 @@ describe('input hardening', () => {
     });
 
     it(`trims on an organiser's first create and then every ${IDEMPOTENCY_TRIM_EVERY}th, never more than ${IDEMPOTENCY_TRIM_EVERY - 1} keys over the cap`, async () => {
-      const owner = await fixtures(service).organiser({ scopes: ['events:write'] });
+      const owner = await app.make.organiser({ scopes: ['events:write'] });
       await fillToTheCap(owner.id);
       const keysHeld = async (): Promise<number> =>
         (await db.query('SELECT count(*)::int AS n FROM idempotency_key WHERE organizer_id = $1', [owner.id])).rows[0]

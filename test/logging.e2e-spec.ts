@@ -1,33 +1,23 @@
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
-import { after, before, describe, it } from 'node:test';
-import { fixtures, type Organiser } from './support/fixtures';
+import { before, describe, it } from 'node:test';
+import { captureLog } from './support/captured-log';
+import { type Organiser } from './support/fixtures';
 import { publicApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import { type TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 describe('JSON logs', () => {
   let service: TestService;
   let api: ReturnType<typeof publicApi>;
   let organiser: Organiser;
-  const lines: Array<Record<string, unknown>> = [];
-  let raw = '';
+  const log = captureLog();
+  const lines = log.lines;
 
+  const app = withApp({ LOG_LEVEL: 'info' }, { logTo: log.stream });
   before(async () => {
-    const stream = new PassThrough();
-    stream.on('data', (chunk: Buffer) => {
-      raw += chunk.toString();
-      for (const line of chunk
-        .toString()
-        .split('\n')
-        .filter((text) => text.trim() !== '')) {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-    });
-    service = await startTestService({ LOG_LEVEL: 'info' }, { logTo: stream });
-    api = publicApi(service);
-    organiser = await fixtures(service).organiser({ scopes: ['events:read', 'events:write'] });
+    ({ service, api } = app);
+    organiser = await app.make.organiser({ scopes: ['events:read', 'events:write'] });
   });
-  after(async () => service.close());
 
   it('writes one JSON line per request carrying its request id', async () => {
     await api('GET', '/v1/me', { key: organiser.key, headers: { 'x-request-id': 'log-check-1' } });
@@ -52,7 +42,7 @@ describe('JSON logs', () => {
 
   it('never logs an API key or the admin token', () => {
     assert.ok(lines.length > 5);
-    assert.ok(!raw.includes(organiser.key.slice(9, 49)), 'no API key');
-    assert.ok(!raw.includes(service.adminToken), 'no admin token');
+    assert.ok(!log.text().includes(organiser.key.slice(9, 49)), 'no API key');
+    assert.ok(!log.text().includes(service.adminToken), 'no admin token');
   });
 });

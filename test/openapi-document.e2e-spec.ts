@@ -8,7 +8,8 @@ import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { OpenApiContract, PROBE_PATHS, REFERENCE_PATHS } from './support/openapi-contract';
-import { startTestService, type TestService } from './support/test-service';
+import { type TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 type Json = Record<string, any>;
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -51,11 +52,10 @@ function routesOf(listener: 'public' | 'admin'): string[] {
     .sort();
 }
 
+// One service for every suite of this file (the documents are read once).
+const app = withApp({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8', WEBHOOK_POLL_MS: '50' });
 before(async () => {
-  service = await startTestService({
-    WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
-    WEBHOOK_POLL_MS: '50',
-  });
+  service = app.service;
   receiver = await startHttpsReceiver();
   publicDocument = (await (await fetch(`${service.publicUrl}/openapi.json`)).json()) as Json;
   const internal = await internalApi(service)('GET', '/internal/openapi.json');
@@ -66,7 +66,6 @@ before(async () => {
 
 after(async () => {
   await receiver.close();
-  await service.close();
 });
 
 describe('the OpenAPI documents', () => {

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import openapiTS, { astToString } from 'openapi-typescript';
 import * as prettier from 'prettier';
 import { walkPublicFlow } from './client/public-flow';
 import { fixtures } from './support/fixtures';
 import { internalApi } from './support/http-client';
-import { startTestService, type TestService } from './support/test-service';
+import { type TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 /** The committed types, next to the program that uses them (this file runs from dist/test). */
 const TYPES_FILE = join(__dirname, '..', '..', 'test', 'client', 'public-api.d.ts');
@@ -23,12 +24,9 @@ async function typesFor(document: unknown): Promise<string> {
   return prettier.format(source, { ...options, parser: 'typescript' });
 }
 
-before(async () => {
-  service = await startTestService({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
-});
-
-after(async () => {
-  await service.close();
+const app = withApp({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
+before(() => {
+  service = app.service;
 });
 
 describe('the typed client', () => {

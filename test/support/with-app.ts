@@ -19,13 +19,15 @@ export interface App {
 /**
  * The set-up of an e2e suite in one line: the real service on loopback over
  * a fresh database (with `env` as its environment overrides), started before
- * the suite's tests and closed after them. Call it inside a describe; read
- * the members inside tests or hooks, once `before` has run.
+ * the suite's tests and closed after them. Call it inside a describe (or at
+ * a file's top level, to share one service among the file's suites); read
+ * the members inside tests or hooks, once `before` has run. `options.logTo`
+ * receives the service's log lines (see captured-log.ts).
  */
-export function withApp(env: Record<string, string> = {}): App {
+export function withApp(env: Record<string, string> = {}, options: { logTo?: NodeJS.WritableStream } = {}): App {
   const app = {} as App;
   before(async () => {
-    app.service = await startTestService(env);
+    app.service = await startTestService(env, options);
     app.api = publicApi(app.service);
     app.admin = internalApi(app.service);
     app.make = fixtures(app.service);
