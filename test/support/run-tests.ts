@@ -20,7 +20,7 @@ import { TEMPLATE_DATABASE } from './test-database';
  */
 const distRoot = resolve(__dirname, '..', '..');
 /** Batches (test processes) run at once; TEST_CONCURRENCY overrides. */
-const CONCURRENCY = Number(process.env['TEST_CONCURRENCY'] ?? 2);
+const CONCURRENCY = Number(process.env['TEST_CONCURRENCY'] ?? 3);
 /** Processes the files are split into; TEST_BATCHES overrides. */
 const BATCHES = Number(process.env['TEST_BATCHES'] ?? 6);
 /** Seconds per file from a recorded run (`--record-durations`), to balance the batches. */
