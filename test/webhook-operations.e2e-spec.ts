@@ -3,7 +3,6 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
-import Stripe from 'stripe';
 import { verifySignature } from '../libs/webhooks';
 import type { Scope } from '../src/common/auth-context/access';
 import { WebhookRetentionService } from '../src/webhooks/retention/webhook-retention.service';
@@ -15,6 +14,7 @@ import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest, type Repl
 import { startTestService, type TestService } from './support/test-service';
 import { defined, nth } from './support/defined';
 import { eventually, sleep } from './support/eventually';
+import { stripeSdk } from './support/stripe-sdk';
 
 const SCOPES: Scope[] = ['events:read', 'orders:read', 'webhooks:read', 'webhooks:write'];
 /** Small backoff and deadline so retries happen in milliseconds; 127.0.0.0/8 is where the receivers live. */
@@ -416,7 +416,7 @@ describe('webhook operations', () => {
 
       const viaStandard = new Webhook(hook.secret).verify(request.rawBody.toString('utf8'), headers);
       assert.deepEqual(viaStandard, request.body);
-      const viaStripe = new Stripe('sk_test_unused').webhooks.constructEvent(request.rawBody, signature, hook.secret);
+      const viaStripe = stripeSdk().webhooks.constructEvent(request.rawBody, signature, hook.secret);
       assert.deepEqual(viaStripe, request.body);
     });
 
