@@ -12,6 +12,7 @@ import { summariseProfile, type ProfileSummary } from './support/cpu-profile';
 import { measuredRun, type LoadRequest, type RunFigures } from './support/measured-run';
 import { parentPid } from './support/proc-usage';
 import { startServerProcess, type ServerProcess } from './support/server-process';
+import { serviceNodeFlags } from './support/service-node-flags';
 import { assertSameAnswers } from './support/same-answers';
 import { scenarioData, sideBySideScenarios, type Scenario } from './support/side-by-side-scenarios';
 import { markdownTable, markdownTargets, summarise, targets, type ScenarioResult } from './support/side-by-side-report';
@@ -75,7 +76,7 @@ async function profileEventsList(
     script: resolve(__dirname, '..', 'src', 'main.js'),
     env: await serviceEnv(),
     logFile: join(folder, 'service-profiled.log'),
-    nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${directory}`],
+    nodeFlags: [...serviceNodeFlags(), '--cpu-prof', `--cpu-prof-dir=${directory}`],
   });
   const run = (seconds: number): Promise<RunFigures> =>
     measuredRun({
@@ -143,6 +144,7 @@ export async function main(): Promise<void> {
       script: resolve(__dirname, '..', 'src', 'main.js'),
       env: await serviceEnv(),
       logFile: join(bench.folder, 'service.log'),
+      nodeFlags: serviceNodeFlags(),
     });
     servers.push(service);
     const peer = await startServerProcess({

@@ -10,6 +10,7 @@ import { startServiceProcess } from '../test/support/service-process';
 import { runWhenExecuted } from './support/bench-environment';
 import { summariseProfile, type ProfileSummary } from './support/cpu-profile';
 import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver';
+import { serviceNodeFlags } from './support/service-node-flags';
 
 /**
  * Webhook delivery, end to end on this machine: a real service process
@@ -165,7 +166,10 @@ export async function measureWebhookDelivery(
         DATA_DIR: join(folder, 'data'),
         LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'warn',
       },
-      options.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDirectory}`] : [],
+      [
+        ...serviceNodeFlags(),
+        ...(options.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDirectory}`] : []),
+      ],
     );
     service = started.child;
     const { admin, api } = started;

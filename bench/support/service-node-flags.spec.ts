@@ -1,0 +1,9 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { serviceNodeFlags } from './service-node-flags';
+
+describe('serviceNodeFlags', () => {
+  it('gives the benchmarks the Node flags of npm start, which caps the young generation for the memory target', () => {
+    assert.deepEqual(serviceNodeFlags(), ['--max-semi-space-size=8']);
+  });
+});
