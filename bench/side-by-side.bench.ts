@@ -32,6 +32,7 @@ import { measureWebhookDelivery, type WebhookDeliveryReport } from './webhook-de
  *   BENCH_ROUNDS (3)            0 skips the comparison (e.g. to profile only)
  *   BENCH_CONNECTIONS (32)
  *   BENCH_PROFILE=1             also profiles the service (node --cpu-prof) under the events-list load
+ *   BENCH_PROFILE_SCENARIO=…    profiles the scenario whose name contains this instead (e.g. 'GET /v1/events/{id}')
  *   BENCH_WEBHOOKS=0            skips the webhook targets
  *   BENCH_LOG_LEVEL (info)      of both servers; their output goes to log files
  * Writes bench/results/side-by-side.json (and the .cpuprofile when profiling).
@@ -47,6 +48,7 @@ const WARMUP = setting('BENCH_WARMUP_SECONDS', 3);
 const ROUNDS = setting('BENCH_ROUNDS', 3);
 const CONNECTIONS = setting('BENCH_CONNECTIONS', 32);
 const PROFILE = process.env['BENCH_PROFILE'] === '1';
+const PROFILE_SCENARIO = process.env['BENCH_PROFILE_SCENARIO'];
 const WEBHOOKS = process.env['BENCH_WEBHOOKS'] !== '0';
 const LOG_LEVEL = process.env['BENCH_LOG_LEVEL'] ?? 'info';
 
@@ -64,7 +66,7 @@ function loadOf(scenario: Scenario): () => LoadRequest {
   return () => scenario.request(n++);
 }
 
-async function profileEventsList(
+async function profileScenario(
   serviceEnv: () => Promise<Record<string, string>>,
   folder: string,
   postmasterPid: number,
@@ -96,7 +98,9 @@ async function profileEventsList(
   const file = readdirSync(directory).find((name) => name.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error('the profiled service wrote no .cpuprofile');
   mkdirSync(RESULTS, { recursive: true });
-  const kept = join(RESULTS, 'service-events-list.cpuprofile');
+  const slug =
+    scenario.name === 'events first page' ? 'events-list' : scenario.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+  const kept = join(RESULTS, `service-${slug.replace(/^-|-$/g, '')}.cpuprofile`);
   copyFileSync(join(directory, file), kept);
   return { ...summariseProfile(kept, { fromMicros, toMicros }, resolve(__dirname, '..', '..')), file: kept };
 }
@@ -137,7 +141,7 @@ export async function main(): Promise<void> {
   });
   const scenarios = sideBySideScenarios(data);
   const results: ScenarioResult[] = [];
-  let profile: (ProfileSummary & { file: string }) | null = null;
+  let profile: (ProfileSummary & { file: string; scenario: string }) | null = null;
   const servers: ServerProcess[] = [];
   try {
     const service = await startServerProcess({
@@ -187,8 +191,13 @@ export async function main(): Promise<void> {
     }
     for (const server of servers.splice(0)) await server.stop();
     if (PROFILE) {
-      const first = scenarios[0];
-      if (first !== undefined) profile = await profileEventsList(serviceEnv, bench.folder, postmasterPid, key, first);
+      const chosen =
+        PROFILE_SCENARIO === undefined ? scenarios[0] : scenarios.find((s) => s.name.includes(PROFILE_SCENARIO));
+      if (chosen === undefined) throw new Error(`no scenario's name contains "${PROFILE_SCENARIO ?? ''}"`);
+      profile = {
+        ...(await profileScenario(serviceEnv, bench.folder, postmasterPid, key, chosen)),
+        scenario: chosen.name,
+      };
     }
   } finally {
     for (const server of servers) await server.stop();
@@ -254,7 +263,7 @@ export async function main(): Promise<void> {
   if (met.length > 0) out.push('### Targets', '', markdownTargets(met), '');
   if (profile !== null) {
     out.push(
-      `### Service CPU profile under the events-list load (${profile.busyMs} ms busy, ${profile.idleMs} ms idle; ${profile.file})`,
+      `### Service CPU profile under the ${profile.scenario} load (${profile.busyMs} ms busy, ${profile.idleMs} ms idle; ${profile.file})`,
       '',
     );
     out.push('| self time | share | function |', '| --- | --- | --- |');
