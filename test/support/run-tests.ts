@@ -22,7 +22,7 @@ const distRoot = resolve(__dirname, '..', '..');
 /** Batches (test processes) run at once; TEST_CONCURRENCY overrides. */
 const CONCURRENCY = Number(process.env['TEST_CONCURRENCY'] ?? 3);
 /** Processes the files are split into; TEST_BATCHES overrides. */
-const BATCHES = Number(process.env['TEST_BATCHES'] ?? 6);
+const BATCHES = Number(process.env['TEST_BATCHES'] ?? 3);
 /** Seconds per file from a recorded run (`--record-durations`), to balance the batches. */
 const DURATIONS_FILE = resolve(distRoot, '..', 'test', 'support', 'test-durations.json');
 
