@@ -1,4 +1,3 @@
-import { Reflector } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -37,7 +36,7 @@ async function guardWith(storage: { increment: (...args: unknown[]) => Promise<u
       },
     ],
   };
-  const guard = new AccountRateLimitGuard(options as never, storage as never, new Reflector());
+  const guard = new AccountRateLimitGuard(options as never, storage as never);
   await guard.onModuleInit();
   return guard;
 }

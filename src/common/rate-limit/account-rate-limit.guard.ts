@@ -1,11 +1,19 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
-import { ThrottlerGuard, type ThrottlerRequest } from '@nestjs/throttler';
+import {
+  InjectThrottlerOptions,
+  InjectThrottlerStorage,
+  ThrottlerGuard,
+  type ThrottlerModuleOptions,
+  type ThrottlerRequest,
+  type ThrottlerStorage,
+} from '@nestjs/throttler';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { accountOf } from '../auth-context/access';
 import { authContextOf } from '../auth-context/auth.decorator';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { audienceOfRequest } from '../http/listener';
+import { OnceReadReflector } from '../http/route-metadata';
 import { loggableError } from '../logging/loggable-error';
 
 export const READS_THROTTLER = 'reads';
@@ -26,6 +34,14 @@ export const WRITE_METHODS: readonly string[] = ['POST', 'PATCH', 'PUT', 'DELETE
  */
 @Injectable()
 export class AccountRateLimitGuard extends ThrottlerGuard {
+  constructor(
+    @InjectThrottlerOptions() options: ThrottlerModuleOptions,
+    @InjectThrottlerStorage() storage: ThrottlerStorage,
+  ) {
+    // The library reads its six route decorators per throttler on every request; they are fixed once the app starts.
+    super(options, storage, new OnceReadReflector());
+  }
+
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     if (audienceOfRequest(request)?.credential !== 'api-key') return true;
