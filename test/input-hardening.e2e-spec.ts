@@ -230,6 +230,19 @@ describe('input hardening', () => {
     });
   });
 
+  describe('a write sent without any body', () => {
+    it('answers 400 with the error body, never 500, on the event create routes of both listeners', async () => {
+      const internal = await admin('POST', '/internal/events');
+      assertErrorBody(internal, 400, 'invalid_argument');
+      assert.match(internal.body.message, /organizerId/);
+      const created = await api('POST', '/v1/events', {
+        key: organiser.key,
+        headers: { 'idempotency-key': randomUUID() },
+      });
+      assertErrorBody(created, 400, 'invalid_argument');
+    });
+  });
+
   describe('per-route body limits, and no parsing where no route matched', () => {
     it('limits DELETE bodies to 1 KiB and POST /v1/webhooks to 16 KiB, with 413 naming the route’s limit', async () => {
       const del = await api('DELETE', '/v1/webhooks/whk_x', { key: organiser.key, body: { pad: 'x'.repeat(2000) } });

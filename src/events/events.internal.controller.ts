@@ -11,12 +11,14 @@ export class EventsInternalController {
 
   @Post()
   @HttpCode(201)
-  create(@Body() body: Record<string, unknown>): Promise<InternalEventResponse> {
-    const organizerId = body['organizerId'];
+  create(@Body() body: Record<string, unknown> | undefined): Promise<InternalEventResponse> {
+    // A request without a body (no Content-Type) reaches the handler with none: it lacks organizerId like `{}` does.
+    const fields = body ?? {};
+    const organizerId = fields['organizerId'];
     if (organizerId !== null && typeof organizerId !== 'string') {
       throw DomainError.invalidArgument('organizerId must be a string or null.');
     }
-    return this.events.createInternal(organizerId, body);
+    return this.events.createInternal(organizerId, fields);
   }
 
   @Post(':eventId/publish')
