@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -7,7 +7,6 @@ import { AdminTokenGuard } from './common/auth-context/admin-token.guard';
 import { ApiKeyGuard } from './common/auth-context/api-key.guard';
 import { ScopeGuard } from './common/auth-context/scope.guard';
 import { DomainEventsModule } from './common/domain-events/domain-events.module';
-import { EnvelopeInterceptor } from './common/envelope/envelope.interceptor';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter';
 import { HttpModule } from './common/http/http.module';
 import { OpenApiModule } from './common/openapi/openapi.module';
@@ -52,7 +51,7 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
-        { provide: APP_INTERCEPTOR, useClass: EnvelopeInterceptor },
+        // No interceptors: the envelope is applied by EnvelopingFastifyAdapter (bootstrap.ts).
         { provide: APP_PIPE, useFactory: createValidationPipe },
         // Guards run in this order. Each route's audience (src/common/http/listener.ts) says which apply;
         // the caller was already authenticated before the body was read (request-authentication.ts).

@@ -1,5 +1,5 @@
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +9,7 @@ import { AppModule } from './app.module';
 import { ApiKeysService } from './identity/api-keys.service';
 import type { AppConfig } from './config/app-config';
 import { answerFrameworkError } from './common/errors/framework-errors';
+import { EnvelopingFastifyAdapter } from './common/envelope/enveloping-fastify-adapter';
 import { installRequestAuthentication } from './common/auth-context/request-authentication';
 import { installHttpConventions } from './common/http/http-conventions';
 import { ID_LESS_DELETE_PATHS, routeIdLessDelete } from './common/http/id-less-delete';
@@ -88,7 +89,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   const routes = new RouteTable();
   const failures = new ClientFailureBudget(config.rateLimit.failuresPerClient, config.rateLimit.windowSeconds);
   let handler: RequestHandler | undefined;
-  const adapter = new FastifyAdapter({
+  const adapter = new EnvelopingFastifyAdapter({
     serverFactory: (fastifyHandler: RequestHandler) => {
       handler = fastifyHandler;
       return createServer(fastifyHandler);
