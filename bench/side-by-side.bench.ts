@@ -33,6 +33,7 @@ import { measureWebhookDelivery, type WebhookDeliveryReport } from './webhook-de
  *   BENCH_CONNECTIONS (32)
  *   BENCH_PROFILE=1             also profiles the service (node --cpu-prof) under the events-list load
  *   BENCH_PROFILE_SCENARIO=…    profiles the scenario whose name contains this instead (e.g. 'GET /v1/events/{id}')
+ *   BENCH_PROFILE_PEER=1        profiles the peer under the same load too, to compare the two
  *   BENCH_WEBHOOKS=0            skips the webhook targets
  *   BENCH_LOG_LEVEL (info)      of both servers; their output goes to log files
  * Writes bench/results/side-by-side.json (and the .cpuprofile when profiling).
@@ -49,6 +50,7 @@ const ROUNDS = setting('BENCH_ROUNDS', 3);
 const CONNECTIONS = setting('BENCH_CONNECTIONS', 32);
 const PROFILE = process.env['BENCH_PROFILE'] === '1';
 const PROFILE_SCENARIO = process.env['BENCH_PROFILE_SCENARIO'];
+const PROFILE_PEER = process.env['BENCH_PROFILE_PEER'] === '1';
 const WEBHOOKS = process.env['BENCH_WEBHOOKS'] !== '0';
 const LOG_LEVEL = process.env['BENCH_LOG_LEVEL'] ?? 'info';
 
@@ -66,19 +68,26 @@ function loadOf(scenario: Scenario): () => LoadRequest {
   return () => scenario.request(n++);
 }
 
+interface ProfiledServer {
+  side: 'service' | 'peer';
+  script: string;
+  env: () => Promise<Record<string, string>>;
+  nodeFlags: string[];
+}
+
 async function profileScenario(
-  serviceEnv: () => Promise<Record<string, string>>,
+  server: ProfiledServer,
   folder: string,
   postmasterPid: number,
   key: string,
   scenario: Scenario,
 ): Promise<ProfileSummary & { file: string }> {
-  const directory = join(folder, 'profile');
+  const directory = join(folder, `profile-${server.side}`);
   const service = await startServerProcess({
-    script: resolve(__dirname, '..', 'src', 'main.js'),
-    env: await serviceEnv(),
-    logFile: join(folder, 'service-profiled.log'),
-    nodeFlags: [...serviceNodeFlags(), '--cpu-prof', `--cpu-prof-dir=${directory}`],
+    script: server.script,
+    env: await server.env(),
+    logFile: join(folder, `${server.side}-profiled.log`),
+    nodeFlags: [...server.nodeFlags, '--cpu-prof', `--cpu-prof-dir=${directory}`],
   });
   const run = (seconds: number): Promise<RunFigures> =>
     measuredRun({
@@ -100,7 +109,7 @@ async function profileScenario(
   mkdirSync(RESULTS, { recursive: true });
   const slug =
     scenario.name === 'events first page' ? 'events-list' : scenario.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
-  const kept = join(RESULTS, `service-${slug.replace(/^-|-$/g, '')}.cpuprofile`);
+  const kept = join(RESULTS, `${server.side}-${slug.replace(/^-|-$/g, '')}.cpuprofile`);
   copyFileSync(join(directory, file), kept);
   return { ...summariseProfile(kept, { fromMicros, toMicros }, resolve(__dirname, '..', '..')), file: kept };
 }
@@ -139,20 +148,22 @@ export async function main(): Promise<void> {
     WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
     DATA_DIR: join(bench.folder, 'service-data'),
   });
+  const serviceScript = resolve(__dirname, '..', 'src', 'main.js');
+  const peerScript = resolve(__dirname, 'peer', 'peer-server.js');
   const scenarios = sideBySideScenarios(data);
   const results: ScenarioResult[] = [];
-  let profile: (ProfileSummary & { file: string; scenario: string }) | null = null;
+  const profiles: Array<ProfileSummary & { file: string; scenario: string; side: ProfiledServer['side'] }> = [];
   const servers: ServerProcess[] = [];
   try {
     const service = await startServerProcess({
-      script: resolve(__dirname, '..', 'src', 'main.js'),
+      script: serviceScript,
       env: await serviceEnv(),
       logFile: join(bench.folder, 'service.log'),
       nodeFlags: serviceNodeFlags(),
     });
     servers.push(service);
     const peer = await startServerProcess({
-      script: resolve(__dirname, 'peer', 'peer-server.js'),
+      script: peerScript,
       env: common,
       logFile: join(bench.folder, 'peer.log'),
     });
@@ -194,10 +205,14 @@ export async function main(): Promise<void> {
       const chosen =
         PROFILE_SCENARIO === undefined ? scenarios[0] : scenarios.find((s) => s.name.includes(PROFILE_SCENARIO));
       if (chosen === undefined) throw new Error(`no scenario's name contains "${PROFILE_SCENARIO ?? ''}"`);
-      profile = {
-        ...(await profileScenario(serviceEnv, bench.folder, postmasterPid, key, chosen)),
-        scenario: chosen.name,
-      };
+      const profiled: ProfiledServer[] = [
+        { side: 'service', script: serviceScript, env: serviceEnv, nodeFlags: serviceNodeFlags() },
+      ];
+      if (PROFILE_PEER) profiled.push({ side: 'peer', script: peerScript, env: async () => common, nodeFlags: [] });
+      for (const server of profiled) {
+        const summary = await profileScenario(server, bench.folder, postmasterPid, key, chosen);
+        profiles.push({ ...summary, scenario: chosen.name, side: server.side });
+      }
     }
   } finally {
     for (const server of servers) await server.stop();
@@ -242,7 +257,7 @@ export async function main(): Promise<void> {
     scenarios: results,
     webhooks,
     targets: met,
-    profile,
+    profiles,
   };
   mkdirSync(RESULTS, { recursive: true });
   writeFileSync(join(RESULTS, 'side-by-side.json'), `${JSON.stringify(report, null, 2)}\n`);
@@ -261,9 +276,9 @@ export async function main(): Promise<void> {
     );
   }
   if (met.length > 0) out.push('### Targets', '', markdownTargets(met), '');
-  if (profile !== null) {
+  for (const profile of profiles) {
     out.push(
-      `### Service CPU profile under the ${profile.scenario} load (${profile.busyMs} ms busy, ${profile.idleMs} ms idle; ${profile.file})`,
+      `### ${profile.side === 'service' ? 'Service' : 'Peer'} CPU profile under the ${profile.scenario} load (${profile.busyMs} ms busy, ${profile.idleMs} ms idle; ${profile.file})`,
       '',
     );
     out.push('| self time | share | function |', '| --- | --- | --- |');
