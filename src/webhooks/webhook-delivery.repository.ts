@@ -5,6 +5,8 @@ import type { DeliveryStatus } from './entities/webhook-delivery.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
 import { OutboxSenderId } from './outbox/outbox-sender-id';
 import { returningRows } from './returning-rows';
+import { preparedStatement } from '../common/persistence/prepared-statement';
+import { SqlStatements } from '../common/persistence/sql-statements';
 import type { WebhookWarningKind } from './entities/webhook-warning.entity';
 import { FAILURES_BEFORE_DISABLE, type AttemptOutcome, type WebhookEventType } from './webhook-event-types';
 
@@ -150,6 +152,128 @@ function due(alias: string): string {
           AND (${alias}.lease_expires_at IS NULL OR ${alias}.lease_expires_at <= now())`;
 }
 
+/** One attempt and its consequences (see recordAttempt): the statement of every delivery, so prepared once. */
+const RECORD_ATTEMPT = preparedStatement(
+  `WITH before AS (
+      SELECT alert_open FROM webhook_subscription WHERE id = $8
+    ), attempt AS (
+      INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
+      VALUES ($1, $3, $4, $5, CASE WHEN $11::boolean THEN 'manual' ELSE 'scheduled' END)
+    ), subscription AS (
+      UPDATE webhook_subscription s
+         SET last_status = $4,
+             consecutive_failures = CASE WHEN $6::boolean THEN 0
+                                         WHEN $11::boolean THEN s.consecutive_failures
+                                         ELSE s.consecutive_failures + 1 END,
+             enabled = CASE WHEN NOT $6::boolean AND NOT $11::boolean AND s.consecutive_failures + 1 >= $7
+                            THEN false ELSE s.enabled END,
+             disabled_at = CASE WHEN NOT $6::boolean AND NOT $11::boolean AND s.enabled
+                                     AND s.consecutive_failures + 1 >= $7
+                                THEN $3 ELSE s.disabled_at END,
+             last_success_at = CASE WHEN $6::boolean THEN $3 ELSE s.last_success_at END,
+             last_failure_at = CASE WHEN $6::boolean THEN s.last_failure_at ELSE $3 END,
+             alert_open = CASE WHEN $6::boolean THEN false
+                               WHEN NOT $11::boolean AND s.consecutive_failures + 1 >= $12 THEN true
+                               ELSE s.alert_open END,
+             updated_at = now()
+       WHERE s.id = $8
+      RETURNING s.deleted_at IS NOT NULL AS deleted, s.consecutive_failures AS failures, s.enabled
+    ), next AS (
+      SELECT CASE WHEN $9::text = 'pending' AND coalesce((SELECT deleted FROM subscription), true)
+                  THEN 'dropped' ELSE $9::text END AS status
+    ), delivery AS (
+      UPDATE webhook_delivery d
+         SET attempts = d.attempts + 1,
+             last_status = $4,
+             status = next.status,
+             next_attempt_at = CASE WHEN next.status = 'pending'
+                                    THEN now() + $10::double precision * interval '1 millisecond' END,
+             completed_at = CASE WHEN next.status = 'pending' THEN NULL ELSE now() END,
+             replay = d.replay AND next.status = 'pending',
+             lease_expires_at = NULL,
+             lease_token = NULL
+        FROM next
+       WHERE d.id = $1 AND d.lease_token = $2
+      RETURNING d.id
+    )
+    SELECT (SELECT failures FROM subscription) AS failures,
+           (SELECT enabled FROM subscription) AS enabled,
+           (SELECT alert_open FROM before) AS was_alerting,
+           EXISTS (SELECT 1 FROM delivery) AS delivery_updated`,
+);
+
+/** Step 1 of a claim (see claim): lock the subscriptions that have something sendable. */
+const CLAIM_SUBSCRIPTIONS = preparedStatement(
+  `WITH RECURSIVE pending AS (
+      -- The subscriptions with pending deliveries, one index probe each (a skip scan), never the whole backlog.
+      (SELECT d.subscription_id AS id FROM webhook_delivery d
+        WHERE d.status = 'pending' ORDER BY d.subscription_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT d.subscription_id FROM webhook_delivery d
+               WHERE d.status = 'pending' AND d.subscription_id > pending.id
+               ORDER BY d.subscription_id LIMIT 1)
+        FROM pending WHERE pending.id IS NOT NULL
+    ), due AS (
+      -- Each one's oldest due delivery (in queue order, past the few leased ones) says when it became due.
+      SELECT pending.id AS subscription_id, oldest_due.next_attempt_at AS first_due
+        FROM pending
+       CROSS JOIN LATERAL (
+             SELECT x.next_attempt_at FROM webhook_delivery x
+              WHERE x.subscription_id = pending.id AND ${due('x')}
+              ORDER BY x.seq LIMIT 1
+            ) oldest_due
+    )
+    SELECT s.id, mode.serial
+      FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
+     CROSS JOIN LATERAL (
+           SELECT s.consecutive_failures > 0 OR EXISTS (
+                    SELECT 1 FROM webhook_delivery r
+                     WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
+          ) mode
+     WHERE s.enabled AND s.deleted_at IS NULL
+       AND (SELECT count(*) FROM webhook_delivery b
+             WHERE b.subscription_id = s.id AND b.status = 'pending' AND b.lease_expires_at > now())
+           < CASE WHEN NOT mode.serial THEN $2 ELSE 1 END
+       AND (NOT mode.serial OR EXISTS (
+             SELECT 1 FROM (SELECT o.next_attempt_at, o.lease_expires_at FROM webhook_delivery o
+                             WHERE o.subscription_id = s.id AND o.status = 'pending'
+                             ORDER BY o.seq LIMIT 1) oldest
+              WHERE oldest.next_attempt_at <= now()
+                AND (oldest.lease_expires_at IS NULL OR oldest.lease_expires_at <= now())))
+     ORDER BY due.first_due
+     LIMIT $1
+     FOR NO KEY UPDATE OF s SKIP LOCKED`,
+);
+
+/** Step 2 of a claim: lease each locked subscription's due deliveries, up to its cap. */
+const CLAIM_DELIVERIES = preparedStatement(
+  `WITH picked AS (
+      SELECT c.id
+        FROM unnest($1::text[], $2::boolean[]) AS sub(id, serial)
+       CROSS JOIN LATERAL (
+             SELECT count(*)::int AS n FROM webhook_delivery b
+              WHERE b.subscription_id = sub.id AND b.status = 'pending' AND b.lease_expires_at > now()
+            ) busy
+       CROSS JOIN LATERAL (
+             SELECT x.id, x.next_attempt_at FROM webhook_delivery x
+              WHERE x.subscription_id = sub.id AND ${due('x')}
+                AND (NOT sub.serial OR NOT EXISTS (
+                      SELECT 1 FROM webhook_delivery o
+                       WHERE o.subscription_id = sub.id AND o.status = 'pending' AND o.seq < x.seq))
+              ORDER BY x.seq
+              LIMIT GREATEST(0, CASE WHEN NOT sub.serial THEN $3 ELSE 1 END - busy.n)
+              FOR UPDATE SKIP LOCKED
+            ) c
+       ORDER BY c.next_attempt_at
+       LIMIT $4
+    )
+    UPDATE webhook_delivery d
+       SET lease_expires_at = now() + $5 * interval '1 millisecond', lease_token = $6
+      FROM picked, webhook_subscription s
+     WHERE d.id = picked.id AND s.id = d.subscription_id
+    RETURNING ${CLAIMED_COLUMNS}`,
+);
+
 /**
  * The outbox and its claims. Everything the delivery worker decides is
  * written here, in PostgreSQL, so that a crash at any moment leaves either a
@@ -160,6 +284,7 @@ export class WebhookDeliveryRepository {
   constructor(
     @InjectRepository(WebhookDeliveryEntity) private readonly deliveries: Repository<WebhookDeliveryEntity>,
     private readonly sender: OutboxSenderId,
+    private readonly statements: SqlStatements,
   ) {}
 
   /**
@@ -221,62 +346,14 @@ export class WebhookDeliveryRepository {
    */
   async claim(limits: ClaimLimits): Promise<ClaimedDelivery[]> {
     return this.deliveries.manager.transaction(async (manager) => {
-      const subscriptions: Array<{ id: string; serial: boolean }> = await manager.query(
-        `WITH due AS (
-           SELECT d.subscription_id, min(d.next_attempt_at) AS first_due
-             FROM webhook_delivery d WHERE ${due('d')}
-            GROUP BY d.subscription_id
-         )
-         SELECT s.id, mode.serial
-           FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
-          CROSS JOIN LATERAL (
-                SELECT s.consecutive_failures > 0 OR EXISTS (
-                         SELECT 1 FROM webhook_delivery r
-                          WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
-               ) mode
-          WHERE s.enabled AND s.deleted_at IS NULL
-            AND (SELECT count(*) FROM webhook_delivery b
-                  WHERE b.subscription_id = s.id AND b.status = 'pending' AND b.lease_expires_at > now())
-                < CASE WHEN NOT mode.serial THEN $2 ELSE 1 END
-            AND (NOT mode.serial OR EXISTS (
-                  SELECT 1 FROM (SELECT o.next_attempt_at, o.lease_expires_at FROM webhook_delivery o
-                                  WHERE o.subscription_id = s.id AND o.status = 'pending'
-                                  ORDER BY o.seq LIMIT 1) oldest
-                   WHERE oldest.next_attempt_at <= now()
-                     AND (oldest.lease_expires_at IS NULL OR oldest.lease_expires_at <= now())))
-          ORDER BY due.first_due
-          LIMIT $1
-          FOR NO KEY UPDATE OF s SKIP LOCKED`,
+      const subscriptions = await this.statements.rows<{ id: string; serial: boolean }>(
+        CLAIM_SUBSCRIPTIONS,
         [limits.maxDeliveries, limits.perSubscription],
+        manager,
       );
       if (subscriptions.length === 0) return [];
-      const rows = await returningRows<ClaimedRow>(
-        manager,
-        `WITH picked AS (
-           SELECT c.id
-             FROM unnest($1::text[], $2::boolean[]) AS sub(id, serial)
-            CROSS JOIN LATERAL (
-                  SELECT count(*)::int AS n FROM webhook_delivery b
-                   WHERE b.subscription_id = sub.id AND b.status = 'pending' AND b.lease_expires_at > now()
-                 ) busy
-            CROSS JOIN LATERAL (
-                  SELECT x.id, x.next_attempt_at FROM webhook_delivery x
-                   WHERE x.subscription_id = sub.id AND ${due('x')}
-                     AND (NOT sub.serial OR NOT EXISTS (
-                           SELECT 1 FROM webhook_delivery o
-                            WHERE o.subscription_id = sub.id AND o.status = 'pending' AND o.seq < x.seq))
-                   ORDER BY x.seq
-                   LIMIT GREATEST(0, CASE WHEN NOT sub.serial THEN $3 ELSE 1 END - busy.n)
-                   FOR UPDATE SKIP LOCKED
-                 ) c
-            ORDER BY c.next_attempt_at
-            LIMIT $4
-         )
-         UPDATE webhook_delivery d
-            SET lease_expires_at = now() + $5 * interval '1 millisecond', lease_token = $6
-           FROM picked, webhook_subscription s
-          WHERE d.id = picked.id AND s.id = d.subscription_id
-         RETURNING ${CLAIMED_COLUMNS}`,
+      const rows = await this.statements.rows<ClaimedRow>(
+        CLAIM_DELIVERIES,
         [
           subscriptions.map((s) => s.id),
           subscriptions.map((s) => s.serial),
@@ -285,6 +362,7 @@ export class WebhookDeliveryRepository {
           limits.leaseMs,
           limits.leaseToken,
         ],
+        manager,
       );
       return rows.map((row) => claimedDelivery(row, limits.leaseToken));
     });
@@ -311,68 +389,20 @@ export class WebhookDeliveryRepository {
       enabled: boolean | null;
       was_alerting: boolean | null;
       delivery_updated: boolean;
-    }> = await this.deliveries.query(
-      `WITH before AS (
-         SELECT alert_open FROM webhook_subscription WHERE id = $8
-       ), attempt AS (
-         INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
-         VALUES ($1, $3, $4, $5, CASE WHEN $11::boolean THEN 'manual' ELSE 'scheduled' END)
-       ), subscription AS (
-         UPDATE webhook_subscription s
-            SET last_status = $4,
-                consecutive_failures = CASE WHEN $6::boolean THEN 0
-                                            WHEN $11::boolean THEN s.consecutive_failures
-                                            ELSE s.consecutive_failures + 1 END,
-                enabled = CASE WHEN NOT $6::boolean AND NOT $11::boolean AND s.consecutive_failures + 1 >= $7
-                               THEN false ELSE s.enabled END,
-                disabled_at = CASE WHEN NOT $6::boolean AND NOT $11::boolean AND s.enabled
-                                        AND s.consecutive_failures + 1 >= $7
-                                   THEN $3 ELSE s.disabled_at END,
-                last_success_at = CASE WHEN $6::boolean THEN $3 ELSE s.last_success_at END,
-                last_failure_at = CASE WHEN $6::boolean THEN s.last_failure_at ELSE $3 END,
-                alert_open = CASE WHEN $6::boolean THEN false
-                                  WHEN NOT $11::boolean AND s.consecutive_failures + 1 >= $12 THEN true
-                                  ELSE s.alert_open END,
-                updated_at = now()
-          WHERE s.id = $8
-         RETURNING s.deleted_at IS NOT NULL AS deleted, s.consecutive_failures AS failures, s.enabled
-       ), next AS (
-         SELECT CASE WHEN $9::text = 'pending' AND coalesce((SELECT deleted FROM subscription), true)
-                     THEN 'dropped' ELSE $9::text END AS status
-       ), delivery AS (
-         UPDATE webhook_delivery d
-            SET attempts = d.attempts + 1,
-                last_status = $4,
-                status = next.status,
-                next_attempt_at = CASE WHEN next.status = 'pending'
-                                       THEN now() + $10::double precision * interval '1 millisecond' END,
-                completed_at = CASE WHEN next.status = 'pending' THEN NULL ELSE now() END,
-                replay = d.replay AND next.status = 'pending',
-                lease_expires_at = NULL,
-                lease_token = NULL
-           FROM next
-          WHERE d.id = $1 AND d.lease_token = $2
-         RETURNING d.id
-       )
-       SELECT (SELECT failures FROM subscription) AS failures,
-              (SELECT enabled FROM subscription) AS enabled,
-              (SELECT alert_open FROM before) AS was_alerting,
-              EXISTS (SELECT 1 FROM delivery) AS delivery_updated`,
-      [
-        delivery.id,
-        delivery.leaseToken,
-        record.attemptedAt,
-        String(record.outcome),
-        record.durationMs,
-        record.succeeded,
-        FAILURES_BEFORE_DISABLE,
-        delivery.subscriptionId,
-        record.next.status,
-        record.next.retryInMs ?? 0,
-        manual,
-        FAILING_WARNING_AT[0],
-      ],
-    );
+    }> = await this.statements.rows(RECORD_ATTEMPT, [
+      delivery.id,
+      delivery.leaseToken,
+      record.attemptedAt,
+      String(record.outcome),
+      record.durationMs,
+      record.succeeded,
+      FAILURES_BEFORE_DISABLE,
+      delivery.subscriptionId,
+      record.next.status,
+      record.next.retryInMs ?? 0,
+      manual,
+      FAILING_WARNING_AT[0],
+    ]);
     const row = rows[0];
     const warnings = warningsRaised(record.succeeded, manual, row);
     // Rare (a handful per outage), so written apart from the hot statement above.
