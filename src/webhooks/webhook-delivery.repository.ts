@@ -152,6 +152,19 @@ function due(alias: string): string {
           AND (${alias}.lease_expires_at IS NULL OR ${alias}.lease_expires_at <= now())`;
 }
 
+/**
+ * Lets the statement's transaction commit without waiting for the WAL flush
+ * (`synchronous_commit = off`, for that transaction only). Used for what the
+ * worker writes about attempts: leases and attempt records. A database crash
+ * can forget the last fraction of a second of them (never an event: the
+ * outbox rows are committed by the publishing transaction, flushed as
+ * always), and forgetting one only makes the delivery due again, which
+ * at-least-once delivery covers. Waiting for the flush held each
+ * subscription's row lock through it, so its attempts recorded one flush at
+ * a time.
+ */
+const COMMIT_WITHOUT_FLUSH = `set_config('synchronous_commit', 'off', true)`;
+
 /** One attempt and its consequences (see recordAttempt): the statement of every delivery, so prepared once. */
 const RECORD_ATTEMPT = preparedStatement(
   `WITH before AS (
@@ -199,7 +212,8 @@ const RECORD_ATTEMPT = preparedStatement(
     SELECT (SELECT failures FROM subscription) AS failures,
            (SELECT enabled FROM subscription) AS enabled,
            (SELECT alert_open FROM before) AS was_alerting,
-           EXISTS (SELECT 1 FROM delivery) AS delivery_updated`,
+           EXISTS (SELECT 1 FROM delivery) AS delivery_updated,
+           ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush`,
 );
 
 /** Step 1 of a claim (see claim): lock the subscriptions that have something sendable. */
@@ -223,7 +237,7 @@ const CLAIM_SUBSCRIPTIONS = preparedStatement(
               ORDER BY x.seq LIMIT 1
             ) oldest_due
     )
-    SELECT s.id, mode.serial
+    SELECT s.id, mode.serial, ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
       FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
      CROSS JOIN LATERAL (
            SELECT s.consecutive_failures > 0 OR EXISTS (
