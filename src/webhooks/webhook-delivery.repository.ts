@@ -288,6 +288,9 @@ const CLAIM_DELIVERIES = preparedStatement(
     RETURNING ${CLAIMED_COLUMNS}`,
 );
 
+/** The claim's two statements, for the test that their cost does not grow with the backlog. */
+export const CLAIM_STATEMENTS = { subscriptions: CLAIM_SUBSCRIPTIONS, deliveries: CLAIM_DELIVERIES } as const;
+
 /**
  * The outbox and its claims. Everything the delivery worker decides is
  * written here, in PostgreSQL, so that a crash at any moment leaves either a

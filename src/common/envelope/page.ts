@@ -1,5 +1,5 @@
 /**
- * A list result. The envelope interceptor turns it into
+ * A list result. `envelopeOf` (envelope.ts) turns it into
  * `{data, has_more, next_cursor}`; `nextCursor` is null exactly when
  * `hasMore` is false.
  */
