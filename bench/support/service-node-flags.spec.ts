@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { serviceNodeFlags } from './service-node-flags';
 
 describe('serviceNodeFlags', () => {
-  it('gives the benchmarks the Node flags of npm start, which caps the young generation for the memory target', () => {
-    assert.deepEqual(serviceNodeFlags(), ['--max-semi-space-size=8']);
+  it('gives the benchmarks the Node flags of npm start, which cap the young generation and the old generation’s growth for the memory target', () => {
+    assert.deepEqual(serviceNodeFlags(), ['--max-semi-space-size=8', '--heap-growing-percent=25']);
   });
 });
