@@ -35,6 +35,7 @@ import { measureWebhookDelivery, type WebhookDeliveryReport } from './webhook-de
  *   BENCH_PROFILE_SCENARIO=…    profiles the scenario whose name contains this instead (e.g. 'GET /v1/events/{id}')
  *   BENCH_PROFILE_PEER=1        profiles the peer under the same load too, to compare the two
  *   BENCH_WEBHOOKS=0            skips the webhook targets
+ *   BENCH_SCENARIOS=…           only the scenarios whose names contain one of these comma-separated parts (while developing)
  *   BENCH_LOG_LEVEL (info)      of both servers; their output goes to log files
  * Writes bench/results/side-by-side.json (and the .cpuprofile when profiling).
  */
@@ -53,6 +54,7 @@ const PROFILE_SCENARIO = process.env['BENCH_PROFILE_SCENARIO'];
 const PROFILE_PEER = process.env['BENCH_PROFILE_PEER'] === '1';
 const WEBHOOKS = process.env['BENCH_WEBHOOKS'] !== '0';
 const LOG_LEVEL = process.env['BENCH_LOG_LEVEL'] ?? 'info';
+const ONLY = process.env['BENCH_SCENARIOS']?.split(',').filter((part) => part !== '');
 
 const EVENTS = Math.max(1_000, Math.round(100_000 * SCALE));
 const ORDERS = Math.max(1_000, Math.round(1_000_000 * SCALE));
@@ -154,7 +156,10 @@ export async function main(): Promise<void> {
   });
   const serviceScript = resolve(__dirname, '..', 'src', 'main.js');
   const peerScript = resolve(__dirname, 'peer', 'peer-server.js');
-  const scenarios = sideBySideScenarios(data);
+  const scenarios = sideBySideScenarios(data).filter(
+    (scenario) => ONLY === undefined || ONLY.some((part) => scenario.name.includes(part)),
+  );
+  if (scenarios.length === 0) throw new Error(`no scenario's name contains one of "${ONLY?.join('", "') ?? ''}"`);
   const vacuumAfterWrites = async (scenario: Scenario): Promise<void> => {
     if (scenario.kind === 'write') await db.query(`VACUUM (ANALYZE) ${WRITTEN_TABLES.join(', ')}`);
   };

@@ -5,6 +5,7 @@ import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import type { PageRequest } from '../common/pagination/page-request';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
+import { requestContextOf } from '../common/request-id/request-context';
 import { EventsService } from '../events/events.service';
 import { OrganisersService } from '../identity/organisers.service';
 import type { OrganiserResponse } from '../identity/dto/identity.dto';
@@ -68,7 +69,7 @@ export class DashboardEventsController {
       owned: () => this.events.get({ type: 'organiser', id: organiserId }, eventId),
     };
     return this.act(action, async () => {
-      const published = await this.events.publish(eventId);
+      const published = await this.events.publish(eventId, requestContextOf(request).traceId);
       return `Event ${published.title ?? eventId} is public.`;
     });
   }
@@ -93,7 +94,7 @@ export class DashboardEventsController {
     @Req() request: FastifyRequest,
   ): Promise<never> {
     return this.act({ request, organiserId, list: 'orders', refused: 'Not confirmed' }, async () => {
-      const confirmed = await this.orders.confirmForOrganiser(organiserId, orderId);
+      const confirmed = await this.orders.confirmForOrganiser(organiserId, orderId, requestContextOf(request).traceId);
       return `Order ${confirmed.id} is confirmed.`;
     });
   }

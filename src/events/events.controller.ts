@@ -15,6 +15,7 @@ import { PublicOperation } from '../common/openapi/public-operation.decorator';
 import { PagedList } from '../common/pagination/paged-list.decorator';
 import { EventPage, EventResponseDto } from './dto/event.dto';
 import { EventsService } from './events.service';
+import { InRequest, type RequestContext } from '../common/request-id/request-context';
 
 /** `EventPatch` is built from libs/event-rules' field table (event-patch.schema.ts). */
 const EVENT_PATCH_BODY = {
@@ -82,8 +83,9 @@ export class EventsController {
     @Body() body: Record<string, unknown>,
     @Headers('idempotency-key') rawKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
+    @InRequest() request: RequestContext,
   ): Promise<unknown> {
-    const outcome = await this.events.createOnce(auth, body, rawKey);
+    const outcome = await this.events.createOnce(auth, body, rawKey, request);
     void reply.status(outcome.response.status).headers(outcome.response.headers);
     if (outcome.replayed) void reply.header('idempotent-replayed', 'true');
     return outcome.response.body;

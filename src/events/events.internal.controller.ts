@@ -3,6 +3,7 @@ import { InternalOperations } from '../common/openapi/internal-operations.decora
 import { DomainError } from '../common/errors/domain-error';
 import type { EventResponseDto, InternalEventResponse } from './dto/event.dto';
 import { EventsService } from './events.service';
+import { InRequest, type RequestContext } from '../common/request-id/request-context';
 
 @InternalOperations('Events')
 @Controller('internal/events')
@@ -11,20 +12,23 @@ export class EventsInternalController {
 
   @Post()
   @HttpCode(201)
-  create(@Body() body: Record<string, unknown> | undefined): Promise<InternalEventResponse> {
+  create(
+    @Body() body: Record<string, unknown> | undefined,
+    @InRequest() request: RequestContext,
+  ): Promise<InternalEventResponse> {
     // A request without a body (no Content-Type) reaches the handler with none: it lacks organizerId like `{}` does.
     const fields = body ?? {};
     const organizerId = fields['organizerId'];
     if (organizerId !== null && typeof organizerId !== 'string') {
       throw DomainError.invalidArgument('organizerId must be a string or null.');
     }
-    return this.events.createInternal(organizerId, fields);
+    return this.events.createInternal(organizerId, fields, request.traceId);
   }
 
   @Post(':eventId/publish')
   @HttpCode(200)
-  publish(@Param('eventId') eventId: string): Promise<EventResponseDto> {
-    return this.events.publish(eventId);
+  publish(@Param('eventId') eventId: string, @InRequest() request: RequestContext): Promise<EventResponseDto> {
+    return this.events.publish(eventId, request.traceId);
   }
 
   @Post(':eventId/touch')

@@ -27,6 +27,7 @@ import { EventEntity } from './entities/event.entity';
 import { EventPresenter } from './event.presenter';
 import { EventRepository } from './event.repository';
 import { IdempotencyService, type IdempotentOutcome } from './idempotency/idempotency.service';
+import type { RequestContext } from '../common/request-id/request-context';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
 
@@ -80,9 +81,14 @@ export class EventsService {
    * `POST /v1/events`: the creation runs once per `Idempotency-Key`; a retry
    * with the same key replays the stored status, headers and body.
    */
-  async createOnce(auth: AuthContext, body: unknown, rawKey: string | undefined): Promise<IdempotentOutcome> {
+  async createOnce(
+    auth: AuthContext,
+    body: unknown,
+    rawKey: string | undefined,
+    request: RequestContext,
+  ): Promise<IdempotentOutcome> {
     const key = IdempotencyService.validKey(rawKey);
-    return this.idempotency.execute(auth.principal.id, key, body, async (tx) => {
+    return this.idempotency.execute({ organizerId: auth.principal.id, key, requestBody: body, request }, async (tx) => {
       const { event, etag } = await this.create(auth, body, tx);
       return { status: 201, headers: { etag, location: `/v1/events/${event.id}` }, body: event };
     });
@@ -139,7 +145,7 @@ export class EventsService {
   }
 
   /** Internal fixtures: any visibility, a null or placeholder organiser, startTime optional. */
-  async createInternal(organizerId: string | null, body: unknown): Promise<InternalEventResponse> {
+  async createInternal(organizerId: string | null, body: unknown, traceId: string): Promise<InternalEventResponse> {
     const patch = parseOrThrow(body, 'internal');
     return this.unitOfWork.run(async (tx) => {
       if (organizerId !== null) {
@@ -156,7 +162,7 @@ export class EventsService {
         entity.firstPublishedAt = entity.createdAt;
       }
       await this.events.insert(entity, tx.manager);
-      if (publishedNow) await this.announcePublication(entity, tx);
+      if (publishedNow) await this.announcePublication(entity, tx, traceId);
       return { ...this.presentEntity(entity), organizerId: entity.organizerId };
     });
   }
@@ -166,7 +172,7 @@ export class EventsService {
    * transaction that first sets `first_published_at` (the row is locked, so
    * two concurrent publishes emit once); publishing again emits nothing.
    */
-  async publish(eventId: string): Promise<EventResponseDto> {
+  async publish(eventId: string, traceId: string): Promise<EventResponseDto> {
     return this.unitOfWork.run(async (tx) => {
       const entity = await this.lockedById(eventId, tx.manager);
       if (!isPublishable(entity.planning)) throw this.unpublishable();
@@ -177,7 +183,7 @@ export class EventsService {
         if (firstTime) entity.firstPublishedAt = entity.updatedAt;
         await this.events.save(entity, tx.manager);
       }
-      if (firstTime) await this.announcePublication(entity, tx);
+      if (firstTime) await this.announcePublication(entity, tx, traceId);
       return this.presentEntity(entity);
     });
   }
@@ -212,7 +218,7 @@ export class EventsService {
     };
   }
 
-  private async announcePublication(entity: EventEntity, tx: Transaction): Promise<void> {
+  private async announcePublication(entity: EventEntity, tx: Transaction, traceId: string): Promise<void> {
     const venueId = entity.locationId === null ? null : await this.venues.venueOfLocation(entity.locationId, tx);
     await this.bus.publish(
       new EventPublishedDomainEvent(
@@ -220,6 +226,7 @@ export class EventsService {
         entity.organizerId,
         venueId === null ? [] : [venueId],
         entity.firstPublishedAt ?? new Date(),
+        traceId,
       ),
       tx,
     );

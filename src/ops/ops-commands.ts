@@ -8,6 +8,7 @@ import { WebhookDeliveryWorker } from '../webhooks/delivery/webhook-delivery.wor
 import { readRecoverWindow } from '../webhooks/webhook-operation-inputs';
 import { WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { optionalFlag, OpsUsageError, requiredFlag, type OpsArguments } from './ops-arguments';
+import { newTraceId } from '../../libs/trace/trace-context';
 
 export type OpsCommand = (app: INestApplicationContext, args: OpsArguments) => Promise<unknown>;
 
@@ -74,7 +75,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   },
   'events:publish': {
     usage: '--event <eventId>',
-    run: (app, args) => app.get(EventsService).publish(requiredFlag(args, 'event')),
+    run: (app, args) => app.get(EventsService).publish(requiredFlag(args, 'event'), newTraceId()),
   },
   'webhooks:enable': {
     usage: '--webhook <webhookId> [--recover]',
@@ -130,6 +131,6 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   },
   'orders:confirm': {
     usage: '--order <orderId>',
-    run: (app, args) => app.get(OrdersService).confirm(requiredFlag(args, 'order')),
+    run: (app, args) => app.get(OrdersService).confirm(requiredFlag(args, 'order'), newTraceId()),
   },
 };

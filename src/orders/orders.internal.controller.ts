@@ -2,6 +2,7 @@ import { Body, Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { CreateOrderDto, UpdateOrderDto, type OrderResponseDto } from './dto/order.dto';
 import { OrdersService } from './orders.service';
+import { InRequest, type RequestContext } from '../common/request-id/request-context';
 
 /** The dashboard side of orders (internal-api.md); answers only on the internal listener. */
 @InternalOperations('Orders')
@@ -11,14 +12,14 @@ export class OrdersInternalController {
 
   @Post()
   @HttpCode(201)
-  create(@Body() body: CreateOrderDto): Promise<OrderResponseDto> {
-    return this.orders.create(body);
+  create(@Body() body: CreateOrderDto, @InRequest() request: RequestContext): Promise<OrderResponseDto> {
+    return this.orders.create(body, request.traceId);
   }
 
   @Post(':orderId/confirm')
   @HttpCode(200)
-  confirm(@Param('orderId') orderId: string): Promise<OrderResponseDto> {
-    return this.orders.confirm(orderId);
+  confirm(@Param('orderId') orderId: string, @InRequest() request: RequestContext): Promise<OrderResponseDto> {
+    return this.orders.confirm(orderId, request.traceId);
   }
 
   @Patch(':orderId')

@@ -64,9 +64,9 @@ export class OrdersService {
   }
 
   /** The dashboard's confirm from an organiser's order list: another organiser's order is 404. */
-  async confirmForOrganiser(organizerId: string, orderId: string): Promise<OrderResponseDto> {
+  async confirmForOrganiser(organizerId: string, orderId: string, traceId: string): Promise<OrderResponseDto> {
     if (!(await this.orders.organiserOwnsOrder(organizerId, orderId))) throw DomainError.notFound('Order');
-    return this.confirm(orderId);
+    return this.confirm(orderId, traceId);
   }
 
   /**
@@ -74,7 +74,7 @@ export class OrdersService {
    * as the pending to confirmed transition and publishes `order.confirmed` in
    * that same transaction.
    */
-  async create(input: CreateOrderDto): Promise<OrderResponseDto> {
+  async create(input: CreateOrderDto, traceId: string): Promise<OrderResponseDto> {
     const quantity = totalQuantity(input.lineItems);
     const status = input.status ?? 'pending';
     const orderId = newResourceId('ord');
@@ -99,7 +99,7 @@ export class OrdersService {
         input.lineItems.map((item) => ({ quantity: item.quantity, unitAmountMinor: item.unitAmountMinor ?? null })),
         tx.manager,
       );
-      if (status === 'confirmed') await this.publishConfirmed(orderId, input.eventId, event.organizerId, tx);
+      if (status === 'confirmed') await this.publishConfirmed(orderId, input.eventId, event.organizerId, tx, traceId);
       return this.view(orderId, tx.manager);
     });
   }
@@ -109,11 +109,11 @@ export class OrdersService {
    * conditional update made the transition. An order already confirmed is
    * returned unchanged and nothing is published; failed and abandoned are final.
    */
-  async confirm(orderId: string): Promise<OrderResponseDto> {
+  async confirm(orderId: string, traceId: string): Promise<OrderResponseDto> {
     return this.unitOfWork.run(async (tx) => {
       const confirmed = await this.orders.confirmIfPending(orderId, tx.manager);
       if (confirmed !== null) {
-        await this.publishConfirmed(orderId, confirmed.eventId, confirmed.organizerId, tx);
+        await this.publishConfirmed(orderId, confirmed.eventId, confirmed.organizerId, tx, traceId);
       } else {
         const status = await this.orders.statusOf(orderId, tx.manager);
         if (status === null) throw DomainError.notFound('Order');
@@ -156,8 +156,9 @@ export class OrdersService {
     eventId: string | null,
     organizerId: string | null,
     tx: Transaction,
+    traceId: string,
   ): Promise<void> {
-    await this.bus.publish(new OrderConfirmedDomainEvent(orderId, eventId, organizerId, new Date()), tx);
+    await this.bus.publish(new OrderConfirmedDomainEvent(orderId, eventId, organizerId, new Date(), traceId), tx);
   }
 
   private async view(orderId: string, manager: EntityManager): Promise<OrderResponseDto> {

@@ -6,9 +6,7 @@ import type { ClientFailureBudget } from '../rate-limit/client-failure-budget';
 import { audienceOfRequest, isDashboardRoute, listenerOf, pathOf } from './listener';
 import { RouteMiss } from './route-miss';
 import type { RouteTable } from './route-table';
-import { requestContext } from '../request-id/request-context';
 import { REQUEST_ID_HEADER } from '../request-id/request-id';
-import { traceIdFromTraceparent } from '../../../libs/trace/trace-context';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -36,12 +34,6 @@ export function installHttpConventions(
 ): void {
   fastify.addHook('onRoute', (route) => {
     routes.record(route.method, route.url ?? route.path);
-  });
-
-  // Everything after this hook (guards, services, their log lines) runs inside the request's context.
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    const traceId = traceIdFromTraceparent(request.headers.traceparent) ?? undefined;
-    requestContext.run({ requestId: String(request.id), traceId }, done);
   });
 
   fastify.addHook('onRequest', async (request, reply) => {

@@ -1,7 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
-import { currentRequestId } from '../request-id/request-context';
 
 export type LogFormat = 'json' | 'pretty' | 'auto';
 
@@ -80,44 +79,40 @@ const NEST_STARTUP_CONTEXTS = new Set([
 
 /**
  * Lets Nest's Logger (bootstrap messages, and services' own `Logger`s) write
- * to the same JSON log; a line written while serving a request carries that
- * request's `reqId`, like Fastify's request lines.
+ * to the same JSON log. A service's line written for a request carries that
+ * request's `reqId` when the service passes it (a structured line, see
+ * `warn`), as Fastify's request lines do.
  */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
     if (context !== undefined && NEST_STARTUP_CONTEXTS.has(context)) {
-      this.logger.debug(this.fields({ context }), String(message));
+      this.logger.debug({ context }, String(message));
       return;
     }
-    this.logger.info(this.fields({ context }), String(message));
+    this.logger.info({ context }, String(message));
   }
 
   error(message: unknown, trace?: string, context?: string): void {
-    this.logger.error(this.fields({ context, trace }), String(message));
+    this.logger.error({ context, trace }, String(message));
   }
 
   warn(message: unknown, context?: string): void {
     // An object with `msg` is a structured line: its other members become fields (alertable).
     if (typeof message === 'object' && message !== null && 'msg' in message) {
       const { msg, ...fields } = message as Record<string, unknown>;
-      this.logger.warn({ ...this.fields({ context }), ...fields }, String(msg));
+      this.logger.warn({ context, ...fields }, String(msg));
       return;
     }
-    this.logger.warn(this.fields({ context }), String(message));
+    this.logger.warn({ context }, String(message));
   }
 
   debug(message: unknown, context?: string): void {
-    this.logger.debug(this.fields({ context }), String(message));
+    this.logger.debug({ context }, String(message));
   }
 
   verbose(message: unknown, context?: string): void {
-    this.logger.trace(this.fields({ context }), String(message));
-  }
-
-  private fields(fields: Record<string, unknown>): Record<string, unknown> {
-    const reqId = currentRequestId();
-    return reqId === undefined ? fields : { ...fields, reqId };
+    this.logger.trace({ context }, String(message));
   }
 }

@@ -14,5 +14,6 @@ export class EventPublishedDomainEvent implements DomainEvent {
     /** The venues at whose address the event takes place (owners of its location), so listeners need no join. */
     readonly venueIds: readonly string[],
     readonly occurredAt: Date,
+    readonly traceId: string,
   ) {}
 }

@@ -8,6 +8,7 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { preparedStatement } from '../../common/persistence/prepared-statement';
 import { SqlStatements } from '../../common/persistence/sql-statements';
 import { Transaction, UnitOfWork } from '../../database/unit-of-work';
+import type { RequestContext } from '../../common/request-id/request-context';
 
 export const IDEMPOTENCY_RETENTION_DAYS = 7;
 /**
@@ -61,6 +62,14 @@ export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
   body: unknown;
+}
+
+/** One `POST /v1/events` as the idempotency record sees it: whose key, which body, for which request (its log lines). */
+export interface IdempotentRequest {
+  organizerId: string;
+  key: string;
+  requestBody: unknown;
+  request: RequestContext;
 }
 
 export interface IdempotentOutcome {
@@ -117,9 +126,7 @@ export class IdempotencyService {
   }
 
   async execute(
-    organizerId: string,
-    key: string,
-    requestBody: unknown,
+    { organizerId, key, requestBody, request }: IdempotentRequest,
     work: (tx: Transaction) => Promise<StoredResponse>,
   ): Promise<IdempotentOutcome> {
     const fingerprint = fingerprintOf(requestBody);
@@ -129,7 +136,10 @@ export class IdempotencyService {
         await this.statements.affected(STATEMENTS.expire, [organizerId, key], tx.manager);
         const claimed = await this.statements.rows(STATEMENTS.claim, [organizerId, key, fingerprint], tx.manager);
         if (claimed.length === 0)
-          return { response: await this.replay(tx, organizerId, key, fingerprint), replayed: true };
+          return {
+            response: await this.replay(tx, { organizerId, key, requestBody, request }, fingerprint),
+            replayed: true,
+          };
         const response = await work(tx);
         await this.statements.affected(
           STATEMENTS.store,
@@ -184,8 +194,7 @@ export class IdempotencyService {
 
   private async replay(
     tx: Transaction,
-    organizerId: string,
-    key: string,
+    { organizerId, key, request }: IdempotentRequest,
     fingerprint: string,
   ): Promise<StoredResponse> {
     const rows: Array<{
@@ -203,9 +212,10 @@ export class IdempotencyService {
       );
     }
     if (row.request_fingerprint !== fingerprint) {
-      this.logger.warn(
-        `Idempotency-Key reused with a different body by organiser ${organizerId}; replaying the original response`,
-      );
+      this.logger.warn({
+        msg: `Idempotency-Key reused with a different body by organiser ${organizerId}; replaying the original response`,
+        reqId: request.requestId,
+      });
     }
     return {
       status: row.response_status,

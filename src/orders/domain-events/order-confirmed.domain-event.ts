@@ -15,5 +15,6 @@ export class OrderConfirmedDomainEvent implements DomainEvent {
     /** The organiser that owns the order's event: the recipient of `order.confirmed`; null when none does. */
     readonly organizerId: string | null,
     readonly occurredAt: Date,
+    readonly traceId: string,
   ) {}
 }

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { randomUUID } from 'node:crypto';
-import { newTraceId } from '../../../libs/trace/trace-context';
+import type { DomainEvent } from '../../common/domain-events/domain-event';
 import { COMMITTED } from '../../common/domain-events/domain-event-bus';
-import { currentTraceId } from '../../common/request-id/request-context';
 import type { Transaction } from '../../database/unit-of-work';
 import { EventPublishedDomainEvent } from '../../events/domain-events/event-published.domain-event';
 import { EventsService } from '../../events/events.service';
@@ -42,7 +41,7 @@ export class WebhookOutboxListener {
     const data = await this.orders.webhookData(event.orderId, tx.manager);
     if (data === null)
       throw new Error(`order ${event.orderId} was confirmed but cannot be read in its own transaction`);
-    await this.enqueue(OrderConfirmedDomainEvent.type, event.orderId, event.occurredAt, recipients, data, tx);
+    await this.enqueue(OrderConfirmedDomainEvent.type, event.orderId, event, recipients, data, tx);
   }
 
   @OnEvent(EventPublishedDomainEvent.type, { suppressErrors: false })
@@ -56,7 +55,7 @@ export class WebhookOutboxListener {
     const data = await this.events.webhookData(event.eventId, tx.manager);
     if (data === null)
       throw new Error(`event ${event.eventId} was published but cannot be read in its own transaction`);
-    await this.enqueue(EventPublishedDomainEvent.type, event.eventId, event.occurredAt, recipients, data, tx);
+    await this.enqueue(EventPublishedDomainEvent.type, event.eventId, event, recipients, data, tx);
   }
 
   /** After commit only: the deliveries exist now, so the worker can send them without waiting for its poll. */
@@ -69,14 +68,14 @@ export class WebhookOutboxListener {
   private async enqueue(
     type: WebhookEventType,
     subjectId: string,
-    occurredAt: Date,
+    cause: DomainEvent,
     recipients: Recipient[],
     data: object,
     tx: Transaction,
   ): Promise<void> {
-    const createdAt = occurredAt.toISOString();
-    // The trace of the API request that made the fact true; an operation outside a request (CLI) starts one.
-    const traceId = currentTraceId() ?? newTraceId();
+    const createdAt = cause.occurredAt.toISOString();
+    // The trace of the request that made the fact true: every attempt's traceparent continues it.
+    const traceId = cause.traceId;
     await this.deliveries.enqueue(
       recipients.map((recipient) => {
         const id = randomUUID();
