@@ -85,7 +85,7 @@ async function profileScenario(
   postmasterPid: number,
   key: string,
   scenario: Scenario,
-): Promise<ProfileSummary & { file: string }> {
+): Promise<ProfileSummary & { file: string; run: RunFigures }> {
   const directory = join(folder, `profile-${server.side}`);
   const service = await startServerProcess({
     script: server.script,
@@ -105,7 +105,7 @@ async function profileScenario(
     });
   await run(Math.max(1, WARMUP));
   const fromMicros = Number(process.hrtime.bigint() / 1000n);
-  await run(DURATION);
+  const figures = await run(DURATION);
   const toMicros = Number(process.hrtime.bigint() / 1000n);
   await service.stop();
   const file = readdirSync(directory).find((name) => name.endsWith('.cpuprofile'));
@@ -115,7 +115,11 @@ async function profileScenario(
     scenario.name === 'events first page' ? 'events-list' : scenario.name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
   const kept = join(RESULTS, `${server.side}-${slug.replace(/^-|-$/g, '')}.cpuprofile`);
   copyFileSync(join(directory, file), kept);
-  return { ...summariseProfile(kept, { fromMicros, toMicros }, resolve(__dirname, '..', '..')), file: kept };
+  return {
+    ...summariseProfile(kept, { fromMicros, toMicros }, resolve(__dirname, '..', '..')),
+    file: kept,
+    run: figures,
+  };
 }
 
 export async function main(): Promise<void> {
@@ -164,7 +168,9 @@ export async function main(): Promise<void> {
     if (scenario.kind === 'write') await db.query(`VACUUM (ANALYZE) ${WRITTEN_TABLES.join(', ')}`);
   };
   const results: ScenarioResult[] = [];
-  const profiles: Array<ProfileSummary & { file: string; scenario: string; side: ProfiledServer['side'] }> = [];
+  const profiles: Array<
+    ProfileSummary & { file: string; run: RunFigures; scenario: string; side: ProfiledServer['side'] }
+  > = [];
   const servers: ServerProcess[] = [];
   try {
     const service = await startServerProcess({
@@ -294,12 +300,15 @@ export async function main(): Promise<void> {
   if (met.length > 0) out.push('### Targets', '', markdownTargets(met), '');
   for (const profile of profiles) {
     out.push(
-      `### ${profile.side === 'service' ? 'Service' : 'Peer'} CPU profile under the ${profile.scenario} load (${profile.busyMs} ms busy, ${profile.idleMs} ms idle; ${profile.file})`,
+      `### ${profile.side === 'service' ? 'Service' : 'Peer'} CPU profile under the ${profile.scenario} load (${profile.run.requests} requests, ${profile.busyMs} ms busy, ${profile.idleMs} ms idle; ${profile.file})`,
       '',
     );
-    out.push('| self time | share | function |', '| --- | --- | --- |');
+    out.push('| self time | per request | share | function |', '| --- | --- | --- | --- |');
+    const perRequest = (ms: number): string => `${((ms * 1000) / Math.max(1, profile.run.requests)).toFixed(1)} µs`;
     for (const entry of profile.top)
-      out.push(`| ${entry.selfMs} ms | ${(entry.share * 100).toFixed(1)}% | ${entry.function} |`);
+      out.push(
+        `| ${entry.selfMs} ms | ${perRequest(entry.selfMs)} | ${(entry.share * 100).toFixed(1)}% | ${entry.function} |`,
+      );
     out.push('');
     out.push(
       `By area: ${profile.byArea
