@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
@@ -29,7 +29,8 @@ export function isWellFormedApiKey(text: string): boolean {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  // One-shot: no Hash object per request (every authenticated request hashes its key for the cache).
+  return hash('sha256', key, 'hex');
 }
 
 /** The non-secret display fragment, e.g. `svc_live_3f9a1c…`. */

@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * A strong ETag computed over the exact response body, so it changes only
  * when a visible value changes (`updatedAt` is visible, so any write moves it).
  */
 export function entityTagOf(body: unknown): string {
-  return `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 32)}"`;
+  return `"${hash('sha256', JSON.stringify(body), 'base64url').slice(0, 32)}"`;
 }
 
 /** True when an `If-None-Match` / `If-Match` header value lists the tag (or is `*`). Weak tags never match strongly. */

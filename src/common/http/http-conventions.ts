@@ -7,6 +7,7 @@ import { audienceOfRequest, isDashboardRoute, listenerOf, pathOf } from './liste
 import { RouteMiss } from './route-miss';
 import type { RouteTable } from './route-table';
 import { REQUEST_ID_HEADER } from '../request-id/request-id';
+import { accessLogOf } from '../logging/access-log';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -74,7 +75,8 @@ export function installHttpConventions(
     }
   });
 
-  // The one place requests are timed and counted (by route pattern, never the raw path).
+  // The one place requests are timed, counted (by route pattern, never the raw path) and logged.
+  const logAccess = accessLogOf(fastify.log);
   fastify.addHook('onResponse', async (request, reply) => {
     if (reply.statusCode === 401 || (request as FastifyRequest & { [ROUTE_MISSED]?: true })[ROUTE_MISSED] === true) {
       failures.recordFailure(request.ip);
@@ -86,14 +88,12 @@ export function installHttpConventions(
       seconds: reply.elapsedTime / 1000,
       accountBudget: reply.hasHeader('x-ratelimit-limit'),
     });
-    request.log.info(
-      {
-        method: request.method,
-        url: pathOf(request.url),
-        statusCode: reply.statusCode,
-        responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
-      },
-      'request completed',
-    );
+    logAccess({
+      reqId: String(request.id),
+      method: request.method,
+      url: pathOf(request.url),
+      statusCode: reply.statusCode,
+      responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
+    });
   });
 }

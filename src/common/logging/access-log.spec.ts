@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import pino from 'pino';
+import { accessLogOf } from './access-log';
+import { createRootLogger, isoTimeOncePerMillisecond } from './logger';
+
+function linesOf(write: (destination: { write(line: string): void }) => void): string[] {
+  const lines: string[] = [];
+  write({ write: (line) => void lines.push(line) });
+  return lines;
+}
+
+describe('access log', () => {
+  it('an access line is byte for byte the line the request’s own logger writes', () => {
+    const fields = { method: 'GET', url: '/v1/events/evt_1', statusCode: 200, responseTimeMs: 1.5 };
+    const [viaRequest, viaAccessLog] = linesOf((destination) => {
+      // The service's root logger (redaction on), with a fixed clock so the two lines can be compared.
+      const root = pino(
+        { level: 'info', base: { service: 'events-api' }, timestamp: () => ',"time":"fixed"', redact: ['key'] },
+        destination,
+      );
+      root.child({ reqId: 'req-1' }).info(fields, 'request completed');
+      accessLogOf(root)({ reqId: 'req-1', ...fields });
+    });
+    assert.ok(viaRequest?.includes('"reqId":"req-1"'));
+    assert.equal(viaAccessLog, viaRequest);
+  });
+
+  it('lines other than the access line are still redacted', () => {
+    const [line] = linesOf((destination) => {
+      const root = createRootLogger('info', 'json', destination as unknown as NodeJS.WritableStream);
+      accessLogOf(root);
+      root.child({ reqId: 'req-2' }).info({ key: 'svc_live_secret' }, 'something');
+    });
+    assert.ok(line !== undefined && !line.includes('svc_live_secret'), line);
+  });
+});
+
+describe('log time', () => {
+  it('the time of a line is the ISO 8601 instant of its millisecond, formatted again when the clock moves', () => {
+    let now = Date.parse('2026-11-26T10:00:00.123Z');
+    const time = isoTimeOncePerMillisecond(() => now);
+    assert.equal(time(), ',"time":"2026-11-26T10:00:00.123Z"');
+    assert.equal(time(), ',"time":"2026-11-26T10:00:00.123Z"');
+    now += 1;
+    assert.equal(time(), ',"time":"2026-11-26T10:00:00.124Z"');
+    assert.equal(time(), `,"time":"${new Date(now).toISOString()}"`);
+  });
+});
