@@ -3,7 +3,11 @@ import { describe, it } from 'node:test';
 import { serviceNodeFlags } from './service-node-flags';
 
 describe('serviceNodeFlags', () => {
-  it('gives the benchmarks the Node flags of npm start, which cap the young generation and the old generation’s growth for the memory target', () => {
-    assert.deepEqual(serviceNodeFlags(), ['--max-semi-space-size=8', '--heap-growing-percent=25']);
+  it('gives the benchmarks the Node flags of npm start: the young generation and the old generation’s growth capped for the memory target, and garbage collected on the main thread for the CPU target', () => {
+    assert.deepEqual(serviceNodeFlags(), [
+      '--max-semi-space-size=8',
+      '--heap-growing-percent=25',
+      '--single-threaded-gc',
+    ]);
   });
 });
