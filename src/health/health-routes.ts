@@ -27,7 +27,8 @@ export function installHealthRoutes(app: NestFastifyApplication): void {
     return { status: ready ? 'ready' : 'not_ready', checks };
   });
 
-  fastify.addHook('onRequest', async (_request, reply) => {
+  fastify.addHook('onRequest', (_request, reply, done) => {
     if (readiness.isShuttingDown) void reply.header('connection', 'close');
+    done();
   });
 }

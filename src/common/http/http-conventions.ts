@@ -27,6 +27,8 @@ const ROUTE_MISSED = Symbol('route-missed');
  *   the URL's text; anything else is a route miss, answered before the body
  *   is read;
  * - a JSON body must be an object.
+ * The hooks take Fastify's `done` rather than being async: none awaits
+ * anything, and an async hook costs a promise and a microtask per request.
  */
 export function installHttpConventions(
   fastify: FastifyInstance,
@@ -37,7 +39,7 @@ export function installHttpConventions(
     routes.record(route.method, route.url ?? route.path);
   });
 
-  fastify.addHook('onRequest', async (request, reply) => {
+  fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, String(request.id));
     // Every body is JSON (or the reference page); browsers must not guess otherwise.
     void reply.header('x-content-type-options', 'nosniff');
@@ -52,32 +54,17 @@ export function installHttpConventions(
       (request as FastifyRequest & { [ROUTE_MISSED]?: true })[ROUTE_MISSED] = true;
       throw new RouteMiss();
     }
+    done();
   });
 
-  fastify.addHook('preValidation', async (request) => {
-    // NUL and lone surrogates in bodies, path parameters and query values: see installJsonBodyParser.
-    if (!BODY_METHODS.has(request.method) || request.body === undefined) return;
-    const contentType = request.headers['content-type'] ?? '';
-    // The dashboard's HTML forms post urlencoded bodies; nothing else may.
-    if (FORM_MEDIA_TYPE.test(contentType) && isDashboardRoute(request.routeOptions.url ?? '')) return;
-    if (!JSON_MEDIA_TYPE.test(contentType)) {
-      throw new DomainError(
-        ErrorCode.InvalidArgument,
-        'Request bodies must be JSON (Content-Type: application/json).',
-        {
-          status: 415,
-        },
-      );
-    }
-    const body = request.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw DomainError.invalidArgument('The request body must be a JSON object.');
-    }
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    assertJsonObjectBody(request);
+    done();
   });
 
   // The one place requests are timed, counted (by route pattern, never the raw path) and logged.
   const logAccess = accessLogOf(fastify.log);
-  fastify.addHook('onResponse', async (request, reply) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
     if (reply.statusCode === 401 || (request as FastifyRequest & { [ROUTE_MISSED]?: true })[ROUTE_MISSED] === true) {
       failures.recordFailure(request.ip);
     }
@@ -88,12 +75,34 @@ export function installHttpConventions(
       seconds: reply.elapsedTime / 1000,
       accountBudget: reply.hasHeader('x-ratelimit-limit'),
     });
-    logAccess({
-      reqId: String(request.id),
-      method: request.method,
-      url: pathOf(request.url),
-      statusCode: reply.statusCode,
-      responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
-    });
+    logAccess(
+      {
+        reqId: String(request.id),
+        method: request.method,
+        url: pathOf(request.url),
+        statusCode: reply.statusCode,
+        responseTimeMs: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      request.log,
+    );
+    done();
   });
+}
+
+/** A body of a write must be JSON (the dashboard's forms excepted), and a JSON body must be an object. */
+function assertJsonObjectBody(request: FastifyRequest): void {
+  // NUL and lone surrogates in bodies, path parameters and query values: see installJsonBodyParser.
+  if (!BODY_METHODS.has(request.method) || request.body === undefined) return;
+  const contentType = request.headers['content-type'] ?? '';
+  // The dashboard's HTML forms post urlencoded bodies; nothing else may.
+  if (FORM_MEDIA_TYPE.test(contentType) && isDashboardRoute(request.routeOptions.url ?? '')) return;
+  if (!JSON_MEDIA_TYPE.test(contentType)) {
+    throw new DomainError(ErrorCode.InvalidArgument, 'Request bodies must be JSON (Content-Type: application/json).', {
+      status: 415,
+    });
+  }
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw DomainError.invalidArgument('The request body must be a JSON object.');
+  }
 }

@@ -206,8 +206,9 @@ export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfi
     );
   });
 
-  fastify.addHook('preValidation', async (request) => {
+  fastify.addHook('preValidation', (request, _reply, done) => {
     const problem = pathTextProblem(request);
     if (problem !== null) throw DomainError.invalidArgument(problem);
+    done();
   });
 }

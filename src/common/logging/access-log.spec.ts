@@ -19,11 +19,23 @@ describe('access log', () => {
         { level: 'info', base: { service: 'events-api' }, timestamp: () => ',"time":"fixed"', redact: ['key'] },
         destination,
       );
-      root.child({ reqId: 'req-1' }).info(fields, 'request completed');
-      accessLogOf(root)({ reqId: 'req-1', ...fields });
+      const requestLog = root.child({ reqId: 'req-1' });
+      requestLog.info(fields, 'request completed');
+      accessLogOf(root)({ reqId: 'req-1', ...fields }, requestLog);
     });
     assert.ok(viaRequest?.includes('"reqId":"req-1"'));
     assert.equal(viaAccessLog, viaRequest);
+  });
+
+  it('a route whose logger is silent writes no access line (the probes)', () => {
+    const lines = linesOf((destination) => {
+      const root = pino({ level: 'info' }, destination);
+      accessLogOf(root)(
+        { reqId: 'probe', method: 'GET', url: '/healthz', statusCode: 200, responseTimeMs: 0.1 },
+        root.child({ reqId: 'probe' }, { level: 'silent' }),
+      );
+    });
+    assert.deepEqual(lines, []);
   });
 
   it('lines other than the access line are still redacted', () => {

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Logger } from 'pino';
 
 /** The one line every answered request writes (at info). */
 export interface AccessLine {
@@ -16,9 +17,12 @@ export interface AccessLine {
  * without that logger's redaction pass: the line's fields are fixed and
  * never hold a secret, and redacting them cost a few microseconds on every
  * request. Anything else a request logs still goes through `request.log`,
- * redacted.
+ * redacted. The request's logger still decides whether the line is written
+ * (a route's `logLevel`, such as the probes' `silent`).
  */
-export function accessLogOf(logger: FastifyBaseLogger): (line: AccessLine) => void {
+export function accessLogOf(logger: FastifyBaseLogger): (line: AccessLine, requestLog: FastifyBaseLogger) => void {
   const access = logger.child({}, { redact: [] });
-  return (line) => access.info(line, 'request completed');
+  return (line, requestLog) => {
+    if ((requestLog as Logger).isLevelEnabled('info')) access.info(line, 'request completed');
+  };
 }
