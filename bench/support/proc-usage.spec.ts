@@ -32,3 +32,20 @@ describe('proc-usage', () => {
     assert.equal(block[0], 1);
   });
 });
+
+describe('postgresCpuTicks', () => {
+  it('counts a backend reaped while the children are read exactly once', () => {
+    // The postmaster (1) has one backend (2, 30 ticks so far); the backend exits and is reaped mid-reading.
+    let reaped = false;
+    const proc = {
+      pids: () => [1, 2],
+      stat: (pid: number) => {
+        if (pid === 1) return { ppid: 0, ownTicks: 5, reapedChildrenTicks: reaped ? 30 : 0 };
+        // The backend exits and is reaped just as the children are read: gone from /proc, in cutime from now on.
+        reaped = true;
+        return null;
+      },
+    };
+    assert.equal(postgresCpuTicks(1, proc), 35);
+  });
+});

@@ -25,7 +25,7 @@ export function ticksToMicros(ticks: number): number {
   return (ticks * 1_000_000) / clockTicksPerSecond();
 }
 
-interface ProcStat {
+export interface ProcStat {
   ppid: number;
   /** utime + stime: CPU this process itself used. */
   ownTicks: number;
@@ -55,22 +55,44 @@ export function processCpuTicks(pid: number): number {
   return readStat(pid)?.ownTicks ?? 0;
 }
 
+/** How the tree total reads processes: `/proc` by default, a fake in tests. */
+export interface ProcReader {
+  stat(pid: number): ProcStat | null;
+  pids(): number[];
+}
+
+const procfs: ProcReader = {
+  stat: readStat,
+  pids: () =>
+    readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .map(Number),
+};
+
 /**
  * CPU ticks of PostgreSQL as a whole: the postmaster, every live child
  * (backends, autovacuum, WAL writer, checkpointer...), and the children that
  * already exited (counted in the postmaster's cutime/cstime once reaped), so
- * a backend that ends between two readings is not lost.
+ * a backend that ends between two readings is not lost. A child reaped while
+ * the children are being read would be in neither sum (gone from the list,
+ * not yet in the cutime read before): the reading is repeated until the
+ * postmaster's reaped total did not move during it.
  */
-export function postgresCpuTicks(postmasterPid: number): number {
-  const postmaster = readStat(postmasterPid);
-  if (postmaster === null) return 0;
-  let total = postmaster.ownTicks + postmaster.reapedChildrenTicks;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = readStat(Number(entry));
-    if (stat !== null && stat.ppid === postmasterPid) total += stat.ownTicks;
+export function postgresCpuTicks(postmasterPid: number, proc: ProcReader = procfs): number {
+  for (let attempt = 1; ; attempt += 1) {
+    const before = proc.stat(postmasterPid);
+    if (before === null) return 0;
+    let children = 0;
+    for (const pid of proc.pids()) {
+      const stat = proc.stat(pid);
+      if (stat !== null && stat.ppid === postmasterPid) children += stat.ownTicks;
+    }
+    const after = proc.stat(postmasterPid);
+    if (after === null) return 0;
+    if (after.reapedChildrenTicks === before.reapedChildrenTicks || attempt >= 5) {
+      return after.ownTicks + after.reapedChildrenTicks + children;
+    }
   }
-  return total;
 }
 
 /** The parent of a process: the postmaster of a backend whose pid `pg_backend_pid()` gave. */
