@@ -12,6 +12,7 @@ import { answerFrameworkError } from './common/errors/framework-errors';
 import { EnvelopingFastifyAdapter } from './common/envelope/enveloping-fastify-adapter';
 import { installRequestAuthentication } from './common/auth-context/request-authentication';
 import { installHttpConventions } from './common/http/http-conventions';
+import { requestLoggerFactory } from './common/logging/request-logger';
 import { ID_LESS_DELETE_PATHS, routeIdLessDelete } from './common/http/id-less-delete';
 import { RouteCatalogue } from './common/http/route-catalogue';
 import { ClientFailureBudget } from './common/rate-limit/client-failure-budget';
@@ -97,6 +98,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     loggerInstance: logger,
     // One line per request is written by the conventions hook; Fastify's own pair is off.
     logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
+    childLoggerFactory: requestLoggerFactory,
     genReqId: requestIdFor,
     frameworkErrors: answerFrameworkError,
     bodyLimit: config.bodyLimitBytes,

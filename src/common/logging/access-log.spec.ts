@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { accessLogOf } from './access-log';
+import { requestLoggerFactory } from './request-logger';
 import { createRootLogger, isoTimeOncePerMillisecond } from './logger';
 
 function linesOf(write: (destination: { write(line: string): void }) => void): string[] {
@@ -57,5 +58,26 @@ describe('log time', () => {
     now += 1;
     assert.equal(time(), ',"time":"2026-11-26T10:00:00.124Z"');
     assert.equal(time(), `,"time":"${new Date(now).toISOString()}"`);
+  });
+});
+
+describe('request logger', () => {
+  it('a request’s logger writes the same line whether Fastify passed empty options or none', () => {
+    const [viaOptions, viaFactory] = linesOf((destination) => {
+      const root = pino(
+        { level: 'info', base: { service: 'events-api' }, timestamp: () => ',"time":"fixed"', redact: ['key'] },
+        destination,
+      );
+      root.child({ reqId: 'req-3' }, {}).info({ key: 'secret' }, 'line');
+      requestLoggerFactory(root, { reqId: 'req-3' }, {}).info({ key: 'secret' }, 'line');
+    });
+    assert.ok(viaOptions?.includes('"reqId":"req-3"') && viaOptions.includes('[Redacted]'), viaOptions);
+    assert.equal(viaFactory, viaOptions);
+  });
+
+  it('a route’s log level reaches its requests’ loggers (the probes are silent)', () => {
+    const root = pino({ level: 'info' }, { write: () => undefined });
+    const child = requestLoggerFactory(root, { reqId: 'probe' }, { level: 'silent' });
+    assert.equal(child.level, 'silent');
   });
 });
