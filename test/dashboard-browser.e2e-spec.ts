@@ -97,7 +97,9 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     assert.match(key, /^svc_live_[0-9a-f]{48}$/);
     state.key = key;
     await browser.press('button[data-copy]', 'Enter');
-    await page().waitForFunction('document.querySelector(".copy-status").textContent.length > 0');
+    // A locator, not waitForFunction with a string: Playwright evaluates such a string with eval in the page,
+    // which the dashboard's Content-Security-Policy (no 'unsafe-eval') refuses whenever the first check fails.
+    await page().locator('.copy-status', { hasText: /\S/ }).waitFor();
     await browser.checkPage('key-created');
 
     const me = await publicApi(service)('GET', '/v1/me', { key });
