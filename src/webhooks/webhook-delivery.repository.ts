@@ -152,6 +152,12 @@ function due(alias: string): string {
           AND (${alias}.lease_expires_at IS NULL OR ${alias}.lease_expires_at <= now())`;
 }
 
+/** The attempts in flight for a subscription: its pending rows with a live lease (read from the leased rows' index). */
+function leasesHeldBy(subscriptionId: string): string {
+  return `(SELECT count(*)::int FROM webhook_delivery b
+            WHERE b.subscription_id = ${subscriptionId} AND b.status = 'pending' AND b.lease_expires_at > now())`;
+}
+
 /**
  * Lets the statement's transaction commit without waiting for the WAL flush
  * (`synchronous_commit = off`, for that transaction only). Used for what the
@@ -245,9 +251,7 @@ const CLAIM_SUBSCRIPTIONS = preparedStatement(
                      WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
           ) mode
      WHERE s.enabled AND s.deleted_at IS NULL
-       AND (SELECT count(*) FROM webhook_delivery b
-             WHERE b.subscription_id = s.id AND b.status = 'pending' AND b.lease_expires_at > now())
-           < CASE WHEN NOT mode.serial THEN $2 ELSE 1 END
+       AND ${leasesHeldBy('s.id')} < CASE WHEN NOT mode.serial THEN $2 ELSE 1 END
        AND (NOT mode.serial OR EXISTS (
              SELECT 1 FROM (SELECT o.next_attempt_at, o.lease_expires_at FROM webhook_delivery o
                              WHERE o.subscription_id = s.id AND o.status = 'pending'
@@ -264,10 +268,7 @@ const CLAIM_DELIVERIES = preparedStatement(
   `WITH picked AS (
       SELECT c.id
         FROM unnest($1::text[], $2::boolean[]) AS sub(id, serial)
-       CROSS JOIN LATERAL (
-             SELECT count(*)::int AS n FROM webhook_delivery b
-              WHERE b.subscription_id = sub.id AND b.status = 'pending' AND b.lease_expires_at > now()
-            ) busy
+       CROSS JOIN LATERAL (SELECT ${leasesHeldBy('sub.id')} AS n) busy
        CROSS JOIN LATERAL (
              SELECT x.id, x.next_attempt_at FROM webhook_delivery x
               WHERE x.subscription_id = sub.id AND ${due('x')}

@@ -126,9 +126,10 @@ export class IdempotencyService {
   }
 
   async execute(
-    { organizerId, key, requestBody, request }: IdempotentRequest,
+    idempotent: IdempotentRequest,
     work: (tx: Transaction) => Promise<StoredResponse>,
   ): Promise<IdempotentOutcome> {
+    const { organizerId, key, requestBody } = idempotent;
     const fingerprint = fingerprintOf(requestBody);
     try {
       const outcome = await this.unitOfWork.run(async (tx): Promise<IdempotentOutcome> => {
@@ -137,7 +138,7 @@ export class IdempotencyService {
         const claimed = await this.statements.rows(STATEMENTS.claim, [organizerId, key, fingerprint], tx.manager);
         if (claimed.length === 0)
           return {
-            response: await this.replay(tx, { organizerId, key, requestBody, request }, fingerprint),
+            response: await this.replay(tx, idempotent, fingerprint),
             replayed: true,
           };
         const response = await work(tx);
