@@ -11,6 +11,8 @@ import { runWhenExecuted } from './support/bench-environment';
 import { summariseProfile, type ProfileSummary } from './support/cpu-profile';
 import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver';
 import { serviceNodeFlags } from './support/service-node-flags';
+import { parentPid, postgresCpuTicks, processCpuTicks, ticksToMicros } from './support/proc-usage';
+import { Client } from 'pg';
 
 /**
  * Webhook delivery, end to end on this machine: a real service process
@@ -116,9 +118,34 @@ export interface WebhookDeliveryReport {
     totalSeconds: number;
     deliveriesPerSecond: number;
     receiverMaxInFlight: number;
+    /**
+     * CPU per delivery during the burst (its confirmations included), in µs: the service, PostgreSQL,
+     * and this process (receiver and clients). Steadier than the rate on a shared machine.
+     */
+    cpuMicrosPerDelivery: { service: number; postgres: number; bench: number };
   };
   /** Self time of the service during the burst, when profiled. */
   burstProfile?: ProfileSummary & { file: string };
+}
+
+async function postmasterOf(databaseUrl: string): Promise<number> {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return parentPid((await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+/** CPU used so far (µs) by the service, PostgreSQL and this process. */
+function burstCpu(service: ChildProcess, postmasterPid: number): { service: number; postgres: number; bench: number } {
+  const own = process.cpuUsage();
+  return {
+    service: ticksToMicros(processCpuTicks(service.pid ?? 0)),
+    postgres: ticksToMicros(postgresCpuTicks(postmasterPid)),
+    bench: own.user + own.system,
+  };
 }
 
 async function stopService(service: ChildProcess): Promise<void> {
@@ -241,6 +268,8 @@ export async function measureWebhookDelivery(
     }
     const orders: Array<{ id: string }> = [];
     for (let i = 0; i < burstOrders; i += 1) orders.push(await newOrder());
+    const postmasterPid = await postmasterOf(database.urlFor('bench'));
+    const cpuBefore = burstCpu(service, postmasterPid);
     const burstStart = performance.now();
     const burstFromMicros = Number(process.hrtime.bigint() / 1000n);
     await pool(orders, burstConcurrency, async (order) => {
@@ -250,6 +279,7 @@ export async function measureWebhookDelivery(
     const expected = burstOrders * burstSubscriptions;
     const delivered = (): number => orders.reduce((sum, order) => sum + (arrivals.get(order.id)?.length ?? 0), 0);
     await waitUntil(() => delivered() >= expected, 90_000, `${expected} burst deliveries`);
+    const cpuAfter = burstCpu(service, postmasterPid);
     const lastArrival = Math.max(...orders.map((order) => Math.max(...(arrivals.get(order.id) ?? [0]))));
     const burstSeconds = (lastArrival - burstStart) / 1000;
     const burstToMicros = Number(process.hrtime.bigint() / 1000n);
@@ -292,6 +322,11 @@ export async function measureWebhookDelivery(
         totalSeconds: Math.round(burstSeconds * 100) / 100,
         deliveriesPerSecond: Math.round(expected / burstSeconds),
         receiverMaxInFlight: receiver.maxInFlight,
+        cpuMicrosPerDelivery: {
+          service: Math.round((cpuAfter.service - cpuBefore.service) / expected),
+          postgres: Math.round((cpuAfter.postgres - cpuBefore.postgres) / expected),
+          bench: Math.round((cpuAfter.bench - cpuBefore.bench) / expected),
+        },
       },
       ...(burstProfile === undefined ? {} : { burstProfile }),
     };

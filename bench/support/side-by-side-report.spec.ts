@@ -34,6 +34,7 @@ function webhookReport(p99: number, deliveriesPerSecond: number): WebhookDeliver
       totalSeconds: 1,
       deliveriesPerSecond,
       receiverMaxInFlight: 8,
+      cpuMicrosPerDelivery: { service: 300, postgres: 300, bench: 100 },
     },
   };
 }
