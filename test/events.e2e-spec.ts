@@ -1,6 +1,6 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { IdempotencyService } from '../src/events/idempotency/idempotency.service';
@@ -356,6 +356,19 @@ describe('events', () => {
       await admin('POST', `/internal/events/${id}/touch`);
       const touched = await api('GET', `/v1/events/${id}`, { key: organiser.key });
       assert.notEqual(touched.headers.get('etag'), etag);
+    });
+
+    it('computes the ETag over the exact bytes of the body it is sent with, as JSON, on GET and PATCH', async () => {
+      const created = await create({ startTime: '2027-09-04T10:00:00Z', title: { en: 'Bytes' } });
+      const id = created.body.data.id;
+      const read = await api('GET', `/v1/events/${id}`, { key: organiser.key });
+      const written = await api('PATCH', `/v1/events/${id}`, { key: organiser.key, body: { tags: ['bytes'] } });
+      for (const response of [read, written]) {
+        assert.equal(response.status, 200);
+        assert.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
+        assert.equal(response.headers.get('etag'), `"${hash('sha256', response.text, 'base64url').slice(0, 32)}"`);
+        assert.equal(response.text, JSON.stringify({ data: response.body.data }));
+      }
     });
 
     it('refuses a PATCH whose If-Match differs with 412, writing nothing', async () => {

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
 import { RequireAccess } from '../common/auth-context/require-access.decorator';
-import type { Page } from '../common/envelope/page';
+import type { Page, SerializedBody } from '../common/envelope/page';
 import { headerMatches } from '../common/http/entity-tag';
 import { PageQuery } from '../common/pagination/page-query.decorator';
 import type { PageRequest } from '../common/pagination/page-request';
@@ -120,14 +120,14 @@ export class EventsController {
     @Param('eventId') eventId: string,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<EventResponseDto | undefined> {
-    const { event, etag } = await this.events.get(auth.principal, eventId);
+  ): Promise<SerializedBody | undefined> {
+    const { body, etag } = await this.events.get(auth.principal, eventId);
     void reply.header('etag', etag);
     if (ifNoneMatch !== undefined && headerMatches(ifNoneMatch, etag)) {
       void reply.status(304);
       return undefined;
     }
-    return event;
+    return body;
   }
 
   @Patch(':eventId')
@@ -166,9 +166,9 @@ export class EventsController {
     @Body() body: Record<string, unknown>,
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
-  ): Promise<EventResponseDto> {
-    const { event, etag } = await this.events.update(auth, eventId, body, ifMatch);
-    void reply.header('etag', etag);
-    return event;
+  ): Promise<SerializedBody> {
+    const updated = await this.events.update(auth, eventId, body, ifMatch);
+    void reply.header('etag', updated.etag);
+    return updated.body;
   }
 }

@@ -15,10 +15,10 @@ import {
 import { newResourceId } from '../../libs/ids/resource-id';
 import type { AuthContext, Principal } from '../common/auth-context/access';
 import { DomainEventBus } from '../common/domain-events/domain-event-bus';
-import type { Page } from '../common/envelope/page';
+import { SerializedBody, type Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { entityTagOf, headerMatches } from '../common/http/entity-tag';
+import { entityTagOfJson, headerMatches } from '../common/http/entity-tag';
 import type { PageRequest } from '../common/pagination/page-request';
 import { Transaction, UnitOfWork } from '../database/unit-of-work';
 import { EventPublishedDomainEvent } from './domain-events/event-published.domain-event';
@@ -33,6 +33,8 @@ import { VenuesService } from '../venues/venues.service';
 
 export interface TaggedEvent {
   event: EventResponseDto;
+  /** `{data: event}` serialised once: the bytes sent, and the bytes the ETag is computed over. */
+  body: SerializedBody;
   etag: string;
 }
 
@@ -49,7 +51,8 @@ function parseOrThrow(body: unknown, mode: EventPatchMode): EventPatch {
 
 /** The ETag of an event is computed over the exact body `GET /v1/events/{id}` sends. */
 function tagged(event: EventResponseDto): TaggedEvent {
-  return { event, etag: entityTagOf({ data: event }) };
+  const body = SerializedBody.enveloped(event);
+  return { event, body, etag: entityTagOfJson(body.json) };
 }
 
 @Injectable()

@@ -93,8 +93,11 @@ export class ApiKeysService {
    */
   async authenticate(authorization: string | undefined): Promise<AuthContext | null> {
     const token = bearerTokenOf(authorization);
-    if (token === null || !isWellFormedApiKey(token)) return null;
-    const key = await this.cache.lookup(hashApiKey(token), (keyHash) => this.keys.findActiveByHash(keyHash));
+    if (token === null) return null;
+    // The format (and its checksum) is checked on a cache miss only: a key the cache holds was well formed.
+    const key = await this.cache.lookup(hashApiKey(token), (keyHash) =>
+      isWellFormedApiKey(token) ? this.keys.findActiveByHash(keyHash) : Promise.resolve(null),
+    );
     if (key === null) return null;
     this.usage.used(key.id);
     return {

@@ -24,6 +24,19 @@ export class Page<T> {
   }
 }
 
+/**
+ * A body already serialised to its JSON text, sent as these bytes: for a
+ * response whose ETag is computed over the text, so it is serialised once.
+ */
+export class SerializedBody {
+  private constructor(readonly json: string) {}
+
+  /** The `{data}` envelope of `data`, as `envelopeOf` would build it, serialised. */
+  static enveloped(data: unknown): SerializedBody {
+    return new SerializedBody(JSON.stringify({ data }));
+  }
+}
+
 /** A body sent exactly as given: for `GET /v1`, whose members sit at the top level. */
 export class TopLevelBody<T extends object> {
   constructor(readonly body: T) {}

@@ -5,7 +5,12 @@ import { hash } from 'node:crypto';
  * when a visible value changes (`updatedAt` is visible, so any write moves it).
  */
 export function entityTagOf(body: unknown): string {
-  return `"${hash('sha256', JSON.stringify(body), 'base64url').slice(0, 32)}"`;
+  return entityTagOfJson(JSON.stringify(body));
+}
+
+/** The same tag from the body's JSON text, for a caller that sends that text (`SerializedBody`). */
+export function entityTagOfJson(json: string): string {
+  return `"${hash('sha256', json, 'base64url').slice(0, 32)}"`;
 }
 
 /** True when an `If-None-Match` / `If-Match` header value lists the tag (or is `*`). Weak tags never match strongly. */
