@@ -37,7 +37,7 @@ function guard(access: DashboardAccess | null): AdminTokenGuard {
 describe('admin-token guard and dashboard routes', () => {
   it('refuses @DashboardRoute handlers with 401 when no DASHBOARD_ACCESS provider is registered, even with the token', async () => {
     await assert.rejects(
-      guard(null).canActivate(context('page', { authorization: `Bearer ${TOKEN}` })),
+      async () => guard(null).canActivate(context('page', { authorization: `Bearer ${TOKEN}` })),
       (error: unknown) => error instanceof DomainError && error.status === 401,
     );
   });
@@ -48,13 +48,15 @@ describe('admin-token guard and dashboard routes', () => {
     assert.equal(await guard(access).canActivate(context('page')), true);
     assert.deepEqual(asked, ['session']);
     const refusing: DashboardAccess = { allows: () => false };
-    await assert.rejects(guard(refusing).canActivate(context('page', { authorization: `Bearer ${TOKEN}` })));
+    await assert.rejects(async () =>
+      guard(refusing).canActivate(context('page', { authorization: `Bearer ${TOKEN}` })),
+    );
   });
 
   it('still requires the bearer token on every other internal handler when a provider is registered', async () => {
     const access: DashboardAccess = { allows: () => true };
     await assert.rejects(
-      guard(access).canActivate(context('plain')),
+      async () => guard(access).canActivate(context('plain')),
       (error: unknown) => error instanceof DomainError && error.status === 401,
     );
     assert.equal(await guard(access).canActivate(context('plain', { authorization: `Bearer ${TOKEN}` })), true);

@@ -27,7 +27,7 @@ function errorCodeOf(run: () => unknown): string {
   return 'allowed';
 }
 
-async function outcomeOf(run: () => Promise<unknown>): Promise<string> {
+async function outcomeOf(run: () => unknown): Promise<string> {
   try {
     await run();
     return 'allowed';
