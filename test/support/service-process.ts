@@ -18,8 +18,26 @@ export interface ServiceProcess {
  */
 export async function startServiceProcess(
   env: Record<string, string>,
-  options: { echo?: boolean; readyTimeoutMs?: number; nodeFlags?: string[] } = {},
+  options: StartOptions = {},
 ): Promise<ServiceProcess> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(env, options);
+    } catch (error) {
+      // A port found free can be taken by a parallel test before the service binds it: pick again.
+      const portsChosenHere = env['PORT'] === undefined || env['ADMIN_PORT'] === undefined;
+      if (!portsChosenHere || attempt >= 3 || !String(error).includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+interface StartOptions {
+  echo?: boolean;
+  readyTimeoutMs?: number;
+  nodeFlags?: string[];
+}
+
+async function startOnce(env: Record<string, string>, options: StartOptions): Promise<ServiceProcess> {
   const port = env['PORT'] ?? String(await freeLoopbackPort());
   const adminPort = env['ADMIN_PORT'] ?? String(await freeLoopbackPort());
   const child = spawn(
