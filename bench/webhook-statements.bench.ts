@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import { Client } from 'pg';
+import { serialiseEnvelope } from '../src/webhooks/outbox/webhook-envelope';
+import {
+  CLAIM_STATEMENTS,
+  ENQUEUE_DELIVERIES,
+  FAILING_WARNING_AT,
+  RECORD_ATTEMPT,
+} from '../src/webhooks/webhook-delivery.repository';
+import { FAILURES_BEFORE_DISABLE } from '../src/webhooks/webhook-event-types';
+import { benchDatabase, runWhenExecuted } from './support/bench-environment';
+
+/**
+ * PostgreSQL's CPU per statement of webhook delivery, one statement at a
+ * time: one client, nothing concurrent, so nothing waits and each figure is
+ * the work the statement itself costs. The delivery bench measures the whole
+ * (service, PostgreSQL and receiver at once); this one says which statement
+ * the PostgreSQL part is made of.
+ *
+ * On a scratch database of the real schema with ten subscriptions: each
+ * round inserts a confirmation's ten deliveries (the outbox insert), claims
+ * them as the worker does (`BEGIN`, the claim's two statements, `COMMIT`),
+ * and records each attempt as a success. The backend's CPU comes from
+ * `/proc/<pid>/schedstat` (nanoseconds), read around every statement.
+ *
+ * `BENCH_STATEMENT_ROUNDS` (300) rounds; `BENCH_PLAN_CACHE_MODE` sets the
+ * session's `plan_cache_mode` (`auto`, `force_generic_plan`,
+ * `force_custom_plan`) to compare plans.
+ */
+const SUBSCRIPTIONS = 10;
+
+export interface StatementCosts {
+  rounds: number;
+  planCacheMode: string;
+  /** Mean backend CPU per execution, µs, and how many ran. */
+  statements: Record<string, { micros: number; executions: number }>;
+  /** Per delivery, µs: each statement's CPU spread over the deliveries it served. */
+  perDelivery: Record<string, number>;
+}
+
+export async function measureStatementCosts(rounds: number, planCacheMode: string): Promise<StatementCosts> {
+  const environment = await benchDatabase(async (db) => {
+    await db.query(
+      `INSERT INTO webhook_subscription (id, principal_type, principal_id, url, events, secret_sealed)
+       SELECT 'whk_bench_' || n, 'organiser', 'org_bench', 'https://receiver.example/hook', '{order.confirmed}', 'sealed'
+         FROM generate_series(1, $1::int) AS n`,
+      [SUBSCRIPTIONS],
+    );
+  });
+  const client = new Client({ connectionString: environment.databaseUrl });
+  await client.connect();
+  try {
+    const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+    if (pid === undefined) throw new Error('no backend pid');
+    await client.query(`SELECT set_config('plan_cache_mode', $1, false)`, [planCacheMode]);
+    const cpuMicros = (): number => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+    const totals = new Map<string, { micros: number; executions: number }>();
+    const measured = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+      const before = cpuMicros();
+      const result = await run();
+      const total = totals.get(name) ?? { micros: 0, executions: 0 };
+      total.micros += cpuMicros() - before;
+      total.executions += 1;
+      totals.set(name, total);
+      return result;
+    };
+    const subscriptionIds = Array.from({ length: SUBSCRIPTIONS }, (_, i) => `whk_bench_${i + 1}`);
+    let deliveries = 0;
+    for (let round = 0; round < rounds; round += 1) {
+      const orderId = `ord_bench_${round}`;
+      const ids = subscriptionIds.map(() => randomUUID());
+      const payloads = ids.map((id) =>
+        serialiseEnvelope({
+          id,
+          type: 'order.confirmed',
+          createdAt: new Date().toISOString(),
+          principal: { type: 'organiser', id: 'org_bench' },
+          data: { orderId, eventId: 'evt_bench', status: 'confirmed', totalAmountMinor: 1000, currency: 'EUR' },
+        }),
+      );
+      await measured('outbox insert (10 deliveries)', () =>
+        client.query(ENQUEUE_DELIVERIES, [
+          ids,
+          subscriptionIds,
+          ids.map(() => 'order.confirmed'),
+          ids.map(() => orderId),
+          payloads,
+          ids.map(() => randomUUID().replaceAll('-', '')),
+          ids.map(() => 'pending'),
+        ]),
+      );
+      const token = randomUUID();
+      await measured('claim: BEGIN', () => client.query('BEGIN'));
+      const chosen = await measured('claim: subscriptions', () =>
+        client.query<{ id: string; serial: boolean }>({ ...CLAIM_STATEMENTS.subscriptions, values: [64, 4] }),
+      );
+      const claimed = await measured('claim: deliveries', () =>
+        client.query<{ id: string; subscription_id: string }>({
+          ...CLAIM_STATEMENTS.deliveries,
+          values: [chosen.rows.map((r) => r.id), chosen.rows.map((r) => r.serial), 4, 64, 15_000, token],
+        }),
+      );
+      await measured('claim: COMMIT', () => client.query('COMMIT'));
+      for (const delivery of claimed.rows) {
+        await measured('attempt record (1 attempt)', () =>
+          client.query({
+            ...RECORD_ATTEMPT,
+            values: [
+              delivery.id,
+              token,
+              new Date(),
+              '200',
+              5,
+              true,
+              FAILURES_BEFORE_DISABLE,
+              delivery.subscription_id,
+              'succeeded',
+              0,
+              false,
+              FAILING_WARNING_AT[0],
+            ],
+          }),
+        );
+        deliveries += 1;
+      }
+    }
+    const statements = Object.fromEntries(
+      [...totals].map(([name, total]) => [
+        name,
+        { micros: Math.round(total.micros / total.executions), executions: total.executions },
+      ]),
+    );
+    const perDelivery = Object.fromEntries(
+      [...totals].map(([name, total]) => [name, Math.round(total.micros / Math.max(1, deliveries))]),
+    );
+    return { rounds, planCacheMode, statements, perDelivery };
+  } finally {
+    await client.end();
+    await environment.database.stop();
+    rmSync(environment.folder, { recursive: true, force: true });
+  }
+}
+
+export async function main(): Promise<void> {
+  const rounds = Number(process.env['BENCH_STATEMENT_ROUNDS'] ?? 300);
+  if (!Number.isInteger(rounds) || rounds <= 0) throw new Error('BENCH_STATEMENT_ROUNDS must be a positive integer');
+  const report = await measureStatementCosts(rounds, process.env['BENCH_PLAN_CACHE_MODE'] ?? 'auto');
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+}
+
+runWhenExecuted(module, main);
