@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { Client } from 'pg';
 import { serialiseEnvelope } from '../src/webhooks/outbox/webhook-envelope';
 import {
@@ -10,6 +10,7 @@ import {
 } from '../src/webhooks/webhook-delivery.repository';
 import { FAILURES_BEFORE_DISABLE } from '../src/webhooks/webhook-event-types';
 import { benchDatabase, runWhenExecuted } from './support/bench-environment';
+import { processCpuMicros } from './support/proc-usage';
 
 /**
  * PostgreSQL's CPU per statement of webhook delivery, one statement at a
@@ -54,7 +55,7 @@ export async function measureStatementCosts(rounds: number, planCacheMode: strin
     const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
     if (pid === undefined) throw new Error('no backend pid');
     await client.query(`SELECT set_config('plan_cache_mode', $1, false)`, [planCacheMode]);
-    const cpuMicros = (): number => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+    const cpuMicros = (): number => processCpuMicros(pid);
     const totals = new Map<string, { micros: number; executions: number }>();
     const measured = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
       const before = cpuMicros();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { PeakRss, postgresCpuTicks, processCpuTicks, ticksToMicros } from './proc-usage';
+import { PeakRss, postgresCpuTicks, processCpuMicros, processCpuTicks, ticksToMicros } from './proc-usage';
 
 /** Spins until this process has used `milliseconds` of CPU (not wall time: the machine may be busy). */
 function burn(milliseconds: number): void {
@@ -17,6 +17,14 @@ describe('proc-usage', () => {
     const before = processCpuTicks(process.pid);
     burn(300);
     assert.ok(ticksToMicros(processCpuTicks(process.pid) - before) >= 250_000);
+  });
+
+  it('reads a process’s CPU in microseconds, finer than clock ticks, growing with the work it does', () => {
+    const before = processCpuMicros(process.pid);
+    burn(5); // less than one 10 ms clock tick
+    const used = processCpuMicros(process.pid) - before;
+    assert.ok(Number.isFinite(before) && before > 0, `${before}`);
+    assert.ok(used >= 3_000 && used < 1_000_000, `${used} µs`);
   });
 
   it('counts the CPU of children that already exited in the tree total', () => {
