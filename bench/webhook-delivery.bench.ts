@@ -10,6 +10,7 @@ import { startServiceProcess } from '../test/support/service-process';
 import { runWhenExecuted } from './support/bench-environment';
 import { summariseProfile, type ProfileSummary } from './support/cpu-profile';
 import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver';
+import { jsonClient, type JsonClient } from './support/json-client';
 import { serviceNodeFlags } from './support/service-node-flags';
 import { parentPid, postgresCpuTicks, processCpuTicks, ticksToMicros } from './support/proc-usage';
 import { Client } from 'pg';
@@ -44,10 +45,6 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
   burstConcurrency: 8,
 };
 
-interface Api {
-  call(method: string, path: string, body?: unknown, key?: string): Promise<any>;
-}
-
 function percentile(sorted: number[], p: number): number {
   const value = sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
   if (value === undefined) throw new Error('no latencies were measured');
@@ -58,25 +55,13 @@ function percentile(sorted: number[], p: number): number {
 async function startService(
   env: Record<string, string>,
   nodeFlags: string[],
-): Promise<{ child: ChildProcess; admin: Api; api: Api }> {
+): Promise<{ child: ChildProcess; admin: JsonClient; api: JsonClient }> {
   const running = await startServiceProcess(env, { echo: process.env['BENCH_LOG_LEVEL'] !== undefined, nodeFlags });
-  const client = (base: string, token?: string): Api => ({
-    async call(method, path, body, key) {
-      const headers: Record<string, string> = {};
-      const bearer = key ?? token;
-      if (bearer !== undefined) headers['authorization'] = `Bearer ${bearer}`;
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(`${base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const parsed = (await response.json()) as any;
-      if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
-      return parsed.data;
-    },
-  });
-  return { child: running.child, admin: client(running.adminUrl, env['ADMIN_TOKEN']), api: client(running.publicUrl) };
+  return {
+    child: running.child,
+    admin: jsonClient(running.adminUrl, env['ADMIN_TOKEN']),
+    api: jsonClient(running.publicUrl),
+  };
 }
 
 /** When the first copy of an order's webhook arrived; the caller has waited for it. */
@@ -168,6 +153,7 @@ export async function measureWebhookDelivery(
     log: () => undefined,
   });
   let service: ChildProcess | null = null;
+  let clients: JsonClient[] = [];
   let receiver: HttpsReceiver | null = null;
   try {
     await ensureDatabase(database.adminUrl, 'bench');
@@ -200,6 +186,7 @@ export async function measureWebhookDelivery(
     );
     service = started.child;
     const { admin, api } = started;
+    clients = [admin, api];
 
     const organiser = await admin.call('POST', '/internal/organisers', { name: 'Bench organiser' });
     const key = (
@@ -331,6 +318,7 @@ export async function measureWebhookDelivery(
       ...(burstProfile === undefined ? {} : { burstProfile }),
     };
   } finally {
+    for (const client of clients) client.close();
     if (service !== null) await stopService(service);
     await receiver?.close();
     await database.stop();
