@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { serialiseEnvelope } from '../src/webhooks/outbox/webhook-envelope';
 import {
   CLAIM_STATEMENTS,
+  DELIVERY_CHANNEL,
   ENQUEUE_DELIVERIES,
   FAILING_WARNING_AT,
   RECORD_ATTEMPT,
@@ -81,15 +82,20 @@ export async function measureStatementCosts(rounds: number, planCacheMode: strin
         }),
       );
       await measured('outbox insert (10 deliveries)', () =>
-        client.query(ENQUEUE_DELIVERIES, [
-          ids,
-          subscriptionIds,
-          ids.map(() => 'order.confirmed'),
-          ids.map(() => orderId),
-          payloads,
-          ids.map(() => randomUUID().replaceAll('-', '')),
-          ids.map(() => 'pending'),
-        ]),
+        client.query({
+          ...ENQUEUE_DELIVERIES,
+          values: [
+            ids,
+            subscriptionIds,
+            ids.map(() => 'order.confirmed'),
+            ids.map(() => orderId),
+            payloads,
+            ids.map(() => randomUUID().replaceAll('-', '')),
+            ids.map(() => 'pending'),
+            DELIVERY_CHANNEL,
+            'webhook-statements-bench',
+          ],
+        }),
       );
       const token = randomUUID();
       await measured('claim: BEGIN', () => client.query('BEGIN'));

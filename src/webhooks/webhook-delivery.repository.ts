@@ -171,15 +171,29 @@ function leasesHeldBy(subscriptionId: string): string {
  */
 const COMMIT_WITHOUT_FLUSH = `set_config('synchronous_commit', 'off', true)`;
 
-/** The outbox insert (see enqueue): a confirmation's deliveries, one row per recipient. */
-export const ENQUEUE_DELIVERIES = `INSERT INTO webhook_delivery
-          (id, subscription_id, event_type, subject_id, payload, trace_id, status, next_attempt_at, completed_at)
-   SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, r.status,
-          CASE WHEN r.status = 'pending' THEN now() END, CASE WHEN r.status = 'skipped' THEN now() END
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::text[])
-          AS r(id, subscription_id, event_type, subject_id, payload, trace_id, status)
-   ON CONFLICT (subscription_id, event_type, subject_id) DO NOTHING
-   RETURNING status`;
+/**
+ * The outbox insert (see enqueue): a confirmation's deliveries, one row per
+ * recipient, and the wake-up for every instance's worker in the same round
+ * trip (`pg_notify` only when a pending row was inserted; PostgreSQL sends it
+ * at commit). Prepared once: every confirmation runs it.
+ */
+export const ENQUEUE_DELIVERIES = preparedStatement(
+  `WITH inserted AS (
+      INSERT INTO webhook_delivery
+             (id, subscription_id, event_type, subject_id, payload, trace_id, status, next_attempt_at, completed_at)
+      SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, r.status,
+             CASE WHEN r.status = 'pending' THEN now() END, CASE WHEN r.status = 'skipped' THEN now() END
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::text[])
+             AS r(id, subscription_id, event_type, subject_id, payload, trace_id, status)
+      ON CONFLICT (subscription_id, event_type, subject_id) DO NOTHING
+      RETURNING status
+    ), counted AS (
+      SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM inserted
+    )
+    -- pg_notify returns void: selecting it is how a statement sends the notification.
+    SELECT counted.pending, (SELECT pg_notify($8, $9) WHERE counted.pending > 0) AS wake_workers
+      FROM counted`,
+);
 
 /** One attempt and its consequences (see recordAttempt): the statement of every delivery, so prepared once. */
 export const RECORD_ATTEMPT = preparedStatement(
@@ -322,19 +336,23 @@ export class WebhookDeliveryRepository {
    */
   async enqueue(rows: NewDelivery[], manager: EntityManager): Promise<number> {
     if (rows.length === 0) return 0;
-    const inserted: unknown[] = await manager.query(ENQUEUE_DELIVERIES, [
-      rows.map((r) => r.id),
-      rows.map((r) => r.subscriptionId),
-      rows.map((r) => r.eventType),
-      rows.map((r) => r.subjectId),
-      rows.map((r) => r.payload),
-      rows.map((r) => r.traceId),
-      rows.map((r) => r.status),
-    ]);
-    const pending = (inserted as Array<{ status: string }>).filter((row) => row.status === 'pending').length;
     // Signed with this instance's id: its own worker is woken in process at commit (the outbox listener).
-    if (pending > 0) await manager.query(`SELECT pg_notify($1, $2)`, [DELIVERY_CHANNEL, this.sender.id]);
-    return pending;
+    const [counted] = await this.statements.rows<{ pending: number }>(
+      ENQUEUE_DELIVERIES,
+      [
+        rows.map((r) => r.id),
+        rows.map((r) => r.subscriptionId),
+        rows.map((r) => r.eventType),
+        rows.map((r) => r.subjectId),
+        rows.map((r) => r.payload),
+        rows.map((r) => r.traceId),
+        rows.map((r) => r.status),
+        DELIVERY_CHANNEL,
+        this.sender.id,
+      ],
+      manager,
+    );
+    return counted?.pending ?? 0;
   }
 
   /** A deleted subscription's queue is dropped; an attempt in flight (leased) finishes and is recorded. */
