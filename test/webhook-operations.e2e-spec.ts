@@ -480,6 +480,40 @@ describe('webhook operations', () => {
       assert.deepEqual(shown.warnings, []);
     });
 
+    it('writes a routine success to the subscription row at most once a second, and health.lastSuccessAt is still the latest success', async () => {
+      const receiving = await receiver();
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, `${receiving.origin}/in`);
+      const eventId = await event(owner.id);
+      // Three deliveries one after another, well within a second of each other.
+      for (let sent = 1; sent <= 3; sent += 1) {
+        await order(eventId);
+        await settled(hook.id, sent);
+      }
+      const attempts = await db.query<{ at: Date }>(
+        `SELECT a.attempted_at AS at FROM webhook_delivery_attempt a JOIN webhook_delivery d ON d.id = a.delivery_id
+          WHERE d.subscription_id = $1 ORDER BY a.attempted_at`,
+        [hook.id],
+      );
+      const times = attempts.rows.map((row) => row.at.getTime());
+      assert.equal(times.length, 3);
+      const first = defined(times[0], 'the first attempt');
+      const latest = defined(times[2], 'the third attempt');
+      const stored = await db.query<{ last_success_at: Date; last_status: string }>(
+        `SELECT last_success_at, last_status FROM webhook_subscription WHERE id = $1`,
+        [hook.id],
+      );
+      // The first success wrote the row (lastStatus changed); the two after it changed nothing but the time.
+      const row = nth(stored.rows, 0, 'the subscription row');
+      assert.equal(row.last_success_at.getTime(), first);
+      assert.equal(row.last_status, '200');
+      assert.ok(latest > first, 'the three attempts were made at distinct times');
+
+      const shown = await detail(hook.id);
+      assert.equal(shown.lastStatus, 200);
+      assert.equal(shown.health.lastSuccessAt, new Date(latest).toISOString());
+    });
+
     it('answers 404 not_found for an unknown or deleted webhook', async () => {
       const owner = await organiser();
       const hook = await subscribe(owner.key, 'https://127.0.0.1:1/gone');

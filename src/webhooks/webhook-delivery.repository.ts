@@ -195,6 +195,17 @@ export const ENQUEUE_DELIVERIES = preparedStatement(
       FROM counted`,
 );
 
+/**
+ * How stale the subscription row's last success time may be. A busy
+ * subscription succeeds hundreds of times a second, and writing its row for
+ * each success (a new row version, under the row's lock, which every other
+ * attempt of the subscription then queues for) was the largest cost of a
+ * delivery. So a success that changes nothing else is written only when the
+ * stored time is this old; the health read takes the latest success from the
+ * attempt log as well, which every success is written to.
+ */
+const SUCCESS_TIME_GRANULARITY = `interval '1 second'`;
+
 /** One attempt and its consequences (see recordAttempt): the statement of every delivery, so prepared once. */
 export const RECORD_ATTEMPT = preparedStatement(
   `WITH before AS (
@@ -220,6 +231,12 @@ export const RECORD_ATTEMPT = preparedStatement(
                                ELSE s.alert_open END,
              updated_at = now()
        WHERE s.id = $8
+         -- A routine success (healthy subscription, same lastStatus, last success stored less than a
+         -- second before) leaves the row alone: see SUCCESS_TIME_GRANULARITY. Its next state is never
+         -- 'pending', so the next CTE needs no row from it.
+         AND NOT ($6::boolean AND s.consecutive_failures = 0 AND NOT s.alert_open
+                  AND s.last_status IS NOT DISTINCT FROM $4
+                  AND coalesce(s.last_success_at > $3::timestamptz - ${SUCCESS_TIME_GRANULARITY}, false))
       RETURNING s.deleted_at IS NOT NULL AS deleted, s.consecutive_failures AS failures, s.enabled
     ), next AS (
       SELECT CASE WHEN $9::text = 'pending' AND coalesce((SELECT deleted FROM subscription), true)

@@ -63,7 +63,8 @@ export class WebhookOperationsService {
       accountId: row.principalId,
       createdAt: row.createdAt.toISOString(),
       health: {
-        lastSuccessAt: row.lastSuccessAt?.toISOString() ?? null,
+        // The row's time may trail by up to a second (see SUCCESS_TIME_GRANULARITY); the attempt log's does not.
+        lastSuccessAt: latest(row.lastSuccessAt, figures.lastSuccessAt)?.toISOString() ?? null,
         lastFailureAt: row.lastFailureAt?.toISOString() ?? null,
         successRate: figures.attempts === 0 ? null : Math.round((figures.successes / figures.attempts) * 1e4) / 1e4,
         p50Ms: figures.p50Ms,
@@ -253,4 +254,11 @@ function presentDelivery(row: DeliveryRow): WebhookDeliveryResponseDto {
       trigger: attempt.trigger,
     })),
   };
+}
+
+/** The later of two optional times. */
+function latest(a: Date | null, b: Date | null): Date | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a.getTime() >= b.getTime() ? a : b;
 }

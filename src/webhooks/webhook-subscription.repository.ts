@@ -27,6 +27,8 @@ export interface HealthFigures {
   successes: number;
   p50Ms: number | null;
   p99Ms: number | null;
+  /** The latest successful attempt among them. */
+  lastSuccessAt: Date | null;
 }
 
 /** Secrets as stored, for re-sealing under the current key. */
@@ -163,10 +165,15 @@ export class WebhookSubscriptionRepository {
    * however long the history is).
    */
   async recentAttemptFigures(subscriptionId: string, attempts: number): Promise<HealthFigures> {
-    const rows: Array<{ n: number; ok: number; p50: number | null; p99: number | null }> =
-      await this.subscriptions.query(
-        `WITH recent AS (
-           SELECT a.outcome, a.duration_ms
+    const rows: Array<{
+      n: number;
+      ok: number;
+      p50: number | null;
+      p99: number | null;
+      last_success_at: Date | null;
+    }> = await this.subscriptions.query(
+      `WITH recent AS (
+           SELECT a.outcome, a.duration_ms, a.attempted_at
              FROM (SELECT id FROM webhook_delivery WHERE subscription_id = $1 ORDER BY seq DESC LIMIT $2) d
              JOIN webhook_delivery_attempt a ON a.delivery_id = d.id
             ORDER BY a.id DESC
@@ -175,12 +182,19 @@ export class WebhookSubscriptionRepository {
          SELECT count(*)::int AS n,
                 count(*) FILTER (WHERE outcome ~ '^2[0-9][0-9]$')::int AS ok,
                 percentile_disc(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
-                percentile_disc(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99
+                percentile_disc(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99,
+                max(attempted_at) FILTER (WHERE outcome ~ '^2[0-9][0-9]$') AS last_success_at
            FROM recent`,
-        [subscriptionId, attempts],
-      );
+      [subscriptionId, attempts],
+    );
     const row = rows[0];
-    return { attempts: row?.n ?? 0, successes: row?.ok ?? 0, p50Ms: row?.p50 ?? null, p99Ms: row?.p99 ?? null };
+    return {
+      attempts: row?.n ?? 0,
+      successes: row?.ok ?? 0,
+      p50Ms: row?.p50 ?? null,
+      p99Ms: row?.p99 ?? null,
+      lastSuccessAt: row?.last_success_at ?? null,
+    };
   }
 
   /** Every subscription's stored secrets (deleted ones too), a page at a time by id. */
