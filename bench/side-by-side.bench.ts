@@ -248,13 +248,16 @@ export async function main(): Promise<void> {
 
   let webhooks: WebhookDeliveryReport | null = null;
   if (WEBHOOKS) {
-    log('webhooks: confirmations paced at 50/s, then a burst to ten subscriptions');
+    log(
+      `webhooks: confirmations paced at 50/s, then bursts to ten subscriptions (a warm-up and ${Math.max(1, ROUNDS)} measured)`,
+    );
     webhooks = await measureWebhookDelivery({
       latencyOrders: Math.max(50, Math.round(500 * Math.min(1, SCALE * 10))),
       confirmationsPerSecond: 50,
       burstOrders: Math.max(50, Math.round(1_000 * Math.min(1, SCALE * 10))),
       burstSubscriptions: 10,
       burstConcurrency: 8,
+      burstRounds: Math.max(1, ROUNDS),
     });
   }
 

@@ -12,6 +12,8 @@ import { summariseProfile, type ProfileSummary } from './support/cpu-profile';
 import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver';
 import { jsonClient, type JsonClient } from './support/json-client';
 import { serviceNodeFlags } from './support/service-node-flags';
+import { median } from './support/side-by-side-report';
+import { STATEMENT_STATS_SETTINGS, statementStats, type StatementFigures } from './support/statement-stats';
 import { parentPid, postgresCpuTicks, processCpuTicks, ticksToMicros } from './support/proc-usage';
 import { Client } from 'pg';
 
@@ -33,8 +35,12 @@ export interface WebhookDeliveryOptions {
   burstOrders: number;
   burstSubscriptions: number;
   burstConcurrency: number;
+  /** Measured bursts (after one unmeasured warm-up burst a quarter the size); the report gives their medians. */
+  burstRounds: number;
   /** Runs the service under `node --cpu-prof` and summarises the burst's samples. */
   profile?: boolean;
+  /** Loads pg_stat_statements and reports the measured bursts' costliest statements. */
+  statementStats?: boolean;
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
@@ -43,6 +49,7 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
   burstOrders: 300,
   burstSubscriptions: 10,
   burstConcurrency: 8,
+  burstRounds: 3,
 };
 
 function percentile(sorted: number[], p: number): number {
@@ -89,6 +96,14 @@ async function waitUntil(condition: () => boolean, timeoutMs: number, what: stri
   }
 }
 
+/** One measured burst: from the first confirm to the last arrival. */
+export interface BurstRound {
+  confirmSeconds: number;
+  totalSeconds: number;
+  deliveriesPerSecond: number;
+  cpuMicrosPerDelivery: { service: number; postgres: number; bench: number };
+}
+
 export interface WebhookDeliveryReport {
   latency: {
     deliveries: number;
@@ -97,8 +112,11 @@ export interface WebhookDeliveryReport {
   };
   throughput: {
     subscriptions: number;
+    /** Per round. */
     confirmations: number;
     deliveries: number;
+    rounds: BurstRound[];
+    /** The rest are the rounds' medians (each figure's own). */
     confirmSeconds: number;
     totalSeconds: number;
     deliveriesPerSecond: number;
@@ -111,6 +129,8 @@ export interface WebhookDeliveryReport {
   };
   /** Self time of the service during the burst, when profiled. */
   burstProfile?: ProfileSummary & { file: string };
+  /** The measured bursts' costliest statements, when asked for. */
+  burstStatements?: StatementFigures[];
 }
 
 async function postmasterOf(databaseUrl: string): Promise<number> {
@@ -143,7 +163,8 @@ async function stopService(service: ChildProcess): Promise<void> {
 export async function measureWebhookDelivery(
   options: WebhookDeliveryOptions = DEFAULT_WEBHOOK_OPTIONS,
 ): Promise<WebhookDeliveryReport> {
-  const { latencyOrders, confirmationsPerSecond, burstOrders, burstSubscriptions, burstConcurrency } = options;
+  const { latencyOrders, confirmationsPerSecond, burstOrders, burstSubscriptions, burstConcurrency, burstRounds } =
+    options;
   const folder = mkdtempSync(join(tmpdir(), 'webhook-bench-'));
   const profileDirectory = join(folder, 'profile');
   const certificate = generateReceiverCertificate(folder);
@@ -151,6 +172,7 @@ export async function measureWebhookDelivery(
     directory: join(folder, 'pg'),
     persistent: false,
     log: () => undefined,
+    ...(options.statementStats === true ? { settings: STATEMENT_STATS_SETTINGS } : {}),
   });
   let service: ChildProcess | null = null;
   let clients: JsonClient[] = [];
@@ -253,23 +275,45 @@ export async function measureWebhookDelivery(
         key,
       );
     }
-    const orders: Array<{ id: string }> = [];
-    for (let i = 0; i < burstOrders; i += 1) orders.push(await newOrder());
     const postmasterPid = await postmasterOf(database.urlFor('bench'));
-    const cpuBefore = burstCpu(service, postmasterPid);
-    const burstStart = performance.now();
+    const activeService = service;
+    /** One burst: `count` confirmations at `burstConcurrency`, until every delivery has arrived. */
+    const burst = async (count: number): Promise<BurstRound> => {
+      const orders: Array<{ id: string }> = [];
+      for (let i = 0; i < count; i += 1) orders.push(await newOrder());
+      const cpuBefore = burstCpu(activeService, postmasterPid);
+      const burstStart = performance.now();
+      await pool(orders, burstConcurrency, async (order) => {
+        await admin.call('POST', `/internal/orders/${order.id}/confirm`);
+      });
+      const confirmsDone = performance.now();
+      const expected = count * burstSubscriptions;
+      const delivered = (): number => orders.reduce((sum, order) => sum + (arrivals.get(order.id)?.length ?? 0), 0);
+      await waitUntil(() => delivered() >= expected, 90_000, `${expected} burst deliveries`);
+      const cpuAfter = burstCpu(activeService, postmasterPid);
+      const lastArrival = Math.max(...orders.map((order) => Math.max(...(arrivals.get(order.id) ?? [0]))));
+      const burstSeconds = (lastArrival - burstStart) / 1000;
+      return {
+        confirmSeconds: Math.round((confirmsDone - burstStart) / 10) / 100,
+        totalSeconds: Math.round(burstSeconds * 100) / 100,
+        deliveriesPerSecond: Math.round(expected / burstSeconds),
+        cpuMicrosPerDelivery: {
+          service: Math.round((cpuAfter.service - cpuBefore.service) / expected),
+          postgres: Math.round((cpuAfter.postgres - cpuBefore.postgres) / expected),
+          bench: Math.round((cpuAfter.bench - cpuBefore.bench) / expected),
+        },
+      };
+    };
+    // Unmeasured, like the HTTP scenarios' warm-up: the JIT compiles the burst's code paths here, not in a round.
+    await burst(Math.max(1, Math.round(burstOrders / 4)));
+    const statements = options.statementStats === true ? await statementStats(database.urlFor('bench')) : null;
+    await statements?.start();
     const burstFromMicros = Number(process.hrtime.bigint() / 1000n);
-    await pool(orders, burstConcurrency, async (order) => {
-      await admin.call('POST', `/internal/orders/${order.id}/confirm`);
-    });
-    const confirmsDone = performance.now();
-    const expected = burstOrders * burstSubscriptions;
-    const delivered = (): number => orders.reduce((sum, order) => sum + (arrivals.get(order.id)?.length ?? 0), 0);
-    await waitUntil(() => delivered() >= expected, 90_000, `${expected} burst deliveries`);
-    const cpuAfter = burstCpu(service, postmasterPid);
-    const lastArrival = Math.max(...orders.map((order) => Math.max(...(arrivals.get(order.id) ?? [0]))));
-    const burstSeconds = (lastArrival - burstStart) / 1000;
+    const rounds: BurstRound[] = [];
+    for (let round = 0; round < burstRounds; round += 1) rounds.push(await burst(burstOrders));
     const burstToMicros = Number(process.hrtime.bigint() / 1000n);
+    const burstStatements = await statements?.top(12);
+    await statements?.close();
     let burstProfile: (ProfileSummary & { file: string }) | undefined;
     if (options.profile === true) {
       await stopService(service);
@@ -304,18 +348,20 @@ export async function measureWebhookDelivery(
       throughput: {
         subscriptions: burstSubscriptions,
         confirmations: burstOrders,
-        deliveries: expected,
-        confirmSeconds: Math.round((confirmsDone - burstStart) / 10) / 100,
-        totalSeconds: Math.round(burstSeconds * 100) / 100,
-        deliveriesPerSecond: Math.round(expected / burstSeconds),
+        deliveries: burstOrders * burstSubscriptions,
+        rounds,
+        confirmSeconds: median(rounds.map((round) => round.confirmSeconds)),
+        totalSeconds: median(rounds.map((round) => round.totalSeconds)),
+        deliveriesPerSecond: median(rounds.map((round) => round.deliveriesPerSecond)),
         receiverMaxInFlight: receiver.maxInFlight,
         cpuMicrosPerDelivery: {
-          service: Math.round((cpuAfter.service - cpuBefore.service) / expected),
-          postgres: Math.round((cpuAfter.postgres - cpuBefore.postgres) / expected),
-          bench: Math.round((cpuAfter.bench - cpuBefore.bench) / expected),
+          service: median(rounds.map((round) => round.cpuMicrosPerDelivery.service)),
+          postgres: median(rounds.map((round) => round.cpuMicrosPerDelivery.postgres)),
+          bench: median(rounds.map((round) => round.cpuMicrosPerDelivery.bench)),
         },
       },
       ...(burstProfile === undefined ? {} : { burstProfile }),
+      ...(burstStatements === undefined ? {} : { burstStatements }),
     };
   } finally {
     for (const client of clients) client.close();
@@ -330,8 +376,9 @@ export async function measureWebhookDelivery(
  * `npm run bench -- webhook-delivery`. Settings (environment), defaults as
  * DEFAULT_WEBHOOK_OPTIONS; the side-by-side bench uses 50/s, 500 and 1000:
  *   BENCH_WEBHOOK_RATE          confirmations/s of the latency part (unset: one at a time)
- *   BENCH_WEBHOOK_LATENCY_ORDERS, BENCH_WEBHOOK_BURST_ORDERS
+ *   BENCH_WEBHOOK_LATENCY_ORDERS, BENCH_WEBHOOK_BURST_ORDERS, BENCH_WEBHOOK_BURST_ROUNDS
  *   BENCH_PROFILE=1             the service under `node --cpu-prof`; the burst's top costs are printed
+ *   BENCH_PG_STATEMENTS=1       PostgreSQL's costliest statements of the measured bursts (pg_stat_statements)
  */
 export async function main(): Promise<void> {
   const number = (name: string, fallback: number): number => {
@@ -345,7 +392,9 @@ export async function main(): Promise<void> {
     latencyOrders: number('BENCH_WEBHOOK_LATENCY_ORDERS', DEFAULT_WEBHOOK_OPTIONS.latencyOrders),
     confirmationsPerSecond: rate === undefined ? null : number('BENCH_WEBHOOK_RATE', 50),
     burstOrders: number('BENCH_WEBHOOK_BURST_ORDERS', DEFAULT_WEBHOOK_OPTIONS.burstOrders),
+    burstRounds: number('BENCH_WEBHOOK_BURST_ROUNDS', DEFAULT_WEBHOOK_OPTIONS.burstRounds),
     profile: process.env['BENCH_PROFILE'] === '1',
+    statementStats: process.env['BENCH_PG_STATEMENTS'] === '1',
   });
   process.stdout.write(`${JSON.stringify({ loadAverage: loadavg(), ...report }, null, 2)}\n`);
 }

@@ -30,6 +30,7 @@ function webhookReport(p99: number, deliveriesPerSecond: number): WebhookDeliver
       subscriptions: 10,
       confirmations: 100,
       deliveries: 1000,
+      rounds: [],
       confirmSeconds: 1,
       totalSeconds: 1,
       deliveriesPerSecond,

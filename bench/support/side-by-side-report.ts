@@ -26,7 +26,8 @@ export interface Target {
   met: boolean;
 }
 
-function median(values: number[]): number {
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;

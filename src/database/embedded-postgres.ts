@@ -31,6 +31,8 @@ export interface EmbeddedPostgresOptions {
   /** Keep the cluster's files when stopped (false for throwaway test clusters). */
   persistent: boolean;
   log: (message: string) => void;
+  /** Server settings on top of the defaults (`-c name=value`), e.g. a bench's `shared_preload_libraries`. */
+  settings?: Record<string, string>;
 }
 
 const SHUTDOWN_EVENTS: string[] = ['exit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit'];
@@ -149,7 +151,13 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     // As root, this makes the library hand the data folder to the `postgres` OS user ensured above.
     createPostgresUser: runAsRoot,
     initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=200',
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     onLog: () => undefined,
     onError: (error: unknown) => options.log(`postgres: ${String(error)}`),
   });
