@@ -132,8 +132,10 @@ export class WebhookOperationsService {
     if (leased === 'pending') {
       throw DomainError.conflict('The delivery is pending (queued or being attempted); only a final one is resent.');
     }
-    this.worker.sendNow(leased);
+    // Read before the attempt starts: the answer is the resend as accepted (pending), whatever the attempt
+    // does next. Read after, a fast receiver's answer raced it and the resend could already show `succeeded`.
     const [row] = await this.deliveryRows.listForSubscription(webhookId, 1, deliveryId);
+    this.worker.sendNow(leased);
     // Retention could only remove it long after the lease just taken ends.
     if (row === undefined) throw DomainError.notFound('Delivery');
     return presentDelivery(row);
