@@ -21,10 +21,15 @@ describe('proc-usage', () => {
 
   it('reads a process’s CPU in microseconds, finer than clock ticks, growing with the work it does', () => {
     const before = processCpuMicros(process.pid);
-    burn(5); // less than one 10 ms clock tick
-    const used = processCpuMicros(process.pid) - before;
     assert.ok(Number.isFinite(before) && before > 0, `${before}`);
-    assert.ok(used >= 3_000 && used < 1_000_000, `${used} µs`);
+    // Spin by CPU, not by wall time: on a busy machine 5 ms of wall time can be less than 3 ms of CPU.
+    const deadline = Date.now() + 5_000;
+    const usedSoFar = (): number => processCpuMicros(process.pid) - before;
+    while (usedSoFar() < 5_000 && Date.now() < deadline) burn(1);
+    const used = usedSoFar();
+    assert.ok(used >= 5_000 && used < 1_000_000, `${used} µs`);
+    // Half a clock tick or so: a tick counter could only say 0 or 10,000 µs.
+    assert.notEqual(used % 10_000, 0, `${used} µs is a whole number of 10 ms ticks`);
   });
 
   it('counts the CPU of children that already exited in the tree total', () => {
