@@ -10,6 +10,16 @@ interface PlanNode {
   'Shared Read Blocks': number;
 }
 
+/** Subscriptions written directly (no API makes the backlogs these tests need). */
+async function insertSubscriptions(db: Client, ids: string[]): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_subscription (id, principal_type, principal_id, url, events, secret_sealed)
+     SELECT id, 'organiser', 'org_claim_cost', 'https://example.com/hook', '{order.confirmed}', 'sealed'
+       FROM unnest($1::text[]) AS id`,
+    [ids],
+  );
+}
+
 /**
  * The claim runs on every wake of every instance's worker, so it must cost
  * the same whether a subscription has ten deliveries waiting or a day's worth
@@ -23,13 +33,7 @@ describe('webhook delivery claims', () => {
 
   before(async () => {
     db = await databaseClient(await freshDatabase());
-    for (const id of subscriptions) {
-      await db.query(
-        `INSERT INTO webhook_subscription (id, principal_type, principal_id, url, events, secret_sealed)
-         VALUES ($1, 'organiser', 'org_claim_cost', 'https://example.com/hook', '{order.confirmed}', 'sealed')`,
-        [id],
-      );
-    }
+    await insertSubscriptions(db, subscriptions);
   });
 
   after(async () => {
@@ -108,13 +112,7 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
 
   before(async () => {
     db = await databaseClient(await freshDatabase());
-    for (const id of subscriptions) {
-      await db.query(
-        `INSERT INTO webhook_subscription (id, principal_type, principal_id, url, events, secret_sealed)
-         VALUES ($1, 'organiser', 'org_empty_stats', 'https://example.com/hook', '{order.confirmed}', 'sealed')`,
-        [id],
-      );
-    }
+    await insertSubscriptions(db, subscriptions);
     // A history of finished deliveries, analysed while nothing is pending.
     await db.query(
       `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, completed_at)
