@@ -173,17 +173,17 @@ export class WebhookSubscriptionRepository {
       last_success_at: Date | null;
     }> = await this.subscriptions.query(
       `WITH recent AS (
-           SELECT a.outcome, a.duration_ms, a.attempted_at
+           SELECT a.outcome ~ '^2[0-9][0-9]$' AS succeeded, a.duration_ms, a.attempted_at
              FROM (SELECT id FROM webhook_delivery WHERE subscription_id = $1 ORDER BY seq DESC LIMIT $2) d
              JOIN webhook_delivery_attempt a ON a.delivery_id = d.id
             ORDER BY a.id DESC
             LIMIT $2
          )
          SELECT count(*)::int AS n,
-                count(*) FILTER (WHERE outcome ~ '^2[0-9][0-9]$')::int AS ok,
+                count(*) FILTER (WHERE succeeded)::int AS ok,
                 percentile_disc(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
                 percentile_disc(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99,
-                max(attempted_at) FILTER (WHERE outcome ~ '^2[0-9][0-9]$') AS last_success_at
+                max(attempted_at) FILTER (WHERE succeeded) AS last_success_at
            FROM recent`,
       [subscriptionId, attempts],
     );
