@@ -39,6 +39,6 @@ export class ClientFailureBudget {
 
   recordFailure(client: string): void {
     if (this.limit === 0) return;
-    void this.counters.increment(client, this.windowMs, this.limit, 0, 'failures');
+    this.counters.incrementNow(client, this.windowMs, this.limit);
   }
 }

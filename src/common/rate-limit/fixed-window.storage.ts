@@ -1,11 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 
-interface ThrottlerStorageRecord {
-  totalHits: number;
-  timeToExpire: number;
-  isBlocked: boolean;
-  timeToBlockExpire: number;
+/** What @nestjs/throttler's storage answers for one counted hit. */
+export type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+
+/**
+ * A counter store that counts a hit in the same turn. The account budget
+ * guard uses `incrementNow` when the store has it, so a request costs no
+ * promise for its budget; a shared store (Redis, PostgreSQL) implements only
+ * the library's asynchronous `increment`, and the guard awaits that instead.
+ */
+export interface ImmediateThrottlerStorage extends ThrottlerStorage {
+  incrementNow(key: string, ttl: number, limit: number): ThrottlerStorageRecord;
+}
+
+export function countsImmediately(storage: ThrottlerStorage): storage is ImmediateThrottlerStorage {
+  return typeof (storage as Partial<ImmediateThrottlerStorage>).incrementNow === 'function';
 }
 
 interface WindowCounter {
@@ -22,19 +32,23 @@ interface WindowCounter {
  * instances serve one account.
  */
 @Injectable()
-export class FixedWindowThrottlerStorage implements ThrottlerStorage {
+export class FixedWindowThrottlerStorage implements ImmediateThrottlerStorage {
   private readonly counters = new Map<string, WindowCounter>();
   private lastSweep = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async increment(
+  increment(
     key: string,
     ttl: number,
     limit: number,
     _blockDuration: number,
     _throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
+    return Promise.resolve(this.incrementNow(key, ttl, limit));
+  }
+
+  incrementNow(key: string, ttl: number, limit: number): ThrottlerStorageRecord {
     const now = this.now();
     const windowStart = Math.floor(now / ttl) * ttl;
     this.sweep(windowStart);
