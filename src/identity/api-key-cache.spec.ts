@@ -40,6 +40,15 @@ describe('ApiKeyCache', () => {
     assert.deepEqual(reads, ['h1']);
   });
 
+  it('answers a cached key in the same turn, without a promise (every request with a known key)', async () => {
+    const { cache, load } = setUp();
+    assert.ok(cache.lookup('h1', load) instanceof Promise, 'the first lookup reads the database');
+    await cache.lookup('h1', load);
+    const cached = cache.lookup('h1', load);
+    assert.ok(!(cached instanceof Promise));
+    assert.equal(cached.id, 'key_h1');
+  });
+
   it('never caches a miss, so a key minted elsewhere works at once', async () => {
     const { cache, reads, load } = setUp();
     assert.equal(await cache.lookup('unknown-1', load), null);

@@ -59,17 +59,32 @@ export class ApiKeyCache {
     return this.entries !== null;
   }
 
-  /** The active key of `keyHash`: from the cache while it is trusted, else from `load` (remembered if found). */
-  async lookup(keyHash: string, load: (keyHash: string) => Promise<ActiveKey | null>): Promise<ActiveKey | null> {
+  /**
+   * The active key of `keyHash`: from the cache while it is trusted, else from
+   * `load` (remembered if found). A cached key is answered in the same turn,
+   * not through a promise: that is nearly every request's path.
+   */
+  lookup(
+    keyHash: string,
+    load: (keyHash: string) => Promise<ActiveKey | null>,
+  ): ActiveKey | Promise<ActiveKey | null> {
     if (this.entries === null) return load(keyHash);
     if (this.isTrusted()) {
       const cached = this.entries.get(keyHash);
       if (cached !== undefined) return cached;
     }
+    return this.loadAndRemember(this.entries, keyHash, load);
+  }
+
+  private async loadAndRemember(
+    entries: LRUCache<string, ActiveKey>,
+    keyHash: string,
+    load: (keyHash: string) => Promise<ActiveKey | null>,
+  ): Promise<ActiveKey | null> {
     const generation = this.generation;
     const key = await load(keyHash);
     // Frozen: one object now serves many requests, none may change it for the others.
-    if (key !== null && generation === this.generation) this.entries.set(keyHash, deepFrozen(key));
+    if (key !== null && generation === this.generation) entries.set(keyHash, deepFrozen(key));
     return key;
   }
 

@@ -15,7 +15,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import { VenuesService } from '../venues/venues.service';
 import { ApiKeyCache } from './api-key-cache';
 import { ApiKeyPresenter } from './api-key.presenter';
-import { ApiKeyRepository } from './api-key.repository';
+import { ApiKeyRepository, type ActiveKey } from './api-key.repository';
 import { KEY_MANAGER_ROLES, type CreatedKeyResponse, type KeySummary } from './dto/identity.dto';
 import { KeyUsageRecorder } from './key-usage.recorder';
 import { OrganisersService } from './organisers.service';
@@ -89,15 +89,20 @@ export class ApiKeysService {
   /**
    * Resolves an `Authorization` header to its caller, or null for every kind
    * of failure (missing, wrong scheme, malformed, unknown, revoked), so they
-   * all get the same 401. Malformed keys never reach the database.
+   * all get the same 401. Malformed keys never reach the database. A key the
+   * cache holds is answered in the same turn; only a database read is awaited.
    */
-  async authenticate(authorization: string | undefined): Promise<AuthContext | null> {
+  authenticate(authorization: string | undefined): AuthContext | null | Promise<AuthContext | null> {
     const token = bearerTokenOf(authorization);
     if (token === null) return null;
     // The format (and its checksum) is checked on a cache miss only: a key the cache holds was well formed.
-    const key = await this.cache.lookup(hashApiKey(token), (keyHash) =>
+    const key = this.cache.lookup(hashApiKey(token), (keyHash) =>
       isWellFormedApiKey(token) ? this.keys.findActiveByHash(keyHash) : Promise.resolve(null),
     );
+    return key instanceof Promise ? key.then((loaded) => this.callerOf(loaded)) : this.callerOf(key);
+  }
+
+  private callerOf(key: ActiveKey | null): AuthContext | null {
     if (key === null) return null;
     this.usage.used(key.id);
     return {
