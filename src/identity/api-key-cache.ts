@@ -64,10 +64,7 @@ export class ApiKeyCache {
    * `load` (remembered if found). A cached key is answered in the same turn,
    * not through a promise: that is nearly every request's path.
    */
-  lookup(
-    keyHash: string,
-    load: (keyHash: string) => Promise<ActiveKey | null>,
-  ): ActiveKey | Promise<ActiveKey | null> {
+  lookup(keyHash: string, load: (keyHash: string) => Promise<ActiveKey | null>): ActiveKey | Promise<ActiveKey | null> {
     if (this.entries === null) return load(keyHash);
     if (this.isTrusted()) {
       const cached = this.entries.get(keyHash);

@@ -32,8 +32,18 @@ const methodOf = (context: ExecutionContextHost): string =>
 function guardWith(storage: object, throttlers?: object[]): AccountRateLimitGuard {
   const options = {
     throttlers: throttlers ?? [
-      { name: 'reads', ttl: 60_000, limit: 5, skipIf: (c: ExecutionContextHost) => !READ_METHODS.includes(methodOf(c)) },
-      { name: 'writes', ttl: 60_000, limit: 2, skipIf: (c: ExecutionContextHost) => !WRITE_METHODS.includes(methodOf(c)) },
+      {
+        name: 'reads',
+        ttl: 60_000,
+        limit: 5,
+        skipIf: (c: ExecutionContextHost) => !READ_METHODS.includes(methodOf(c)),
+      },
+      {
+        name: 'writes',
+        ttl: 60_000,
+        limit: 2,
+        skipIf: (c: ExecutionContextHost) => !WRITE_METHODS.includes(methodOf(c)),
+      },
     ],
   };
   return new AccountRateLimitGuard(options as never, storage as never);
