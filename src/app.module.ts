@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -15,7 +15,6 @@ import { PaginationModule } from './common/pagination/pagination.module';
 import { QueryParametersGuard } from './common/query/query-parameters.guard';
 import { AccountRateLimitGuard } from './common/rate-limit/account-rate-limit.guard';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
-import { createValidationPipe } from './common/validation/validation.pipe';
 import { DashboardModule } from './dashboard/dashboard.module';
 import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
@@ -52,7 +51,7 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
         // No interceptors: the envelope is applied by EnvelopingFastifyAdapter (bootstrap.ts).
-        { provide: APP_PIPE, useFactory: createValidationPipe },
+        // No global pipe: bodies take theirs from @ValidatedBody(), and start-up refuses a bare @Body().
         // Guards run in this order. Each route's audience (src/common/http/listener.ts) says which apply;
         // the caller was already authenticated before the body was read (request-authentication.ts).
         // 1. the admin token (or a dashboard session), for internal routes on the internal listener;

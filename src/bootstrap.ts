@@ -1,4 +1,4 @@
-import { NestFactory } from '@nestjs/core';
+import { DiscoveryService, NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -23,6 +23,7 @@ import { OpenApiDocumentStore } from './common/openapi/openapi-document.store';
 import { buildOpenApiDocuments } from './common/openapi/openapi-documents';
 import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
+import { unvalidatedInputsOf } from './common/validation/validated-body';
 import { registerDashboardPlugins } from './dashboard/dashboard-plugins';
 import { drainAndClose } from './health/graceful-shutdown';
 import { installHealthRoutes } from './health/health-routes';
@@ -51,6 +52,16 @@ function refuseRoutesWithoutAccessRule(catalogue: RouteCatalogue): void {
     const names = open.map((route) => `${route.method} ${route.path}`).join(', ');
     throw new Error(`public routes without @RequireAccess: ${names}`);
   }
+}
+
+/** Fail closed at start: a body that forgot its pipe (a bare `@Body()`) stops the service instead of arriving unchecked. */
+function refuseUnvalidatedInputs(app: NestFastifyApplication): void {
+  const controllers = app
+    .get(DiscoveryService)
+    .getControllers()
+    .flatMap((wrapper) => (wrapper.metatype === null || wrapper.metatype === undefined ? [] : [wrapper.metatype]));
+  const unvalidated = unvalidatedInputsOf(controllers as Array<abstract new (...args: never[]) => unknown>);
+  if (unvalidated.length > 0) throw new Error(`handler inputs no pipe validates: ${unvalidated.join('; ')}`);
 }
 
 /**
@@ -124,6 +135,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
   installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService));
   refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));
+  refuseUnvalidatedInputs(app);
   // Plugins first: awaiting a registration loads every plugin registered so far, and the reference
   // routes must load later, once Nest's error handler is in place (else their errors skip the filter).
   await registerDashboardPlugins(app);

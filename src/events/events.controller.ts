@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
+import { ValidatedBody } from '../common/validation/validated-body';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { AuthContext } from '../common/auth-context/access';
@@ -80,7 +81,7 @@ export class EventsController {
   })
   async create(
     @Auth() auth: AuthContext,
-    @Body() body: Record<string, unknown>,
+    @ValidatedBody() body: Record<string, unknown>,
     @Headers('idempotency-key') rawKey: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
     @InRequest() request: RequestContext,
@@ -163,7 +164,7 @@ export class EventsController {
   async update(
     @Auth() auth: AuthContext,
     @Param('eventId') eventId: string,
-    @Body() body: Record<string, unknown>,
+    @ValidatedBody() body: Record<string, unknown>,
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<SerializedBody> {

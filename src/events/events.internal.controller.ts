@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { ValidatedBody } from '../common/validation/validated-body';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { DomainError } from '../common/errors/domain-error';
 import type { EventResponseDto, InternalEventResponse } from './dto/event.dto';
@@ -13,7 +14,7 @@ export class EventsInternalController {
   @Post()
   @HttpCode(201)
   create(
-    @Body() body: Record<string, unknown> | undefined,
+    @ValidatedBody() body: Record<string, unknown> | undefined,
     @InRequest() request: RequestContext,
   ): Promise<InternalEventResponse> {
     // A request without a body (no Content-Type) reaches the handler with none: it lacks organizerId like `{}` does.

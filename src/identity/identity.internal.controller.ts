@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { ValidatedBody } from '../common/validation/validated-body';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { ApiKeysService } from './api-keys.service';
 import {
@@ -20,13 +21,13 @@ export class IdentityInternalController {
 
   @Post('organisers')
   @HttpCode(201)
-  createOrganiser(@Body() body: CreateOrganiserDto): Promise<OrganiserResponse> {
+  createOrganiser(@ValidatedBody() body: CreateOrganiserDto): Promise<OrganiserResponse> {
     return this.organisers.create(body);
   }
 
   @Post('keys')
   @HttpCode(201)
-  createKey(@Body() body: CreateKeyDto): Promise<CreatedKeyResponse> {
+  createKey(@ValidatedBody() body: CreateKeyDto): Promise<CreatedKeyResponse> {
     return this.keys.mint(body);
   }
 
@@ -34,7 +35,7 @@ export class IdentityInternalController {
   revokeKey(
     @Param('keyId') keyId: string,
     // Typed as the class alone: a union would erase the metatype and skip validation.
-    @Body() body: RevokeKeyDto,
+    @ValidatedBody() body: RevokeKeyDto,
   ): Promise<{ id: string; revoked: true }> {
     return this.keys.revoke(keyId, body.actorRole);
   }

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ValidatedBody } from '../common/validation/validated-body';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { CreateOrderDto, UpdateOrderDto, type OrderResponseDto } from './dto/order.dto';
 import { OrdersService } from './orders.service';
@@ -12,7 +13,7 @@ export class OrdersInternalController {
 
   @Post()
   @HttpCode(201)
-  create(@Body() body: CreateOrderDto, @InRequest() request: RequestContext): Promise<OrderResponseDto> {
+  create(@ValidatedBody() body: CreateOrderDto, @InRequest() request: RequestContext): Promise<OrderResponseDto> {
     return this.orders.create(body, request.traceId);
   }
 
@@ -23,7 +24,7 @@ export class OrdersInternalController {
   }
 
   @Patch(':orderId')
-  rewrite(@Param('orderId') orderId: string, @Body() body: UpdateOrderDto): Promise<OrderResponseDto> {
+  rewrite(@Param('orderId') orderId: string, @ValidatedBody() body: UpdateOrderDto): Promise<OrderResponseDto> {
     return this.orders.rewrite(orderId, body);
   }
 

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { ValidatedBody } from '../common/validation/validated-body';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { CreateLocationDto, CreateVenueDto, type LocationResponseDto, type VenueResponseDto } from './dto/venue.dto';
 import { VenuesService } from './venues.service';
@@ -10,13 +11,16 @@ export class VenuesInternalController {
 
   @Post()
   @HttpCode(201)
-  create(@Body() body: CreateVenueDto): Promise<VenueResponseDto> {
+  create(@ValidatedBody() body: CreateVenueDto): Promise<VenueResponseDto> {
     return this.venues.create(body);
   }
 
   @Post(':venueId/locations')
   @HttpCode(201)
-  addLocation(@Param('venueId') venueId: string, @Body() body: CreateLocationDto): Promise<LocationResponseDto> {
+  addLocation(
+    @Param('venueId') venueId: string,
+    @ValidatedBody() body: CreateLocationDto,
+  ): Promise<LocationResponseDto> {
     return this.venues.addLocation(venueId, body);
   }
 

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
+import { ValidatedBody } from '../common/validation/validated-body';
 import { ApiBearerAuth, ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
@@ -62,7 +63,10 @@ export class WebhooksController {
     },
   })
   // A plain object: public bodies never go through class-transformer (see the validation pipe).
-  create(@Auth() auth: AuthContext, @Body() body: Record<string, unknown> | undefined): Promise<WebhookResponseDto> {
+  create(
+    @Auth() auth: AuthContext,
+    @ValidatedBody() body: Record<string, unknown> | undefined,
+  ): Promise<WebhookResponseDto> {
     return this.webhooks.create(auth.principal, body ?? {});
   }
 

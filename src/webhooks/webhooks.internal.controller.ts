@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ValidatedBody } from '../common/validation/validated-body';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import {
   EnableWebhookDto,
@@ -26,7 +27,7 @@ export class WebhooksInternalController {
 
   @Post(':webhookId/enable')
   @HttpCode(200)
-  enable(@Param('webhookId') webhookId: string, @Body() body?: EnableWebhookDto): Promise<WebhookResponseDto> {
+  enable(@Param('webhookId') webhookId: string, @ValidatedBody() body?: EnableWebhookDto): Promise<WebhookResponseDto> {
     return this.operations.enable(webhookId, readEnableOptions(body as Record<string, unknown>));
   }
 
@@ -41,14 +42,17 @@ export class WebhooksInternalController {
   resend(
     @Param('webhookId') webhookId: string,
     @Param('deliveryId') deliveryId: string,
-    @Body() body?: ResendDeliveryDto,
+    @ValidatedBody() body?: ResendDeliveryDto,
   ): Promise<WebhookDeliveryResponseDto> {
     return this.operations.resend(webhookId, deliveryId, readResendOptions(body as Record<string, unknown>));
   }
 
   @Post(':webhookId/recover')
   @HttpCode(202)
-  recover(@Param('webhookId') webhookId: string, @Body() body?: RecoverDeliveriesDto): Promise<RecoverResultDto> {
+  recover(
+    @Param('webhookId') webhookId: string,
+    @ValidatedBody() body?: RecoverDeliveriesDto,
+  ): Promise<RecoverResultDto> {
     return this.operations.recover(webhookId, readRecoverWindow(body as Record<string, unknown>));
   }
 
@@ -56,7 +60,7 @@ export class WebhooksInternalController {
   @HttpCode(200)
   rotateSecret(
     @Param('webhookId') webhookId: string,
-    @Body() body?: RotateSecretDto,
+    @ValidatedBody() body?: RotateSecretDto,
   ): Promise<RotatedWebhookResponseDto> {
     return this.operations.rotateSecret(webhookId, readRotateOptions(body as Record<string, unknown>));
   }

@@ -7,6 +7,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseJsonBody } from '../http/json-body';
+import { unvalidatedInputsOf } from './validated-body';
 import { createValidationPipe } from './validation.pipe';
 
 class NamedDto {
@@ -53,6 +54,10 @@ describe('public write bodies are validated as plain objects, never through clas
   it('finds the controllers (the scan itself works)', () => {
     const names = controllers().map((controller) => controller.name);
     assert.ok(names.includes('WebhooksController') && names.includes('EventsController'), names.join(', '));
+  });
+
+  it('takes every body of every controller through the body pipe (start-up refuses the service otherwise)', () => {
+    assert.deepEqual(unvalidatedInputsOf(controllers()), []);
   });
 
   it('gives no public controller a @Body parameter of a class type', () => {

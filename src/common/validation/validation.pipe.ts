@@ -13,7 +13,7 @@ function messagesOf(errors: ValidationError[], parent = ''): string[] {
 }
 
 /**
- * The one body pipe: unknown keys are stripped silently (whitelist), known
+ * The one body pipe, bound to each body by `@ValidatedBody()`: unknown keys are stripped silently (whitelist), known
  * ones validated and converted; failures become `400 invalid_argument`
  * naming the fields.
  *
@@ -22,7 +22,7 @@ function messagesOf(errors: ValidationError[], parent = ''): string[] {
  * any other body fails closed: the request is refused (500) rather than
  * transformed, and the controller spec keeps public routes to plain objects.
  */
-class BodyValidationPipe extends ValidationPipe {
+export class BodyValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'body' && this.toValidate(metadata) && value !== undefined && !isInternalRouteBody(value)) {
       throw new Error(
