@@ -3,6 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { Page } from '../common/envelope/page';
 import { KeysetPager, prepareKeysetList, type KeysetQuery } from '../common/pagination/keyset-pager';
+import { preparedStatement } from '../common/persistence/prepared-statement';
+import { SqlStatements } from '../common/persistence/sql-statements';
 import type { PageRequest } from '../common/pagination/page-request';
 import { isoTimestampSql } from '../database/iso-timestamp-sql';
 import type { OrderWebhookData } from './dto/order.dto';
@@ -62,6 +64,23 @@ const ORGANISER_LIST = prepareKeysetList({
   orderings: ORGANISER_ORDERINGS,
 });
 
+/**
+ * The statements of a confirmation (`POST /internal/orders/{id}/confirm`), prepared: every confirmation
+ * runs them, and each fans out to webhook deliveries whose throughput they were part of (bench).
+ */
+const CONFIRM_IF_PENDING = preparedStatement(
+  `UPDATE "order" SET status = 'confirmed', updated_at = ${MOVED_UPDATED_AT}
+    WHERE id = $1 AND status = 'pending'
+   RETURNING event_id, organizer_id`,
+);
+const STATUS_OF = preparedStatement(`SELECT status FROM "order" WHERE id = $1`);
+const VIEW = preparedStatement(`SELECT ${ORDER_COLUMNS} FROM "order" o WHERE o.id = $1`);
+const WEBHOOK_DATA = preparedStatement(
+  `SELECT o.id, o.event_id, o.total_amount_minor, ${CURRENCY} AS currency, o.is_rsvp, o.quantity,
+          o.billing_name, o.billing_email, o.payment_provider
+     FROM "order" o WHERE o.id = $1`,
+);
+
 export interface NewOrder {
   id: string;
   eventId: string;
@@ -89,6 +108,7 @@ export class OrderRepository {
   constructor(
     @InjectRepository(OrderEntity) private readonly orders: Repository<OrderEntity>,
     private readonly pager: KeysetPager,
+    private readonly statements: SqlStatements,
   ) {}
 
   /** Confirmed orders across the organiser's events: one scan of a partial index per page. */
@@ -146,7 +166,7 @@ export class OrderRepository {
 
   /** The order in its response shape, whatever its status (internal responses). */
   async findView(orderId: string, manager: EntityManager): Promise<OrderRow | null> {
-    const rows = await manager.query<OrderRow[]>(`SELECT ${ORDER_COLUMNS} FROM "order" o WHERE o.id = $1`, [orderId]);
+    const rows = await this.statements.rows<OrderRow>(VIEW, [orderId], manager);
     return rows[0] ?? null;
   }
 
@@ -173,22 +193,17 @@ export class OrderRepository {
     orderId: string,
     manager: EntityManager,
   ): Promise<{ eventId: string | null; organizerId: string | null } | null> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(OrderEntity)
-      .set({ status: 'confirmed', updatedAt: () => MOVED_UPDATED_AT })
-      .where('id = :orderId AND status = :pending', { orderId, pending: 'pending' })
-      .returning(['eventId', 'organizerId'])
-      .execute();
-    // `returning` names entity properties; the raw rows carry column names.
-    const row = (result.raw as Array<{ event_id: string | null; organizer_id: string | null }>)[0];
+    const rows = await this.statements.rows<{ event_id: string | null; organizer_id: string | null }>(
+      CONFIRM_IF_PENDING,
+      [orderId],
+      manager,
+    );
+    const row = rows[0];
     return row === undefined ? null : { eventId: row.event_id, organizerId: row.organizer_id };
   }
 
   async statusOf(orderId: string, manager: EntityManager): Promise<OrderStatus | null> {
-    const rows = await manager.query<Array<{ status: OrderStatus }>>(`SELECT status FROM "order" WHERE id = $1`, [
-      orderId,
-    ]);
+    const rows = await this.statements.rows<{ status: OrderStatus }>(STATUS_OF, [orderId], manager);
     return rows[0]?.status ?? null;
   }
 
@@ -210,24 +225,17 @@ export class OrderRepository {
   }
 
   async webhookData(orderId: string, manager: EntityManager): Promise<OrderWebhookData | null> {
-    const rows = await manager.query<
-      Array<{
-        id: string;
-        event_id: string | null;
-        total_amount_minor: string;
-        currency: string;
-        is_rsvp: boolean;
-        quantity: string;
-        billing_name: string | null;
-        billing_email: string | null;
-        payment_provider: string | null;
-      }>
-    >(
-      `SELECT o.id, o.event_id, o.total_amount_minor, ${CURRENCY} AS currency, o.is_rsvp, o.quantity,
-              o.billing_name, o.billing_email, o.payment_provider
-         FROM "order" o WHERE o.id = $1`,
-      [orderId],
-    );
+    const rows = await this.statements.rows<{
+      id: string;
+      event_id: string | null;
+      total_amount_minor: string;
+      currency: string;
+      is_rsvp: boolean;
+      quantity: string;
+      billing_name: string | null;
+      billing_email: string | null;
+      payment_provider: string | null;
+    }>(WEBHOOK_DATA, [orderId], manager);
     const row = rows[0];
     if (row === undefined) return null;
     return {

@@ -3,6 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, IsNull, Repository } from 'typeorm';
 import type { Principal } from '../common/auth-context/access';
 import { accountOf } from '../common/auth-context/access';
+import { preparedStatement, type PreparedStatement } from '../common/persistence/prepared-statement';
+import { SqlStatements } from '../common/persistence/sql-statements';
 import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
 import { returningRows } from './returning-rows';
 import type { WebhookWarningKind } from './entities/webhook-warning.entity';
@@ -38,6 +40,22 @@ export interface SealedSecrets {
   previousSecretSealed: string | null;
 }
 
+/** The subscriptions a fact goes to, oldest first; `whose` names their owners ($2, $3). Prepared: every fact reads them. */
+function recipientsStatement(whose: string): PreparedStatement {
+  return preparedStatement(
+    `SELECT s.id, s.principal_type, s.principal_id, s.enabled
+       FROM webhook_subscription s
+      WHERE s.deleted_at IS NULL AND $1 = ANY (s.events) AND (${whose})
+      ORDER BY s.created_at, s.id`,
+  );
+}
+
+const ORDER_CONFIRMED_RECIPIENTS = recipientsStatement(`s.principal_type = 'organiser' AND s.principal_id = $2`);
+const EVENT_PUBLISHED_RECIPIENTS = recipientsStatement(
+  `(s.principal_type = 'organiser' AND s.principal_id = $2)
+    OR (s.principal_type = 'venue' AND s.principal_id = ANY ($3::text[]))`,
+);
+
 /**
  * Subscriptions, always scoped by their owner (the account) except where the
  * internal API and the outbox address them by id or by fact. Deleted rows
@@ -48,6 +66,7 @@ export interface SealedSecrets {
 export class WebhookSubscriptionRepository {
   constructor(
     @InjectRepository(WebhookSubscriptionEntity) private readonly subscriptions: Repository<WebhookSubscriptionEntity>,
+    private readonly statements: SqlStatements,
   ) {}
 
   async listForAccount(owner: Principal): Promise<WebhookSubscriptionEntity[]> {
@@ -264,7 +283,7 @@ export class WebhookSubscriptionRepository {
    * publishing transaction's manager.
    */
   async findOrderConfirmedRecipients(organizerId: string, manager: EntityManager): Promise<Recipient[]> {
-    return this.recipients(manager, `s.principal_type = 'organiser' AND s.principal_id = $2`, [
+    return this.recipients(manager, ORDER_CONFIRMED_RECIPIENTS, [
       'order.confirmed' satisfies WebhookEventType,
       organizerId,
     ]);
@@ -281,23 +300,24 @@ export class WebhookSubscriptionRepository {
     venueIds: readonly string[],
     manager: EntityManager,
   ): Promise<Recipient[]> {
-    return this.recipients(
-      manager,
-      `(s.principal_type = 'organiser' AND s.principal_id = $2)
-        OR (s.principal_type = 'venue' AND s.principal_id = ANY ($3::text[]))`,
-      ['event.published' satisfies WebhookEventType, organizerId, [...venueIds]],
-    );
+    return this.recipients(manager, EVENT_PUBLISHED_RECIPIENTS, [
+      'event.published' satisfies WebhookEventType,
+      organizerId,
+      [...venueIds],
+    ]);
   }
 
-  private async recipients(manager: EntityManager, whose: string, parameters: unknown[]): Promise<Recipient[]> {
-    const rows: Array<{ id: string; principal_type: SubscriberType; principal_id: string; enabled: boolean }> =
-      await manager.query(
-        `SELECT s.id, s.principal_type, s.principal_id, s.enabled
-           FROM webhook_subscription s
-          WHERE s.deleted_at IS NULL AND $1 = ANY (s.events) AND (${whose})
-          ORDER BY s.created_at, s.id`,
-        parameters,
-      );
+  private async recipients(
+    manager: EntityManager,
+    statement: PreparedStatement,
+    parameters: unknown[],
+  ): Promise<Recipient[]> {
+    const rows = await this.statements.rows<{
+      id: string;
+      principal_type: SubscriberType;
+      principal_id: string;
+      enabled: boolean;
+    }>(statement, parameters, manager);
     return rows.map((row) => ({
       subscriptionId: row.id,
       principal: { type: row.principal_type, id: row.principal_id },
