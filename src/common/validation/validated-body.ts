@@ -22,13 +22,45 @@ export function ValidatedBody(): ParameterDecorator {
 
 type ControllerClass = abstract new (...args: never[]) => unknown;
 
-interface RouteArgument {
-  index: number;
-  pipes?: unknown[];
+/** One parameter a handler takes from the request, as its decorators recorded it. */
+export interface HandlerInput {
+  /** `Controller.handler`. */
+  where: string;
+  /** Nest's `RouteParamtypes` value (as text: custom decorators have their own keys). */
+  kind: string;
+  /** The declared type (`design:paramtypes`), undefined when none was emitted. */
+  type: unknown;
+  pipes: readonly unknown[];
+}
+
+/** Every request input of every handler of these controllers. */
+export function handlerInputsOf(controllers: readonly ControllerClass[]): HandlerInput[] {
+  const inputs: HandlerInput[] = [];
+  for (const controller of controllers) {
+    const prototype = controller.prototype as object;
+    for (const handler of Object.getOwnPropertyNames(prototype)) {
+      const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler) ?? {}) as Record<
+        string,
+        { index: number; pipes?: unknown[] }
+      >;
+      const types = (Reflect.getMetadata('design:paramtypes', prototype, handler) ?? []) as unknown[];
+      for (const [key, argument] of Object.entries(args)) {
+        inputs.push({
+          where: `${controller.name}.${handler}`,
+          kind: key.split(':')[0] ?? '',
+          type: types[argument.index],
+          pipes: argument.pipes ?? [],
+        });
+      }
+    }
+  }
+  return inputs;
 }
 
 /** Declared types a path or query value may have now that no pipe converts them: they arrive as text. */
 const UNCONVERTED_TYPES: unknown[] = [String, Object, undefined];
+const BODY = String(RouteParamtypes.BODY);
+const TEXT_INPUTS = [String(RouteParamtypes.PARAM), String(RouteParamtypes.QUERY)];
 
 /**
  * The handler inputs that would reach a handler unchecked, as
@@ -37,35 +69,13 @@ const UNCONVERTED_TYPES: unknown[] = [String, Object, undefined];
  * global pipe used to convert and nothing converts now.
  */
 export function unvalidatedInputsOf(controllers: readonly ControllerClass[]): string[] {
-  const found: string[] = [];
-  for (const controller of controllers) {
-    const prototype = controller.prototype as object;
-    for (const handler of Object.getOwnPropertyNames(prototype)) {
-      const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handler) ?? {}) as Record<
-        string,
-        RouteArgument
-      >;
-      const types = (Reflect.getMetadata('design:paramtypes', prototype, handler) ?? []) as unknown[];
-      for (const [key, argument] of Object.entries(args)) {
-        const kind = key.split(':')[0];
-        const where = `${controller.name}.${handler}`;
-        if (
-          kind === String(RouteParamtypes.BODY) &&
-          !(argument.pipes ?? []).some((pipe) => pipe instanceof BodyValidationPipe)
-        ) {
-          found.push(`${where}: @Body() without @ValidatedBody()`);
-        }
-        const type = types[argument.index];
-        if (
-          (kind === String(RouteParamtypes.PARAM) || kind === String(RouteParamtypes.QUERY)) &&
-          !UNCONVERTED_TYPES.includes(type)
-        ) {
-          found.push(
-            `${where}: a path or query value declared as ${String((type as { name?: string })?.name)}, not text`,
-          );
-        }
-      }
+  return handlerInputsOf(controllers).flatMap(({ where, kind, type, pipes }) => {
+    if (kind === BODY && !pipes.some((pipe) => pipe instanceof BodyValidationPipe)) {
+      return [`${where}: @Body() without @ValidatedBody()`];
     }
-  }
-  return found;
+    if (TEXT_INPUTS.includes(kind) && !UNCONVERTED_TYPES.includes(type)) {
+      return [`${where}: a path or query value declared as ${String((type as { name?: string })?.name)}, not text`];
+    }
+    return [];
+  });
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { PATH_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { IsString } from 'class-validator';
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parseJsonBody } from '../http/json-body';
-import { unvalidatedInputsOf } from './validated-body';
+import { handlerInputsOf, unvalidatedInputsOf } from './validated-body';
 import { createValidationPipe } from './validation.pipe';
 
 class NamedDto {
@@ -34,22 +34,6 @@ function controllers(): Controller[] {
   );
 }
 
-/** Each `@Body()` parameter of a controller as [handler, declared type]. */
-function bodyParameters(controller: Controller): Array<[string, unknown]> {
-  const found: Array<[string, unknown]> = [];
-  for (const name of Object.getOwnPropertyNames(controller.prototype)) {
-    const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, name) ?? {}) as Record<
-      string,
-      { index: number }
-    >;
-    const types = (Reflect.getMetadata('design:paramtypes', controller.prototype as object, name) ?? []) as unknown[];
-    for (const [key, arg] of Object.entries(args)) {
-      if (key.split(':')[0] === String(RouteParamtypes.BODY)) found.push([name, types[arg.index]]);
-    }
-  }
-  return found;
-}
-
 describe('public write bodies are validated as plain objects, never through class-transformer', () => {
   it('finds the controllers (the scan itself works)', () => {
     const names = controllers().map((controller) => controller.name);
@@ -64,8 +48,9 @@ describe('public write bodies are validated as plain objects, never through clas
     for (const controller of controllers()) {
       const path = String(Reflect.getMetadata(PATH_METADATA, controller));
       if (path.replace(/^\//, '').startsWith('internal')) continue;
-      for (const [handler, type] of bodyParameters(controller)) {
-        assert.equal(type, Object, `${controller.name}.${handler} declares a class body (${String(type)})`);
+      for (const { where, kind, type } of handlerInputsOf([controller])) {
+        if (kind === String(RouteParamtypes.BODY))
+          assert.equal(type, Object, `${where} declares a class body (${String(type)})`);
       }
     }
   });
