@@ -22,7 +22,7 @@ import { measureWebhookDelivery, type WebhookDeliveryReport } from './webhook-de
  * The service against a frameworkless peer (bench/peer: node:http + pg) over
  * one PostgreSQL holding 100,000 events and 1,000,000 confirmed orders of one
  * organiser: each scenario at 32 connections, service and peer interleaved
- * over three rounds, medians and service/peer ratios, the targets of issue 11
+ * over three rounds, medians and service/peer ratios, and the speed targets
  * printed as met or not (a miss never fails the run), then the webhook
  * targets on their own service. Both servers run as child processes, so /proc
  * gives each one's CPU and memory. Settings (environment):

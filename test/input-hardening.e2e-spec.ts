@@ -52,7 +52,7 @@ describe('input hardening', () => {
     stranger = await app.make.organiser({ scopes: [...scopes] });
   });
 
-  describe('finding 2: one body cannot freeze the process', () => {
+  describe('one body cannot freeze the process', () => {
     it('refuses an object of 80,000 keys with 400 naming the key limit, quickly, on the event routes', async () => {
       const started = Date.now();
       const result = await rawPost('/v1/events', manyKeys(80_000));
@@ -110,7 +110,7 @@ describe('input hardening', () => {
     });
   });
 
-  describe('finding 3: bad text never reaches SQL as a 500', () => {
+  describe('bad text never reaches SQL as a 500', () => {
     it('refuses lone UTF-16 surrogates in values and keys with 400 naming the place', async () => {
       const inTitle = await createEvent(organiser.key, { title: { en: 'a\ud800b' } });
       assertErrorBody(inTitle, 400, 'invalid_argument');
@@ -195,7 +195,7 @@ describe('input hardening', () => {
     });
   });
 
-  describe("finding 4: ownership before any body rule (another account's resource is 404)", () => {
+  describe("ownership before any body rule (another account's resource is 404)", () => {
     it('answers PATCH of another organiser’s event with 404 not_found whatever the body says', async () => {
       const theirs = await createEvent(stranger.key, { startTime: '2027-01-01T10:00:00Z' });
       assert.equal(theirs.status, 201);
@@ -293,7 +293,7 @@ describe('input hardening', () => {
     });
   });
 
-  describe('finding 6: logs never carry SQL parameters or driver detail', () => {
+  describe('logs never carry SQL parameters or driver detail', () => {
     it('logs a failing insert as type, code and a value-free message only', async () => {
       const secretValue = `leak-${randomUUID()}@billing.example`;
       await db.query(

@@ -525,7 +525,7 @@ describe('webhook operations', () => {
   });
 
   describe('retention', () => {
-    it('purges only final deliveries past WEBHOOK_RETENTION_DAYS, and deleted subscriptions with nothing pending (issue 9 retention)', async () => {
+    it('purges only final deliveries past WEBHOOK_RETENTION_DAYS, and deleted subscriptions with nothing pending', async () => {
       const receiving = await receiver();
       const owner = await organiser();
       const hook = await subscribe(owner.key, `${receiving.origin}/kept`);

@@ -3,7 +3,7 @@ import type { ScenarioKind } from './side-by-side-scenarios';
 import type { WebhookDeliveryReport } from '../webhook-delivery.bench';
 
 /**
- * Medians over rounds, service/peer ratios, the targets of issue 11 (each
+ * Medians over rounds, service/peer ratios, the speed targets (each
  * met or not; a miss never fails the run), and the Markdown table.
  */
 export type Figure = Exclude<keyof RunFigures, 'requests' | 'failures'>;

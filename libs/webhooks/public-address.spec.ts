@@ -468,7 +468,7 @@ void describe('resolvePublicAddress', () => {
   });
 });
 
-void describe('issue 9 finding 7 (SSRF gaps)', () => {
+void describe('SSRF gaps: every form of a private address is refused', () => {
   void it('refuses the IPv4-translated form ::ffff:0:0:0/96 (https://[::ffff:0:127.0.0.1]/) at subscription and delivery', async () => {
     assert.deepEqual(checkWebhookUrl('https://[::ffff:0:127.0.0.1]/'), {
       ok: false,

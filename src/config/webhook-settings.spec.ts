@@ -6,7 +6,7 @@ import { ConfigError, loadAppConfig } from './app-config';
 const DATABASE_URL = 'postgres://service@db.example.com/events';
 
 void describe('webhook settings', () => {
-  void it('refuses to start with DATABASE_URL and no WEBHOOK_SECRET_KEY (issue 9 finding 6: secrets stored in plaintext)', () => {
+  void it('refuses to start with DATABASE_URL and no WEBHOOK_SECRET_KEY (secrets are never stored in plaintext by accident)', () => {
     assert.throws(() => loadAppConfig({ DATABASE_URL }), {
       name: 'Error',
       message: /WEBHOOK_SECRET_KEY .* is required with DATABASE_URL; set WEBHOOK_SECRETS_PLAINTEXT=1/,

@@ -57,7 +57,7 @@ export function createRootLogger(
         })
       : destination === process.stdout
         ? // pino's own default: sonic-boom on fd 1, asynchronous (lines written while one is in flight wait and go
-          // together), flushed on exit. Synchronous writes cost the same per request in the bench (A/B, stop 23).
+          // together), flushed on exit. Synchronous writes cost the same per request in the bench (A/B).
           pino.destination(1)
         : destination;
   return pino(

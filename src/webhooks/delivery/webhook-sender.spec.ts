@@ -120,7 +120,7 @@ void describe('WebhookSender', () => {
     assert.equal(result.aborted, true);
   });
 
-  void it('refuses at delivery a port outside WEBHOOK_ALLOWED_PORTS on a public address, without connecting (issue 9 finding 7)', async () => {
+  void it('refuses at delivery a port outside WEBHOOK_ALLOWED_PORTS on a public address, without connecting', async () => {
     const before = receiver.requests.length;
     // A name that resolves to a public address: nothing exempts it from the port rule.
     const publicAnswer: AddressLookup = async () => [{ address: '93.184.216.34', family: 4 }];
@@ -132,7 +132,7 @@ void describe('WebhookSender', () => {
     assert.equal(receiver.requests.length, before);
   });
 
-  void it('refuses at delivery a host resolving to the IPv4-translated form of loopback (issue 9 finding 7)', async () => {
+  void it('refuses at delivery a host resolving to the IPv4-translated form of loopback', async () => {
     const translated: AddressLookup = async () => [{ address: '::ffff:0:7f00:1', family: 6 }];
     const result = await sender.send(
       { url: 'https://hooks.example.com/in', body, headers: {} },

@@ -50,7 +50,7 @@ void describe('WebhookSecretCipher', () => {
   });
 });
 
-void describe('WebhookSecretCipher key ids (issue 9 finding 6)', () => {
+void describe('WebhookSecretCipher key ids', () => {
   const oldKey = randomBytes(32).toString('hex');
   const newKey = randomBytes(32).toString('hex');
   const rotated = (): WebhookSecretCipher =>
