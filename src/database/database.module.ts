@@ -4,6 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
 import { SqlStatements } from '../common/persistence/sql-statements';
 import { ServiceSettings } from './service-settings';
+import { Database } from './sql/sql-target';
 import { UnitOfWork } from './unit-of-work';
 
 @Global()
@@ -19,7 +20,7 @@ import { UnitOfWork } from './unit-of-work';
       },
     }),
   ],
-  providers: [UnitOfWork, ServiceSettings, SqlStatements],
-  exports: [UnitOfWork, ServiceSettings, SqlStatements],
+  providers: [UnitOfWork, Database, ServiceSettings, SqlStatements],
+  exports: [UnitOfWork, Database, ServiceSettings, SqlStatements],
 })
 export class DatabaseModule {}

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { PoolClient } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
+import type { SqlConnection, SqlTarget } from './sql/sql-target';
 
 /**
  * One database transaction, handed to everything that must commit or roll
@@ -7,10 +9,19 @@ import { DataSource, EntityManager } from 'typeorm';
  * runs in-transaction handlers (the webhook outbox) with it. Work registered
  * with `afterCommit` runs only once the transaction has committed.
  */
-export class Transaction {
+export class Transaction implements SqlTarget {
   private readonly committed: Array<() => void> = [];
+  private connection: PoolClient | null = null;
 
   constructor(readonly manager: EntityManager) {}
+
+  /** The transaction's own connection, so a statement sees (and holds) what the transaction does. */
+  sqlConnection(): SqlConnection | Promise<SqlConnection> {
+    if (this.connection !== null) return this.connection;
+    const queryRunner = this.manager.queryRunner;
+    if (queryRunner === undefined) throw new Error("a Transaction is made from a transaction's EntityManager");
+    return (queryRunner.connect() as Promise<PoolClient>).then((client) => (this.connection = client));
+  }
 
   afterCommit(work: () => void): void {
     this.committed.push(work);

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DataSource } from 'typeorm';
+import { freshDatabase } from '../../../test/support/test-database';
+import { Transaction } from '../unit-of-work';
+import { joinSql, sql, sqlText } from './sql-fragment';
+import { defineStatement, NO_PARAMS, type NoParams } from './sql-statement';
+import { Database } from './sql-target';
+
+const INSERT_PROBE = defineStatement<{ id: string; label: string | null; tags: string[] }, { id: string }>(
+  (p) => sql`INSERT INTO sql_probe (id, label, tags) VALUES (${p.id}, ${p.label}, ${p.tags}) RETURNING id`,
+  { prepared: true },
+);
+const LABEL_OF = defineStatement<{ id: string }, { label: string | null }>(
+  (p) => sql`SELECT label FROM sql_probe WHERE id = ${p.id}`,
+  { prepared: false },
+);
+const COUNT = defineStatement<NoParams, { n: number }>(() => sql`SELECT count(*)::int AS n FROM sql_probe`, {
+  prepared: true,
+});
+
+/** The SQL kit on real PostgreSQL, over a table of its own. */
+describe('SqlStatement', () => {
+  let dataSource: DataSource;
+  let database: Database;
+
+  before(async () => {
+    dataSource = new DataSource({ type: 'postgres', url: await freshDatabase(), entities: [] });
+    await dataSource.initialize();
+    await dataSource.query(`CREATE TABLE sql_probe (id text PRIMARY KEY, label text, tags text[] NOT NULL)`);
+    database = new Database(dataSource);
+  });
+  after(async () => dataSource.destroy());
+
+  it('compiles named parameters to $n once, in order of first use, one number per name', () => {
+    const statement = defineStatement<{ a: number; b: number }>(
+      (p) => sql`SELECT ${p.b}::int + ${p.a}::int - ${p.b}::int`,
+      { prepared: false },
+    );
+    assert.equal(statement.text, 'SELECT $1::int + $2::int - $1::int');
+    assert.deepEqual(statement.parameterNames, ['b', 'a']);
+    assert.deepEqual(statement.values({ a: 1, b: 2 }), [2, 1]);
+  });
+
+  it('splices fragments (column lists, conditions) and their parameters into the text', () => {
+    const columns = sqlText('id, label');
+    const statement = defineStatement<{ id: string; owner: string }>(
+      (p) => {
+        const conditions = [sql`id = ${p.id}`, sql`owner = ${p.owner}`, sqlText('deleted_at IS NULL')];
+        return sql`SELECT ${columns} FROM t WHERE ${joinSql(conditions, ' AND ')} OR parent = ${p.id}`;
+      },
+      { prepared: false },
+    );
+    assert.equal(
+      statement.text,
+      'SELECT id, label FROM t WHERE id = $1 AND owner = $2 AND deleted_at IS NULL OR parent = $1',
+    );
+  });
+
+  it('never writes a value into the text: a plain string interpolation is refused', () => {
+    const id = "x'; DROP TABLE sql_probe; --";
+    assert.throws(() => sql`SELECT ${id as never}`, /named parameters and fragments only/);
+  });
+
+  it('refuses a parameter left undefined, and sends null as SQL NULL', async () => {
+    assert.throws(() => INSERT_PROBE.values({ id: 'p0', tags: [] } as never), /SQL parameter "label" was not given/);
+    await INSERT_PROBE.rows({ id: 'p1', label: null, tags: ['a'] }, database);
+    assert.deepEqual(await LABEL_OF.one({ id: 'p1' }, database), { label: null });
+  });
+
+  it('names a prepared statement after its text, and sends an unprepared one unnamed', () => {
+    assert.match(INSERT_PROBE.name ?? '', /^s_[0-9a-f]{20}$/);
+    const again = defineStatement<{ id: string; label: string | null; tags: string[] }>(
+      (p) => sql`INSERT INTO sql_probe (id, label, tags) VALUES (${p.id}, ${p.label}, ${p.tags}) RETURNING id`,
+      { prepared: true },
+    );
+    assert.equal(again.name, INSERT_PROBE.name);
+    assert.equal(LABEL_OF.name, undefined);
+  });
+
+  it('runs inside a transaction on its connection: it sees the uncommitted rows, and a rollback takes them', async () => {
+    await assert.rejects(
+      dataSource.transaction(async (manager) => {
+        const tx = new Transaction(manager);
+        await INSERT_PROBE.rows({ id: 'p2', label: 'inside', tags: [] }, tx);
+        assert.deepEqual(await LABEL_OF.one({ id: 'p2' }, tx), { label: 'inside' });
+        assert.equal(await LABEL_OF.one({ id: 'p2' }, database), null, 'not visible outside before commit');
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.equal(await LABEL_OF.one({ id: 'p2' }, database), null);
+    assert.deepEqual(await COUNT.one(NO_PARAMS, database), { n: 1 });
+  });
+
+  it('counts the rows a write touched', async () => {
+    const relabel = defineStatement<{ label: string }>((p) => sql`UPDATE sql_probe SET label = ${p.label}`, {
+      prepared: false,
+    });
+    assert.equal(await relabel.affected({ label: 'all' }, database), 1);
+  });
+});

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import type { QueryResultRow } from 'pg';
+import { parameterReferences, SqlFragment, SqlParameter, type SqlParameters } from './sql-fragment';
+import type { SqlTarget } from './sql-target';
+
+export interface StatementOptions {
+  /**
+   * Kept by PostgreSQL as a named prepared statement on each pooled
+   * connection: parsed and planned once per connection instead of on every
+   * run. Worth it on a hot path (every request, every delivery); a rare
+   * statement (the dashboard, an operation) is sent unnamed and leaves no
+   * plan behind.
+   */
+  prepared: boolean;
+}
+
+/**
+ * One SQL statement with named parameters, compiled once, at module load:
+ * `${p.deliveryId}` becomes `$1` however often it is used, and `run` takes
+ * the values as an object (`recordAttempt.rows({ deliveryId, leaseToken }, tx)`),
+ * so a call site can neither swap two values nor forget one.
+ */
+export class SqlStatement<Params extends object, Row extends QueryResultRow = QueryResultRow> {
+  /** The text PostgreSQL receives, with `$1 … $n`. */
+  readonly text: string;
+  /** The prepared statement's name (derived from the text), or undefined for an unnamed statement. */
+  readonly name: string | undefined;
+  /** Parameter names in `$n` order. */
+  readonly parameterNames: readonly string[];
+
+  constructor(fragment: SqlFragment, options: StatementOptions) {
+    const names: string[] = [];
+    const text = fragment.parts
+      .map((part) => {
+        if (!(part instanceof SqlParameter)) return part;
+        let index = names.indexOf(part.name);
+        if (index < 0) index = names.push(part.name) - 1;
+        return `$${index + 1}`;
+      })
+      .join('');
+    this.text = text;
+    this.parameterNames = names;
+    // One text is one name on every pooled connection (pg refuses a name reused for another text);
+    // 20 hex digits of SHA-1 put collisions out of reach and stay far under NAMEDATALEN (63).
+    this.name = options.prepared ? `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` : undefined;
+  }
+
+  /** The values in `$n` order. A parameter left undefined is refused: `null` is how a statement is given SQL NULL. */
+  values(params: Params): unknown[] {
+    return this.parameterNames.map((name) => {
+      const value = (params as Record<string, unknown>)[name];
+      if (value === undefined) throw new Error(`SQL parameter "${name}" was not given`);
+      return value;
+    });
+  }
+
+  async rows(params: Params, target: SqlTarget): Promise<Row[]> {
+    return (await this.execute(params, target)).rows;
+  }
+
+  /** The first row, or null when the statement returned none. */
+  async one(params: Params, target: SqlTarget): Promise<Row | null> {
+    return (await this.execute(params, target)).rows[0] ?? null;
+  }
+
+  /** How many rows an UPDATE, INSERT or DELETE touched. */
+  async affected(params: Params, target: SqlTarget): Promise<number> {
+    return (await this.execute(params, target)).rowCount ?? 0;
+  }
+
+  private async execute(params: Params, target: SqlTarget): Promise<{ rows: Row[]; rowCount: number | null }> {
+    const values = this.values(params);
+    const connection = await target.sqlConnection();
+    return connection.query<Row>({ name: this.name, text: this.text, values });
+  }
+}
+
+/**
+ * Defines a statement: `build` receives a reference per parameter and returns
+ * the text with the `sql` tag. Call it once per statement, at module load
+ * (a constant beside the repository that runs it), never per request.
+ *
+ *     const RELEASE_LEASE = defineStatement<{ deliveryId: string; leaseToken: string }>(
+ *       (p) => sql`UPDATE webhook_delivery SET lease_token = NULL
+ *                   WHERE id = ${p.deliveryId} AND lease_token = ${p.leaseToken}`,
+ *       { prepared: false },
+ *     );
+ */
+export function defineStatement<Params extends object, Row extends QueryResultRow = QueryResultRow>(
+  build: (p: SqlParameters<Params>) => SqlFragment,
+  options: StatementOptions,
+): SqlStatement<Params, Row> {
+  return new SqlStatement<Params, Row>(build(parameterReferences<Params>()), options);
+}
+
+/** A statement without parameters. */
+export type NoParams = Record<string, never>;
+export const NO_PARAMS: NoParams = {};
