@@ -45,7 +45,7 @@ export default tseslint.config(
   },
   {
     // Bounded contexts meet through each other's module, service, domain events, DTO types and named
-    // SQL fragments, never through entities, repositories or presenters (docs: README "Architecture").
+    // SQL fragments, never through entities, repositories or presenters (docs/architecture.md).
     files: ['src/{identity,venues,events,orders,webhooks}/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: {

@@ -12,7 +12,7 @@ export const MEETING_PROVIDER_CODES = ['zoom', 'google_meet', 'microsoft_teams']
 export type MeetingProvider = (typeof MEETING_PROVIDER_CODES)[number];
 
 export interface MeetingHostRule {
-  /** Human name, for messages and the README. */
+  /** Human name, for messages and the docs. */
   readonly name: string;
   /** Host names accepted only exactly as written. */
   readonly exactHosts: readonly string[];

@@ -148,7 +148,7 @@ export function retryAfterDelayMs(headerValue: string | undefined, now: Date, bo
 }
 
 /**
- * The nominal wait before each retry (no jitter), for the README and the
+ * The nominal wait before each retry (no jitter), for the docs and the
  * startup log: entry i is the wait after attempt i+1 failed, so a delivery with
  * `maxAttempts` attempts has `maxAttempts - 1` entries.
  */

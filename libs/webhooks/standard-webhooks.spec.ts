@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { stripeSdk } from '../../test/support/stripe-sdk';
 import { signPayloadWithAll, standardWebhooksSignature, verifySignature } from './webhook-signature';
 
-/** The test vector of the README's Webhooks section. */
+/** The test vector of docs/webhooks.md. */
 const VECTOR = {
   secret: 'whsec_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
   previous: 'whsec_fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210',

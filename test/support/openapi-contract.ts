@@ -30,7 +30,7 @@ const CONTRACT_HEADERS = [
 ];
 /** The reference itself is served beside the API; it is not an operation of it. */
 export const REFERENCE_PATHS = /^\/(?:openapi\.json|openapi\.yaml|docs(?:\/.*)?)$/;
-/** The probes are for the platform, not integrators: documented in the README ("Operating it"), not in the API document. */
+/** The probes are for the platform, not integrators: documented in docs/operations.md, not in the API document. */
 export const PROBE_PATHS = /^\/(?:healthz|readyz)$/;
 
 const ERROR_SCHEMA = { $ref: '#/components/schemas/Error' };

@@ -10,7 +10,7 @@ export interface RateFigures {
 /**
  * `info.description` of the public document: the conventions every
  * operation follows, so the reference page opens with them instead of
- * leaving them to the README. Markdown, as OpenAPI allows.
+ * leaving them to docs/api.md. Markdown, as OpenAPI allows.
  */
 export function publicIntroduction(rates: RateFigures): string {
   return `The public REST API through which event organisers and venues reach their own events, orders and webhook subscriptions. Every response is filtered to the principal (organiser or venue) the API key belongs to.

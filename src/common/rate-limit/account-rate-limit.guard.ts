@@ -64,7 +64,7 @@ function failOpen(request: FastifyRequest, error: unknown): true {
  * place here, since one budget spans the whole API. This guard counts with
  * the store's synchronous `incrementNow` when it has one and answers in the
  * same turn, which cut about 10 µs of the 145 µs of CPU `GET /v1/events/{id}`
- * costs (bench, README "Performance"); a store with only the asynchronous
+ * costs (`npm run bench -- side-by-side`); a store with only the asynchronous
  * `increment` is awaited.
  */
 @Injectable()

@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 const ROOT = join(__dirname, '..', '..');
 /** Folders the layout never lists: tooling, generated output and hidden files. */
 const UNLISTED = new Set(['node_modules', 'dist']);
+/** The developers' guide holds the layout. */
+const GUIDE = 'docs/architecture.md';
 
 interface LayoutEntry {
   /** The folder or file the line is about, relative to the repository. */
@@ -16,13 +18,13 @@ interface LayoutEntry {
 }
 
 /**
- * The README's "Layout" block: each line that starts in the first column
+ * The "Layout" block of docs/architecture.md: each line that starts in the first column
  * names a path (`src/events/ orders/ venues/` names siblings), then a
  * description whose words ending in `/` are folders inside it.
  */
-function layoutEntries(readme: string): LayoutEntry[] {
-  const section = readme.split('\n## Layout\n')[1]?.split('\n## ')[0];
-  assert.ok(section !== undefined, 'README.md has a "## Layout" section');
+function layoutEntries(guide: string): LayoutEntry[] {
+  const section = guide.split('\n## Layout\n')[1]?.split('\n## ')[0];
+  assert.ok(section !== undefined, `${GUIDE} has a "## Layout" section`);
   const block = section.split('```')[1];
   assert.ok(block !== undefined, 'the Layout section has a code block');
   const entries: LayoutEntry[] = [];
@@ -51,16 +53,16 @@ function folders(path: string): string[] {
     .filter((name) => statSync(join(ROOT, path, name)).isDirectory());
 }
 
-describe('README.md "Layout" matches the tree', () => {
-  const entries = layoutEntries(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+describe('docs/architecture.md "Layout" matches the tree', () => {
+  const entries = layoutEntries(readFileSync(join(ROOT, GUIDE), 'utf8'));
 
   it('every path the layout names exists', () => {
     assert.ok(entries.length > 10, `${entries.length} entries parsed`);
     for (const { path, mentioned } of entries) {
-      assert.ok(existsSync(join(ROOT, path)), `README lists ${path}, which does not exist`);
+      assert.ok(existsSync(join(ROOT, path)), `${GUIDE} lists ${path}, which does not exist`);
       for (const folder of mentioned) {
         const inside = join(ROOT, path.endsWith('/') ? path : dirname(path), folder);
-        assert.ok(existsSync(inside) || existsSync(join(ROOT, folder)), `README mentions ${folder} under ${path}`);
+        assert.ok(existsSync(inside) || existsSync(join(ROOT, folder)), `${GUIDE} mentions ${folder} under ${path}`);
       }
     }
   });
@@ -81,7 +83,10 @@ describe('README.md "Layout" matches the tree', () => {
       ['src/common', 'src/common/'],
     ] as const) {
       for (const name of folders(parent)) {
-        assert.ok(listed.has(`${prefix}${name}/`), `${prefix}${name}/ exists but README's layout does not list it`);
+        assert.ok(
+          listed.has(`${prefix}${name}/`),
+          `${prefix}${name}/ exists but the layout in ${GUIDE} does not list it`,
+        );
       }
     }
   });
