@@ -101,6 +101,8 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     // which the dashboard's Content-Security-Policy (no 'unsafe-eval') refuses whenever the first check fails.
     await page().locator('.copy-status', { hasText: /\S/ }).waitFor();
     await browser.checkPage('key-created');
+    const shownAt = new URL(page().url()).pathname;
+    assert.match(shownAt, /\/keys\/key_[^/]+\/created$/, 'the key is shown on the page the mint redirected to');
 
     const me = await publicApi(service)('GET', '/v1/me', { key });
     assert.equal(me.status, 200, me.text);
@@ -111,6 +113,28 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     assert.match(keysTable, /Box office/);
     assert.doesNotMatch(keysTable, new RegExp(key), 'the list never shows the key again');
     await browser.checkPage('organiser');
+  });
+
+  it('reloads the page of a minted key without minting another or showing the key again', async () => {
+    await page().goto(url(state.organiserPath ?? ''));
+    const keyRows = page().locator('#keys-heading + .table-wrap tbody tr');
+    assert.equal(await keyRows.count(), 1);
+    await browser.submitWith('form[action$="/keys"] button[type=submit]');
+    const minted = await page().inputValue('#new-key');
+    const keyId = decodeURIComponent(/\/keys\/([^/]+)\/created$/.exec(new URL(page().url()).pathname)?.[1] ?? '');
+    await page().reload();
+    assert.match(new URL(page().url()).pathname, /\/keys\/key_[^/]+\/created$/);
+    assert.equal(await page().locator('#new-key').count(), 0, 'the reload shows no key field');
+    assert.doesNotMatch((await page().content()) ?? '', new RegExp(minted), 'nor the key anywhere on the page');
+    assert.match((await page().textContent('.shown-once')) ?? '', /shown once, right after it was minted/);
+    await browser.checkPage('key-shown-once');
+    await page().goto(url(state.organiserPath ?? ''));
+    assert.equal(await keyRows.count(), 2, 'the mint and its reload made one key, not two');
+    const me = await publicApi(service)('GET', '/v1/me', { key: minted });
+    assert.equal(me.status, 200, 'the key shown before the reload is the one that was minted');
+    // Revoked again, so the steps below see the organiser with its one working key.
+    const revoked = await internalApi(service)('DELETE', `/internal/keys/${keyId}`);
+    assert.equal(revoked.status, 200, revoked.text);
   });
 
   /** Requests that reached the receiver after `since` and were acknowledged, by envelope type and data id. */
@@ -220,7 +244,24 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     assert.match(secret, /^whsec_[0-9a-f]{64}$/);
     assert.notEqual(secret, state.secret);
     assert.match((await page().textContent('.warning')) ?? '', /you will not see it again/);
+    assert.match(new URL(page().url()).pathname, /\/webhooks\/[^/]+\/new-secret$/);
     await browser.checkPage('secret-rotated');
+    state.secret = secret;
+  });
+
+  it('reloads the page of a rotated secret without rotating again or showing the secret again', async () => {
+    const admin = internalApi(service);
+    const before = await admin('GET', `/internal/webhooks/${state.webhookId}`);
+    assert.equal(before.body.data.secret, state.secret, 'the page showed the secret that signs');
+    await page().reload();
+    assert.match(new URL(page().url()).pathname, /\/webhooks\/[^/]+\/new-secret$/);
+    assert.equal(await page().locator('#new-secret').count(), 0, 'the reload shows no secret field');
+    assert.doesNotMatch((await page().content()) ?? '', /whsec_/, 'nor the secret anywhere on the page');
+    assert.match((await page().textContent('.shown-once')) ?? '', /shown once, right after the rotation/);
+    await browser.checkPage('secret-shown-once');
+    const after = await admin('GET', `/internal/webhooks/${state.webhookId}`);
+    assert.equal(after.body.data.secret, state.secret, 'the reload rotated nothing');
+    assert.deepEqual(after.body.data.secretRotation, before.body.data.secretRotation);
   });
 
   it('publishes an event from the events page (event.published arrives), and refuses one whose date mode is not fixed with the reason', async () => {

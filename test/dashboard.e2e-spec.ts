@@ -230,6 +230,165 @@ describe('dashboard over HTTP', () => {
     assert.equal(detail.body.data.secretRotation, null);
   });
 
+  /** Keys listed on an account page (one revoke link per live key). */
+  const liveKeysOn = (html: string): number => html.match(/\/keys\/key_[^/"]+\/revoke"/g)?.length ?? 0;
+  const KEY_PATTERN = /svc_live_[0-9a-f]{48}/;
+
+  it('answers a key mint with 303 to a page that shows the new key on its first GET only, and minting nothing more', async () => {
+    const venue = await fixtures(service).venue();
+    const organiser = await fixtures(service).organiser();
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    for (const accountPath of [
+      `/internal/dashboard/organisers/${organiser.id}`,
+      `/internal/dashboard/venues/${venue.id}`,
+    ]) {
+      const page = await client.get(accountPath);
+      const before = liveKeysOn(page.html);
+      const minted = await client.post(`${accountPath}/keys`, { name: 'Till', actorRole: 'owner' }, csrfOf(page.html));
+      assert.equal(minted.status, 303, accountPath);
+      const location = minted.location ?? '';
+      assert.match(location, new RegExp(`^${accountPath}/keys/key_[^/?]+/created$`), 'a GET page, no secret in it');
+      assert.doesNotMatch(minted.html, KEY_PATTERN, 'the redirect itself carries no key');
+
+      const first = await client.get(location);
+      assert.equal(first.status, 200);
+      assert.equal(first.headers.get('cache-control'), 'no-store');
+      const key = KEY_PATTERN.exec(first.html)?.[0] ?? '';
+      assert.equal((await publicApi(service)('GET', '/v1/me', { key })).status, 200, 'the key shown works');
+
+      const reload = await client.get(location);
+      assert.equal(reload.status, 200);
+      assert.equal(reload.headers.get('cache-control'), 'no-store');
+      assert.doesNotMatch(reload.html, KEY_PATTERN, 'a reload does not show the key again');
+      assert.match(reload.html, /This key was shown once, right after it was minted, and is not shown again/);
+      assert.equal(liveKeysOn((await client.get(accountPath)).html), before + 1, 'one key minted, whatever the GETs');
+    }
+  });
+
+  it('shows a new key only in the session that minted it', async () => {
+    const organiser = await fixtures(service).organiser();
+    const accountPath = `/internal/dashboard/organisers/${organiser.id}`;
+    const minter = new DashboardClient(service.adminUrl);
+    const csrf = await minter.signIn(service.adminToken);
+    const minted = await minter.post(`${accountPath}/keys`, { actorRole: 'owner' }, csrf);
+    assert.equal(minted.status, 303);
+    const other = new DashboardClient(service.adminUrl);
+    await other.signIn(service.adminToken);
+    const elsewhere = await other.get(minted.location ?? '');
+    assert.equal(elsewhere.status, 200);
+    assert.doesNotMatch(elsewhere.html, KEY_PATTERN);
+    assert.match((await minter.get(minted.location ?? '')).html, KEY_PATTERN);
+  });
+
+  it('leaves a key shown once to the GET when the page is first asked for with HEAD', async () => {
+    const organiser = await fixtures(service).organiser();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const minted = await client.post(
+      `/internal/dashboard/organisers/${organiser.id}/keys`,
+      { actorRole: 'owner' },
+      csrf,
+    );
+    const location = minted.location ?? '';
+    const head = await client.head(location);
+    assert.equal(head.status, 200);
+    assert.match((await client.get(location)).html, KEY_PATTERN);
+  });
+
+  it('answers a mint posted by htmx with HX-Redirect to the page that shows the key once', async () => {
+    const organiser = await fixtures(service).organiser();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const accountPath = `/internal/dashboard/organisers/${organiser.id}`;
+    const minted = await client.post(`${accountPath}/keys`, { actorRole: 'owner' }, csrf, { 'hx-request': 'true' });
+    assert.equal(minted.status, 200);
+    const location = minted.headers.get('hx-redirect') ?? '';
+    assert.match(location, new RegExp(`^${accountPath}/keys/key_[^/?]+/created$`));
+    assert.doesNotMatch(minted.html, KEY_PATTERN);
+    assert.match((await client.get(location)).html, KEY_PATTERN);
+    assert.doesNotMatch((await client.get(location)).html, KEY_PATTERN);
+  });
+
+  it('answers a secret rotation with 303 to a page that shows the new secret on its first GET only, and rotating nothing more', async () => {
+    const { webhookId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+    const rotated = await client.post(`${path}/rotate-secret`, { graceSeconds: '60' }, csrf);
+    assert.equal(rotated.status, 303);
+    assert.equal(rotated.location, `${path}/new-secret`);
+
+    const first = await client.get(`${path}/new-secret`);
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('cache-control'), 'no-store');
+    const shown = /whsec_[0-9a-f]{64}/.exec(first.html)?.[0];
+    const current = await internalApi(service)('GET', `/internal/webhooks/${webhookId}`);
+    assert.equal(shown, current.body.data.secret, 'the page shows the secret that now signs');
+
+    const reload = await client.get(`${path}/new-secret`);
+    assert.equal(reload.status, 200);
+    assert.equal(reload.headers.get('cache-control'), 'no-store');
+    assert.doesNotMatch(reload.html, /whsec_/, 'a reload does not show the secret again');
+    assert.match(reload.html, /The new secret was shown once, right after the rotation, and is not shown again/);
+    const after = await internalApi(service)('GET', `/internal/webhooks/${webhookId}`);
+    assert.equal(after.body.data.secret, shown, 'a reload rotates nothing');
+    assert.deepEqual(after.body.data.secretRotation, current.body.data.secretRotation);
+  });
+
+  it('answers every form that changes something with 303 to a GET page, whose message a reload does not repeat', async () => {
+    const { organiserId, webhookId } = await webhook();
+    const admin = internalApi(service);
+    const event = await admin('POST', '/internal/events', {
+      body: { organizerId: organiserId, title: { EN: 'Redirected' }, startTime: '2031-01-01T20:00:00Z' },
+    });
+    assert.equal(event.status, 201, event.text);
+    const eventId: string = event.body.data.id;
+    const order = await admin('POST', '/internal/orders', {
+      body: { eventId, lineItems: [{ quantity: 1 }], totalAmountMinor: 100 },
+    });
+    const orderId: string = order.body.data.id;
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const organiserPath = `/internal/dashboard/organisers/${organiserId}`;
+    const webhookPath = `/internal/dashboard/webhooks/${webhookId}`;
+
+    /** Posts a form, follows its 303 with GET twice: the first page reports the change, the reload does not. */
+    const changes = async (path: string, fields: Record<string, string>, report: RegExp): Promise<string> => {
+      const posted = await client.post(path, fields, csrf);
+      assert.equal(posted.status, 303, `${path}: ${posted.html.slice(0, 300)}`);
+      const location = posted.location ?? '';
+      assert.match(location, /^\/internal\/dashboard\//, path);
+      const first = await client.get(location);
+      assert.equal(first.status, 200, `${path} -> ${location}`);
+      assert.match(first.html, report, path);
+      const reload = await client.get(location);
+      assert.equal(reload.status, 200, `${path} -> ${location} again`);
+      assert.doesNotMatch(reload.html, report, `${path}: a reload repeats nothing and reports nothing again`);
+      return location;
+    };
+
+    await changes('/internal/dashboard/organisers', { name: 'Redirect Club' }, /Organiser Redirect Club created/);
+    const venuePath = await changes(
+      '/internal/dashboard/venues',
+      { name: 'Redirect Hall', timeZone: 'Europe/Berlin' },
+      /Venue Redirect Hall created/,
+    );
+    await changes(`${venuePath}/locations`, { displayName: 'Side room' }, /Location Side room added/);
+    const keyPage = await changes(`${organiserPath}/keys`, { actorRole: 'owner' }, KEY_PATTERN);
+    const keyId = decodeURIComponent(/\/keys\/([^/]+)\/created$/.exec(keyPage)?.[1] ?? '');
+    await changes(`${organiserPath}/keys/${keyId}/revoke`, { actorRole: 'owner' }, /Key \S+ revoked\./);
+    await changes(`${organiserPath}/events/${eventId}/publish`, {}, /Event Redirected is public/);
+    await changes(`${organiserPath}/orders/${orderId}/confirm`, {}, new RegExp(`Order ${orderId} is confirmed`));
+    await changes(`${webhookPath}/enable`, {}, /Re-enabled\./);
+    await changes(`${webhookPath}/recover`, { since: '2026-01-01T00:00:00Z' }, /deliveries queued again/);
+    const deliveries = await admin('GET', `/internal/webhooks/${webhookId}/deliveries`);
+    const deliveryId: string = deliveries.body.data[0].id;
+    // Pending or final, the answer is a redirect to the log with the outcome once.
+    await changes(`${webhookPath}/deliveries/${deliveryId}/resend`, {}, /being sent again|only a final one is resent/);
+    await changes(`${webhookPath}/rotate-secret`, {}, /whsec_[0-9a-f]{64}/);
+  });
+
   it('answers an unknown webhook, organiser or venue with an HTML 404 page', async () => {
     const client = new DashboardClient(service.adminUrl);
     await client.signIn(service.adminToken);

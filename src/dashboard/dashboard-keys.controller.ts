@@ -5,8 +5,8 @@ import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { ApiKeysService } from '../identity/api-keys.service';
-import { KEY_MANAGER_ROLES } from '../identity/dto/identity.dto';
-import { DashboardAccountViews, type AccountType } from './dashboard-account-views.service';
+import { KEY_MANAGER_ROLES, type CreatedKeyResponse } from '../identity/dto/identity.dto';
+import { DashboardAccountViews, type Account, type AccountType } from './dashboard-account-views.service';
 import { DashboardForm } from './dashboard-form';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
@@ -20,7 +20,15 @@ function fieldOf(error: DomainError): 'scopes' | 'actorRole' | 'form' {
   return 'form';
 }
 
-/** Minting (the key shown once) and revoking (after a confirmation page) an account's API keys. */
+/** The page a mint redirects to; the new key waits for it in the session, never in the URL. */
+function createdKeyPath(account: Account, keyId: string): string {
+  return `${account.href}/keys/${encodeURIComponent(keyId)}/created`;
+}
+
+/**
+ * Minting (the key shown once, on the page the mint redirects to) and
+ * revoking (after a confirmation page) an account's API keys.
+ */
 @ApiExcludeController()
 @UseFilters(DashboardHtmlFilter)
 @DashboardRoute('session')
@@ -41,6 +49,26 @@ export class DashboardKeysController {
   @Post('venues/:accountId/keys')
   mintForVenue(@Param('accountId') id: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     return this.mint('venue', id, request, reply);
+  }
+
+  @Get('organisers/:accountId/keys/:keyId/created')
+  createdForOrganiser(
+    @Param('accountId') id: string,
+    @Param('keyId') keyId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    return this.created('organiser', id, keyId, request, reply);
+  }
+
+  @Get('venues/:accountId/keys/:keyId/created')
+  createdForVenue(
+    @Param('accountId') id: string,
+    @Param('keyId') keyId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    return this.created('venue', id, keyId, request, reply);
   }
 
   @Get('organisers/:accountId/keys/:keyId/revoke')
@@ -83,19 +111,13 @@ export class DashboardKeysController {
     const form = new DashboardForm(request);
     const scopes = form.list('scopes');
     const keyForm = { name: form.text('name'), scopes, actorRole: form.text('actorRole') ?? '' };
+    let created: CreatedKeyResponse;
     try {
-      const created = await this.keys.mint({
+      created = await this.keys.mint({
         principal: account.principal,
         scopes: scopes.length === 0 ? undefined : scopes,
         actorRole: keyForm.actorRole,
         ...(keyForm.name === null ? {} : { name: keyForm.name.slice(0, 200) }),
-      });
-      return this.pages.send(request, reply, 'key-created', {
-        title: 'Key minted',
-        created,
-        accountHref: account.href,
-        accountName: account.name,
-        breadcrumbs: [{ label: account.name, href: account.href }],
       });
     } catch (error) {
       if (!(error instanceof DomainError) || error.status >= 500) throw error;
@@ -104,6 +126,35 @@ export class DashboardKeysController {
       const keyErrors = { [fieldOf(error)]: error.message };
       return this.pages.send(request, reply, type, { ...view, keyForm, keyErrors }, error.status);
     }
+    const location = createdKeyPath(account, created.id);
+    this.sessions.putFlash(request, location, created.key);
+    throw new DashboardRedirect(location);
+  }
+
+  /**
+   * The new key, on the first GET after the mint only; any later request
+   * (a reload, the back button) says it was shown once instead. A HEAD
+   * request shows nothing, so it leaves the key for the GET.
+   */
+  private async created(
+    type: AccountType,
+    accountId: string,
+    keyId: string,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const account = await this.accounts.account(type, accountId);
+    const key = await this.accounts.keyOf(account, keyId);
+    const plaintext =
+      request.method === 'GET' ? this.sessions.takeFlash(request, createdKeyPath(account, key.id)) : null;
+    return this.pages.send(request, reply, 'key-created', {
+      title: plaintext === null ? `Key ${key.keyPrefix}` : 'Key minted',
+      key,
+      plaintext,
+      accountHref: account.href,
+      accountName: account.name,
+      breadcrumbs: [{ label: account.name, href: account.href }],
+    });
   }
 
   private async confirmRevoke(

@@ -9,7 +9,7 @@ import { DASHBOARD_COOKIE_OPTIONS } from './dashboard-plugins';
 import { SIGN_IN_PATH } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
 import { attachSession, sessionOf } from './dashboard-request';
-import { SessionStore, type DashboardSession, type Flash } from './session-store';
+import { keepOnce, SessionStore, takeOnce, type DashboardSession, type Flash } from './session-store';
 
 export const SESSION_COOKIE = 'dashboard_session';
 /** A console left alone for half an hour signs out; a working day is the most any session lasts. */
@@ -78,6 +78,22 @@ export class DashboardSessionsService implements DashboardAccess {
     const session = sessionOf(request);
     if (session === null) return [];
     return session.flashes.splice(0, session.flashes.length);
+  }
+
+  /**
+   * Keeps a new key or secret for the page at `path` (the page a form post
+   * redirects to), so that it travels neither in the URL nor in a form. The
+   * oldest untaken value goes first when a session keeps too many.
+   */
+  putFlash(request: FastifyRequest, path: string, value: string): void {
+    const session = sessionOf(request);
+    if (session !== null) keepOnce(session, path, value);
+  }
+
+  /** The value kept for the page at `path`, forgotten as it is read: a second request of that page gets null. */
+  takeFlash(request: FastifyRequest, path: string): string | null {
+    const session = sessionOf(request);
+    return session === null ? null : takeOnce(session, path);
   }
 
   /**

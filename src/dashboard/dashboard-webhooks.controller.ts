@@ -16,6 +16,11 @@ import { DashboardSessionsService } from './dashboard-sessions.service';
 /** The page shows the newest deliveries of the log; the internal API's list has the rest. */
 const DELIVERIES_SHOWN = 100;
 
+/** The page a rotation redirects to; the new secret waits for it in the session, never in the URL. */
+function newSecretPath(webhookId: string): string {
+  return dashboardPath('webhooks', webhookId, 'new-secret');
+}
+
 /**
  * One webhook subscription: health, warnings, the delivery log with every
  * attempt, and the operations (re-enable with recovery, resend, recover a
@@ -93,12 +98,7 @@ export class DashboardWebhooksController {
       graceText === null ? DEFAULT_GRACE_SECONDS : /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
     try {
       const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds });
-      return this.pages.send(request, reply, 'secret-rotated', {
-        title: 'Secret rotated',
-        rotated,
-        webhookHref: dashboardPath('webhooks', webhookId),
-        breadcrumbs: [{ label: 'Webhook', href: dashboardPath('webhooks', webhookId) }],
-      });
+      this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);
     } catch (error) {
       if (!(error instanceof DomainError) || error.status >= 500) throw error;
       const view = await this.view(webhookId);
@@ -110,6 +110,29 @@ export class DashboardWebhooksController {
         error.status,
       );
     }
+    throw new DashboardRedirect(newSecretPath(webhookId));
+  }
+
+  /**
+   * The new secret, on the first GET after the rotation only; a reload says
+   * it was shown once instead (and rotates nothing). A HEAD request shows
+   * nothing, so it leaves the secret for the GET.
+   */
+  @Get('new-secret')
+  async newSecret(
+    @Param('webhookId') webhookId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const webhook = await this.operations.detail(webhookId);
+    const secret = request.method === 'GET' ? this.sessions.takeFlash(request, newSecretPath(webhookId)) : null;
+    return this.pages.send(request, reply, 'secret-rotated', {
+      title: secret === null ? 'Signing secret' : 'Secret rotated',
+      secret,
+      secretRotation: webhook.secretRotation,
+      webhookHref: dashboardPath('webhooks', webhookId),
+      breadcrumbs: [{ label: 'Webhook', href: dashboardPath('webhooks', webhookId) }],
+    });
   }
 
   /** Runs an operation and reports its outcome on the next page; a refusal is shown, never a dead end. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SessionStore } from './session-store';
+import { keepOnce, MAX_ONE_TIME_VALUES, SessionStore, takeOnce } from './session-store';
 
 describe('dashboard session store', () => {
   const clock = (): { now: () => number; advance: (ms: number) => void } => {
@@ -51,5 +51,23 @@ describe('dashboard session store', () => {
     time.advance(2000);
     store.create();
     assert.equal(store.size, 1);
+  });
+
+  it('gives a value kept for one page to that page once, and to no other page', () => {
+    const { session } = new SessionStore({ idleMs: 1000, absoluteMs: 3000 }).create();
+    keepOnce(session, '/internal/dashboard/webhooks/whk_a/new-secret', 'whsec_a');
+    assert.equal(takeOnce(session, '/internal/dashboard/webhooks/whk_b/new-secret'), null);
+    assert.equal(takeOnce(session, '/internal/dashboard/webhooks/whk_a/new-secret'), 'whsec_a');
+    assert.equal(takeOnce(session, '/internal/dashboard/webhooks/whk_a/new-secret'), null);
+  });
+
+  it('keeps at most ten values shown once per session, forgetting the oldest untaken first', () => {
+    const { session } = new SessionStore({ idleMs: 1000, absoluteMs: 3000 }).create();
+    for (let i = 0; i <= MAX_ONE_TIME_VALUES; i += 1) keepOnce(session, `/page/${i}`, `value ${i}`);
+    assert.equal(MAX_ONE_TIME_VALUES, 10);
+    assert.equal(session.oneTime.size, MAX_ONE_TIME_VALUES);
+    assert.equal(takeOnce(session, '/page/0'), null);
+    assert.equal(takeOnce(session, `/page/${MAX_ONE_TIME_VALUES}`), `value ${MAX_ONE_TIME_VALUES}`);
+    assert.equal(takeOnce(session, '/page/1'), 'value 1');
   });
 });

@@ -8,11 +8,33 @@ export interface DashboardSession {
   lastSeenAt: number;
   /** Messages for the next page shown (after a redirect), then gone. */
   flashes: Flash[];
+  /** A key or secret shown once, by the path of the one page that shows it; that page's GET takes it. */
+  readonly oneTime: Map<string, string>;
 }
 
 export interface Flash {
   kind: 'success' | 'error';
   text: string;
+}
+
+/** Values shown once that a session keeps untaken: the pages of a tab or two, never an unbounded heap. */
+export const MAX_ONE_TIME_VALUES = 10;
+
+/** Keeps a value for the page at `path`, replacing its older one; the oldest untaken value goes past the limit. */
+export function keepOnce(session: DashboardSession, path: string, value: string): void {
+  session.oneTime.delete(path);
+  session.oneTime.set(path, value);
+  for (const oldest of session.oneTime.keys()) {
+    if (session.oneTime.size <= MAX_ONE_TIME_VALUES) break;
+    session.oneTime.delete(oldest);
+  }
+}
+
+/** The value kept for the page at `path`, forgotten as it is read. */
+export function takeOnce(session: DashboardSession, path: string): string | null {
+  const value = session.oneTime.get(path);
+  session.oneTime.delete(path);
+  return value ?? null;
 }
 
 export interface SessionStoreOptions {
@@ -50,6 +72,7 @@ export class SessionStore {
       createdAt: at,
       lastSeenAt: at,
       flashes: [],
+      oneTime: new Map(),
     };
     this.sessions.set(hashOf(token), session);
     return { token, session };

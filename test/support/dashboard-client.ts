@@ -18,18 +18,26 @@ export class DashboardClient {
     return this.send('GET', path, undefined, headers);
   }
 
-  /** Posts a form as a browser would (urlencoded), adding the page's CSRF token unless one is given. */
+  async head(path: string): Promise<DashboardResponse> {
+    return this.send('HEAD', path, undefined, {});
+  }
+
+  /** Posts a form as a browser (or htmx, with `hx-request`) would: urlencoded, with the CSRF token when given. */
   async post(
     path: string,
     fields: Record<string, string | string[]>,
     csrf?: string | null,
+    headers: Record<string, string> = {},
   ): Promise<DashboardResponse> {
     const body = new URLSearchParams();
     for (const [name, value] of Object.entries(fields)) {
       for (const one of Array.isArray(value) ? value : [value]) body.append(name, one);
     }
     if (csrf !== null && csrf !== undefined) body.set('_csrf', csrf);
-    return this.send('POST', path, body.toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+    return this.send('POST', path, body.toString(), {
+      ...headers,
+      'content-type': 'application/x-www-form-urlencoded',
+    });
   }
 
   /** Signs in through the form; returns the accounts page's CSRF token for the next posts. */
