@@ -12,6 +12,7 @@ import { DashboardEventsController } from './dashboard-events.controller';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardKeysController } from './dashboard-keys.controller';
 import { DashboardPages } from './dashboard-pages';
+import { DashboardSessionRepository } from './dashboard-session.repository';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { DashboardSignInController } from './dashboard-sign-in.controller';
 import { DashboardWebhooksController } from './dashboard-webhooks.controller';
@@ -33,6 +34,7 @@ import { DashboardWebhooksController } from './dashboard-webhooks.controller';
   ],
   providers: [
     DashboardSessionsService,
+    DashboardSessionRepository,
     { provide: DASHBOARD_ACCESS, useExisting: DashboardSessionsService },
     DashboardPages,
     DashboardHtmlFilter,
