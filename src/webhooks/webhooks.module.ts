@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { EventsModule } from '../events/events.module';
 import { OrdersModule } from '../orders/orders.module';
 import { DeliveryNotifications } from './delivery/delivery-notifications';
+import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
+import { DeliveryHistoryRepository } from './delivery-history.repository';
 import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
 import { WebhookDeliveryAttemptEntity } from './entities/webhook-delivery-attempt.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
@@ -10,7 +12,6 @@ import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entit
 import { WebhookOutboxListener } from './outbox/webhook-outbox.listener';
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
 import { OutboxSenderId } from './outbox/outbox-sender-id';
-import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksInternalController } from './webhooks.internal.controller';
@@ -41,7 +42,8 @@ import { WebhookWarningEntity } from './entities/webhook-warning.entity';
     WebhooksService,
     WebhookOperationsService,
     WebhookSubscriptionRepository,
-    WebhookDeliveryRepository,
+    DeliveryQueueRepository,
+    DeliveryHistoryRepository,
     WebhookSecretCipher,
     WebhookOutboxListener,
     DeliveryNotifications,
