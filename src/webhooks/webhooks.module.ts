@@ -19,6 +19,8 @@ import { WebhooksService } from './webhooks.service';
 import { WebhookOperationsService } from './webhook-operations.service';
 import { WebhookRetentionService } from './retention/webhook-retention.service';
 import { WebhookWarningEntity } from './entities/webhook-warning.entity';
+import { WebhookFiguresRepository } from './webhook-figures.repository';
+import { WebhookFiguresService } from './webhook-figures.service';
 
 /**
  * The Webhooks bounded context: subscriptions (public and internal API), the
@@ -50,8 +52,11 @@ import { WebhookWarningEntity } from './entities/webhook-warning.entity';
     OutboxSenderId,
     WebhookDeliveryWorker,
     WebhookRetentionService,
+    WebhookFiguresRepository,
+    WebhookFiguresService,
   ],
-  // The dashboard and the CLI call the operations; the worker is exported so the CLI can wait for a resend.
-  exports: [WebhooksService, WebhookOperationsService, WebhookDeliveryWorker],
+  // The dashboard and the CLI call the operations; the worker is exported so the CLI can wait for a resend;
+  // the metrics read the figures.
+  exports: [WebhooksService, WebhookOperationsService, WebhookDeliveryWorker, WebhookFiguresService],
 })
 export class WebhooksModule {}
