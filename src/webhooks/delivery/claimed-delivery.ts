@@ -23,7 +23,8 @@ export interface ClaimedDelivery {
  * What a claim (or a resend's lease) returns, with the subscription's url and
  * active secrets; `d` is the delivery, `s` its subscription.
  */
-export const CLAIMED_COLUMNS = sqlText(`d.id, d.subscription_id, d.event_type, d.payload, d.attempts, d.retry_from, d.trace_id, s.url,
+export const CLAIMED_COLUMNS =
+  sqlText(`d.id, d.subscription_id, d.event_type, d.payload, d.attempts, d.retry_from, d.trace_id, s.url,
   s.secret_sealed,
   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_sealed END AS previous_secret_sealed`);
 

@@ -46,11 +46,7 @@ export class WebhookOutboxListener {
 
   @OnEvent(EventPublishedDomainEvent.type, { suppressErrors: false })
   async onEventPublished(event: EventPublishedDomainEvent, tx: Transaction): Promise<void> {
-    const recipients = await this.subscriptions.findEventPublishedRecipients(
-      event.organizerId,
-      event.venueIds,
-      tx,
-    );
+    const recipients = await this.subscriptions.findEventPublishedRecipients(event.organizerId, event.venueIds, tx);
     if (recipients.length === 0) return;
     const data = await this.events.webhookData(event.eventId, tx.manager);
     if (data === null)
