@@ -14,9 +14,6 @@ import {
 } from '../webhook-event-types';
 import { CLAIMED_COLUMNS, claimedDelivery, type ClaimedDelivery, type ClaimedRow } from './claimed-delivery';
 
-export type { AttemptTrigger } from '../webhook-event-types';
-export type { ClaimedDelivery } from './claimed-delivery';
-
 /** PostgreSQL channel on which every instance's worker is woken when deliveries are written. */
 export const DELIVERY_CHANNEL = 'webhook_delivery';
 
