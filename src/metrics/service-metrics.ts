@@ -49,7 +49,7 @@ for (const reason of ['account', 'client']) rateLimitRefusals.inc({ reason }, 0)
 for (const outcome of ['success', 'http_4xx', 'http_5xx', 'timeout', 'network_error'])
   webhookDeliveries.inc({ outcome }, 0);
 
-/** Filled at scrape time from the outbox and the subscriptions table (see DatabaseMetricsCollector). */
+/** Filled at scrape time from Webhooks' figures (see DatabaseMetricsCollector). */
 export const webhookGauges = {
   lagSeconds: new Gauge({
     name: 'webhook_delivery_lag_seconds',
