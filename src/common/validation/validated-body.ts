@@ -16,8 +16,31 @@ const BODY_PIPE = createValidationPipe();
  * half a dozen promises each per request, for values it never changes. That
  * was 4% of the CPU of `GET /v1/events/{id}` (`npm run bench -- side-by-side`, A/B).
  */
-export function ValidatedBody(): ParameterDecorator {
-  return Body(BODY_PIPE);
+export function ValidatedBody(options: { optional?: boolean } = {}): ParameterDecorator {
+  const body = Body(BODY_PIPE);
+  return (target, handler, index) => {
+    body(target, handler, index);
+    if (options.optional === true && handler !== undefined)
+      Reflect.defineMetadata(OPTIONAL_BODY, true, target, handler);
+  };
+}
+
+const OPTIONAL_BODY = 'validated-body:optional';
+
+/**
+ * What a handler does with a request body: `none` (no body parameter),
+ * `optional` (`@ValidatedBody({ optional: true })`: every field has a
+ * default) or `required`. An empty body counts as no body unless `required`.
+ */
+export type BodyUse = 'none' | 'optional' | 'required';
+
+export function bodyUseOf(prototype: object, handler: string): BodyUse {
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, prototype.constructor, handler) ?? {}) as Record<
+    string,
+    unknown
+  >;
+  if (!Object.keys(args).some((key) => key.split(':')[0] === BODY)) return 'none';
+  return Reflect.getMetadata(OPTIONAL_BODY, prototype, handler) === true ? 'optional' : 'required';
 }
 
 type ControllerClass = abstract new (...args: never[]) => unknown;
