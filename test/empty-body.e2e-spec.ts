@@ -132,6 +132,18 @@ describe('an empty body is no body', () => {
     }
   });
 
+  it('documents the body of every operation that takes an optional one as not required', async () => {
+    const internal = await app.admin('GET', '/internal/openapi.json');
+    assert.equal(internal.status, 200, internal.text);
+    const optional = [...bodyUse].filter(([, use]) => use === 'optional').map(([route]) => route);
+    assert.ok(optional.includes('POST /internal/webhooks/:webhookId/enable'));
+    for (const route of optional) {
+      const [method = '', path = ''] = route.split(' ');
+      const operation = internal.body.paths[path.replace(/:(\w+)/g, '{$1}')]?.[method.toLowerCase()];
+      assert.equal(operation?.requestBody?.required, false, route);
+    }
+  });
+
   it('still parses and checks a body that is present on an operation that takes none', async () => {
     const base = app.service.publicUrl;
     const remove = (body: string): Promise<Answer> =>
