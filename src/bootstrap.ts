@@ -21,6 +21,7 @@ import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common
 import { RouteTable } from './common/http/route-table';
 import { OpenApiDocumentStore } from './common/openapi/openapi-document.store';
 import { buildOpenApiDocuments } from './common/openapi/openapi-documents';
+import { openApiFragments } from './openapi-fragments';
 import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
 import { unvalidatedInputsOf } from './common/validation/validated-body';
@@ -70,7 +71,7 @@ function refuseUnvalidatedInputs(app: NestFastifyApplication): void {
  * @nestjs/swagger serves itself: no CDN) on the public listener.
  */
 function serveOpenApi(app: NestFastifyApplication, config: AppConfig): void {
-  const documents = buildOpenApiDocuments(app, config);
+  const documents = buildOpenApiDocuments(app, config, openApiFragments());
   app.get(OpenApiDocumentStore).set(documents);
   SwaggerModule.setup('docs', app, documents.public, {
     jsonDocumentUrl: 'openapi.json',

@@ -4,7 +4,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DatabaseMetricsCollector } from './database-metrics.collector';
 import { MetricsInternalController } from './metrics.internal.controller';
 
-/** `GET /internal/metrics`; the counters themselves are recorded where things happen (service-metrics.ts). */
+/** `GET /internal/metrics`; the counters are recorded where things happen (http-metrics.ts, delivery-metrics.ts). */
 @Module({
   imports: [HealthModule, WebhooksModule],
   controllers: [MetricsInternalController],

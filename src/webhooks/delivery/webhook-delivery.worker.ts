@@ -10,7 +10,7 @@ import {
   type ParsedCidr,
 } from '../../../libs/webhooks';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import { countDeliveryAttempt } from '../../metrics/service-metrics';
+import { countDeliveryAttempt } from './delivery-metrics';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
 import type { AttemptTrigger } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
