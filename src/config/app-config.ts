@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { isAbsolute } from 'node:path';
 import { DEFAULT_RETRY_SCHEDULE } from '../../libs/webhooks/retry-backoff';
 
 /**
@@ -9,6 +10,8 @@ export interface AppConfig {
   /** Unset means: run an embedded PostgreSQL in `dataDir/pg`. */
   databaseUrl: string | null;
   dataDir: string;
+  /** As root: where the embedded server's binaries and cluster go when the postgres OS user cannot reach them. */
+  embeddedPgHome: string;
   host: string;
   port: number;
   adminHost: string;
@@ -150,6 +153,16 @@ export const DEFAULT_WEBHOOK_BACKOFF_BASE_MS = DEFAULT_RETRY_SCHEDULE.baseMs;
 export const DEFAULT_WEBHOOK_BACKOFF_MAX_MS = DEFAULT_RETRY_SCHEDULE.maxMs;
 export const DEFAULT_WEBHOOK_MAX_ATTEMPTS = DEFAULT_RETRY_SCHEDULE.maxAttempts;
 
+export const DEFAULT_EMBEDDED_PG_HOME = '/var/lib/events-api';
+
+/** EMBEDDED_PG_HOME: an absolute path, since the service changes modes inside it and must know where it is. */
+export function embeddedPgHome(env: Env): string {
+  const home = optionalText(env, 'EMBEDDED_PG_HOME');
+  if (home === null) return DEFAULT_EMBEDDED_PG_HOME;
+  if (!isAbsolute(home)) throw new ConfigError(`EMBEDDED_PG_HOME must be an absolute path, got "${home}"`);
+  return home;
+}
+
 /** The admin token opens every tenant: long enough that guessing is out of reach. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
@@ -166,6 +179,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
   return {
     databaseUrl: optionalText(env, 'DATABASE_URL'),
     dataDir: text(env, 'DATA_DIR', '.data'),
+    embeddedPgHome: embeddedPgHome(env),
     host: text(env, 'HOST', '0.0.0.0'),
     port: integer(env, 'PORT', 3000, 0, 65535),
     adminHost: text(env, 'ADMIN_HOST', '127.0.0.1'),

@@ -2,7 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
-import { SqlStatements } from '../common/persistence/sql-statements';
+import { SqlStatements } from './sql-statements';
 import { ServiceSettings } from './service-settings';
 import { Database } from './sql/sql-target';
 import { UnitOfWork } from './unit-of-work';

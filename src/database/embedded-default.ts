@@ -30,13 +30,17 @@ async function reachable(url: string): Promise<boolean> {
  * `npm run ops` reaches the same server instead of trying to start a second
  * one on a cluster that is in use; with no server running it starts one itself.
  */
-export async function openEmbeddedDefault(dataDir: string, log: (message: string) => void): Promise<EmbeddedDefault> {
+export async function openEmbeddedDefault(
+  dataDir: string,
+  home: string,
+  log: (message: string) => void,
+): Promise<EmbeddedDefault> {
   const addressFile = join(dataDir, 'pg-url');
   if (existsSync(addressFile)) {
     const url = readFileSync(addressFile, 'utf8').trim();
     if (await reachable(url)) return { url, owned: false, stop: async () => undefined };
   }
-  const server = await startEmbeddedPostgres({ directory: join(dataDir, 'pg'), persistent: true, log });
+  const server = await startEmbeddedPostgres({ directory: join(dataDir, 'pg'), persistent: true, home, log });
   try {
     await ensureDatabase(server.adminUrl, EMBEDDED_DATABASE_NAME);
   } catch (error) {

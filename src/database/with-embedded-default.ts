@@ -24,6 +24,6 @@ export async function withEmbeddedDefault(
     ...config.webhooks,
     secretKey: config.webhooks.secretKey ?? localSecret(config.dataDir, 'webhook-secret-key', 32),
   };
-  const embedded = await openEmbeddedDefault(config.dataDir, log);
+  const embedded = await openEmbeddedDefault(config.dataDir, config.embeddedPgHome, log);
   return { config: { ...config, databaseUrl: embedded.url, webhooks }, embedded };
 }

@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { DataSource } from 'typeorm';
+import { embeddedPgHome } from '../../src/config/app-config';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { ensureDatabase } from '../../src/database/ensure-database';
@@ -97,6 +98,8 @@ async function main(): Promise<void> {
   const server = await startEmbeddedPostgres({
     directory: join(runFolder, 'pg'),
     persistent: false,
+    // A clone under a 0700 folder (root's home) runs its cluster from the same home as the service would.
+    home: embeddedPgHome(process.env),
     log: (message) => process.stderr.write(`[test-postgres] ${message}\n`),
   });
   let code: number;

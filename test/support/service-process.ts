@@ -35,6 +35,12 @@ interface StartOptions {
   echo?: boolean;
   readyTimeoutMs?: number;
   nodeFlags?: string[];
+  /** The compiled entry point, when the service runs from another application folder. */
+  entry?: string;
+  /** Runs the service as this OS user (the test runner is root). */
+  user?: { uid: number; gid: number };
+  /** Working folder of the service (one its OS user can enter). */
+  cwd?: string;
 }
 
 async function startOnce(env: Record<string, string>, options: StartOptions): Promise<ServiceProcess> {
@@ -42,8 +48,10 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
   const adminPort = env['ADMIN_PORT'] ?? String(await freeLoopbackPort());
   const child = spawn(
     process.execPath,
-    [...(options.nodeFlags ?? []), resolve(__dirname, '..', '..', 'src', 'main.js')],
+    [...(options.nodeFlags ?? []), options.entry ?? resolve(__dirname, '..', '..', 'src', 'main.js')],
     {
+      ...(options.user ?? {}),
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: port, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: adminPort },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
