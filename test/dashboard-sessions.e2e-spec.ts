@@ -247,4 +247,28 @@ describe('dashboard sessions across instances', () => {
     assert.doesNotMatch((await onA.get(minted.location ?? '')).html, KEY_PATTERN, 'and A shows it no more');
     assert.doesNotMatch((await rowOf(onA))?.state_text ?? '', /created/, 'the row keeps it no more');
   });
+
+  it('shows a value kept for one page to only one of two requests of that page sent at once, on two instances', async () => {
+    const organiser = await a.make.organiser();
+    const accountPath = `/internal/dashboard/organisers/${organiser.id}`;
+    for (let round = 0; round < 3; round += 1) {
+      const onA = new DashboardClient(a.service.adminUrl);
+      const minted = await onA.post(
+        `${accountPath}/keys`,
+        { actorRole: 'owner' },
+        await onA.signIn(a.service.adminToken),
+      );
+      assert.equal(minted.status, 303);
+      const pages = await Promise.all([
+        onA.get(minted.location ?? ''),
+        sameBrowserOn(onA, b).get(minted.location ?? ''),
+        onA.get(minted.location ?? ''),
+      ]);
+      assert.deepEqual(
+        pages.map((page) => page.status),
+        [200, 200, 200],
+      );
+      assert.equal(pages.filter((page) => KEY_PATTERN.test(page.html)).length, 1, `round ${round}`);
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { sql } from '../database/sql/sql-fragment';
 import { defineStatement } from '../database/sql/sql-statement';
 import { Database } from '../database/sql/sql-target';
 import { UnitOfWork } from '../database/unit-of-work';
-import { parseState, storedState, type SessionChange, type SessionState } from './session-store';
+import { parseState, storedState, type SessionState } from './session-store';
 
 /** How long sessions live, in seconds, all judged on the database clock. */
 export interface SessionLifetimes {
@@ -120,17 +120,19 @@ export class DashboardSessionRepository {
   }
 
   /**
-   * Replays a request's changes on the stored state, row locked: two tabs
-   * posting at once each add their message, and neither loses the other's.
-   * A session ended meanwhile stays ended.
+   * Changes the stored state, row locked: two tabs posting at once each add
+   * their message and neither loses the other's, and of two requests taking
+   * the same value only one gets it. A session ended meanwhile stays ended
+   * (null, nothing written).
    */
-  async update(tokenHash: Buffer, changes: readonly SessionChange[]): Promise<void> {
-    await this.unitOfWork.run(async (tx) => {
+  async modify<T>(tokenHash: Buffer, apply: (state: SessionState) => T): Promise<T | null> {
+    return this.unitOfWork.run(async (tx) => {
       const row = await LOCK_STATE.one({ tokenHash }, tx);
-      if (row === null) return;
+      if (row === null) return null;
       const state = parseState(row.state);
-      for (const apply of changes) apply(state);
+      const result = apply(state);
       await WRITE_STATE.affected({ tokenHash, state: JSON.stringify(storedState(state)) }, tx);
+      return result;
     });
   }
 

@@ -15,10 +15,10 @@ import { OneTimeSeal } from './one-time-seal';
 import {
   change,
   dropFlashes,
-  forgetOnce,
   keepFlash,
   keepOnce,
   newFlash,
+  takeOnce,
   type DashboardSession,
   type Flash,
   type SessionState,
@@ -83,13 +83,15 @@ export class DashboardSessionsService implements DashboardAccess {
 
   async allows(request: FastifyRequest, kind: DashboardRouteKind): Promise<boolean> {
     const cookieValue = cookieOf(request);
-    const found = cookieValue === undefined ? null : await this.sessions.touch(digest(cookieValue), LIFETIMES);
-    attachSession(
-      request,
-      found === null || cookieValue === undefined
-        ? null
-        : { session: sessionFrom(cookieValue, found.csrfSecret, found.state), cookieValue },
-    );
+    const tokenHash = cookieValue === undefined ? null : digest(cookieValue);
+    const found = tokenHash === null ? null : await this.sessions.touch(tokenHash, LIFETIMES);
+    if (found === null || cookieValue === undefined || tokenHash === null) {
+      attachSession(request, null);
+    } else {
+      const oneTime = await this.claimOneTime(request, tokenHash, found.state);
+      const session = sessionFrom(cookieValue, found.csrfSecret, { flashes: found.state.flashes, oneTime });
+      attachSession(request, { session, cookieValue });
+    }
     if (kind === 'session' && found === null) throw new DashboardRedirect(SIGN_IN_PATH);
     if (!SAFE_METHODS.has(request.method) && !csrfTokenValid(request)) {
       throw new DomainError(
@@ -161,10 +163,8 @@ export class DashboardSessionsService implements DashboardAccess {
   /** The value kept for the page at `path`, forgotten as it is read: a second request of that page gets null. */
   takeFlash(request: FastifyRequest, path: string): string | null {
     const found = attachedSession(request);
-    const sealed = found?.session.oneTime.get(path);
-    if (found === null || sealed === undefined) return null;
-    change(found.session, (state) => forgetOnce(state, path, sealed));
-    return new OneTimeSeal(found.cookieValue).open(path, sealed);
+    const sealed = found === null ? null : takeOnce(found.session, path);
+    return found === null || sealed === null ? null : new OneTimeSeal(found.cookieValue).open(path, sealed);
   }
 
   /** Deletes a bounded batch of expired sessions (a scheduled job may call this); returns how many. */
@@ -188,9 +188,31 @@ export class DashboardSessionsService implements DashboardAccess {
       if (pending !== undefined) await Promise.all(pending);
       if (found !== null && changes.length > 0) {
         const written = changes.splice(0, changes.length);
-        await this.sessions.update(digest(found.cookieValue), written);
+        await this.sessions.modify(digest(found.cookieValue), (state) => {
+          for (const apply of written) apply(state);
+        });
       }
     })();
+  }
+
+  /**
+   * A GET of the page a value waits for takes it from the row before the
+   * handler runs, row locked: of two requests of that page at once (two
+   * tabs, two instances) only one gets it, as "shown once" promises. Any
+   * other request (a HEAD included) takes nothing and costs no write.
+   */
+  private async claimOneTime(
+    request: FastifyRequest,
+    tokenHash: Buffer,
+    state: SessionState,
+  ): Promise<Map<string, string>> {
+    const claimed = new Map<string, string>();
+    if (request.method !== 'GET') return claimed;
+    const path = request.url.split('?', 1)[0] ?? '';
+    if (!state.oneTime.has(path)) return claimed;
+    const sealed = await this.sessions.modify(tokenHash, (stored) => takeOnce(stored, path));
+    if (sealed !== null) claimed.set(path, sealed);
+    return claimed;
   }
 
   /** Starts `work` now; `settle` waits for it. Its failure is kept for `settle`, never left unhandled. */

@@ -17,6 +17,7 @@ export interface SessionState {
   /**
    * A key or secret shown once, by the path of the one page that shows it; that page's GET takes it.
    * Stored sealed (see one-time-seal.ts): these strings are ciphertext, opened only with the cookie.
+   * A request sees here only the value it has taken from the row (see DashboardSessionsService).
    */
   readonly oneTime: Map<string, string>;
 }
@@ -58,11 +59,6 @@ export function takeOnce(session: SessionState, path: string): string | null {
   const value = session.oneTime.get(path);
   session.oneTime.delete(path);
   return value ?? null;
-}
-
-/** Forgets the value kept for `path` only if it is still `value` (a newer one kept meanwhile stays). */
-export function forgetOnce(session: SessionState, path: string, value: string): void {
-  if (session.oneTime.get(path) === value) session.oneTime.delete(path);
 }
 
 /** A message with the id that lets the request that shows it take exactly it, on every copy of the state. */
