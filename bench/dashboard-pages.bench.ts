@@ -134,12 +134,7 @@ export async function main(): Promise<void> {
     const adminUrl = environment.service.adminUrl;
     const publicUrl = environment.service.publicUrl;
     if (adminUrl === null || publicUrl === null) throw new Error('the bench needs both listeners');
-    const webhookId = await webhookWithLog(
-      publicUrl,
-      adminUrl,
-      environment.adminToken,
-      environment.databaseUrl,
-    );
+    const webhookId = await webhookWithLog(publicUrl, adminUrl, environment.adminToken, environment.databaseUrl);
     const client = new DashboardClient(adminUrl);
     await client.signIn(environment.adminToken);
     const organiser = `/internal/dashboard/organisers/${ORGANISER}`;

@@ -41,7 +41,8 @@ export function startupBanner(facts: StartupFacts): string[] {
       `  organiser ${demo.organiserId}  key ${demo.organiserKey}`,
       `  venue     ${demo.venueId}  key ${demo.venueKey}`,
     );
-    if (publicUrl !== null) lines.push('', `Try: curl -H 'Authorization: Bearer ${demo.organiserKey}' ${publicUrl}/v1/me`);
+    if (publicUrl !== null)
+      lines.push('', `Try: curl -H 'Authorization: Bearer ${demo.organiserKey}' ${publicUrl}/v1/me`);
   }
   lines.push(`Ready in ${facts.readyInMs} ms.`);
   return lines;

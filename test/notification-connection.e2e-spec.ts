@@ -3,10 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { startService, type RunningService } from '../src/bootstrap';
 import { loadAppConfig } from '../src/config/app-config';
-import {
-  NOTIFICATION_APPLICATION_NAME,
-  NotificationHub,
-} from '../src/database/notifications/notification-hub';
+import { NOTIFICATION_APPLICATION_NAME, NotificationHub } from '../src/database/notifications/notification-hub';
 import { API_KEY_CHANGED_CHANNEL } from '../src/identity/api-key-revocations.listener';
 import { WebhookDeliveryWorker } from '../src/webhooks/delivery/webhook-delivery.worker';
 import { DELIVERY_CHANNEL } from '../src/webhooks/webhook-delivery.repository';

@@ -121,6 +121,9 @@ describe('SERVICE_ROLE', () => {
 
   it('a worker without the admin listener refuses to start (it could be neither probed nor scraped)', async () => {
     const config = { ...loadAppConfig(settingsBeside(app.service, 'worker')), adminToken: null };
-    await assert.rejects(startService(config, pino({ level: 'silent' })), /SERVICE_ROLE=worker needs the admin listener/);
+    await assert.rejects(
+      startService(config, pino({ level: 'silent' })),
+      /SERVICE_ROLE=worker needs the admin listener/,
+    );
   });
 });

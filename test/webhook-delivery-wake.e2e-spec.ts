@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
-import type { AppConfig } from '../src/config/app-config';
 import { NotificationHub } from '../src/database/notifications/notification-hub';
 import { DeliveryNotifications } from '../src/webhooks/delivery/delivery-notifications';
 import { OutboxSenderId } from '../src/webhooks/outbox/outbox-sender-id';
@@ -29,7 +28,7 @@ describe('waking the delivery worker by NOTIFY', () => {
   before(async () => {
     const url = await freshDatabase();
     db = await databaseClient(url);
-    hub = new NotificationHub({ databaseUrl: url } as AppConfig);
+    hub = new NotificationHub({ databaseUrl: url });
     notifications = new DeliveryNotifications(hub, sender);
     notifications.start(() => (wakes += 1));
     // The listener wakes once as soon as it listens (for what was written while it was not).

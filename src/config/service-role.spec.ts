@@ -34,17 +34,23 @@ void describe('SERVICE_ROLE', () => {
 
   void it('a value that is not a role stops the start naming SERVICE_ROLE', () => {
     for (const bad of ['both', 'workers', 'api,worker', '1']) {
-      assert.throws(() => loadAppConfig({ SERVICE_ROLE: bad }), (error: unknown) => {
-        assert.ok(error instanceof ConfigError);
-        assert.match(error.message, /^SERVICE_ROLE must be all, api or worker/);
-        return true;
-      });
+      assert.throws(
+        () => loadAppConfig({ SERVICE_ROLE: bad }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.match(error.message, /^SERVICE_ROLE must be all, api or worker/);
+          return true;
+        },
+      );
     }
     assert.equal(loadAppConfig({ SERVICE_ROLE: ' Worker ' }).serviceRole, 'worker');
   });
 
   void it('a worker without the admin listener (DATABASE_URL and no ADMIN_TOKEN) refuses to start', () => {
-    assert.throws(() => loadAppConfig({ ...WITH_DATABASE, SERVICE_ROLE: 'worker' }), /SERVICE_ROLE=worker .*ADMIN_TOKEN/);
+    assert.throws(
+      () => loadAppConfig({ ...WITH_DATABASE, SERVICE_ROLE: 'worker' }),
+      /SERVICE_ROLE=worker .*ADMIN_TOKEN/,
+    );
     assert.equal(loadAppConfig({ ...WITH_DATABASE, SERVICE_ROLE: 'api' }).serviceRole, 'api');
   });
 });

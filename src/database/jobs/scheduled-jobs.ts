@@ -135,7 +135,7 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
       if (this.scheduler.doesExist('interval', job.name)) this.scheduler.deleteInterval(job.name);
       job.abort?.abort();
     }
-    await Promise.allSettled([...this.jobs.values()].map((job) => job.run));
+    await Promise.allSettled([...this.jobs.values()].flatMap((job) => (job.run === null ? [] : [job.run])));
   }
 
   /**
@@ -196,7 +196,10 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
   private async renew(job: Job, abort: AbortController): Promise<void> {
     if (abort.signal.aborted) return;
     try {
-      const renewed = await RENEW.affected({ name: job.name, holder: this.holder, leaseMs: job.leaseMs }, this.database);
+      const renewed = await RENEW.affected(
+        { name: job.name, holder: this.holder, leaseMs: job.leaseMs },
+        this.database,
+      );
       if (renewed > 0) return;
     } catch (error) {
       // Unknown whether the lease still holds: counted as lost, so two runs never overlap knowingly.

@@ -261,8 +261,7 @@ export class NotificationHub implements OnApplicationShutdown {
     HEARTBEAT.rows(
       { channel: connection.heartbeatChannel, sequence: String(connection.sequence) },
       { sqlConnection: () => connection.client },
-    )
-      .catch((error: unknown) => this.lost(connection, error));
+    ).catch((error: unknown) => this.lost(connection, error));
   }
 
   private notified(connection: Connection, message: Notification): void {
