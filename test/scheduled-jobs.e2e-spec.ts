@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { Pool } from 'pg';
 import { ScheduledJobs } from '../src/database/jobs/scheduled-jobs';
 import { eventually, sleep } from './support/eventually';
@@ -37,6 +37,13 @@ describe('scheduled jobs across instances (job_lease)', () => {
     await db?.end();
   });
 
+  /** Jobs registered by a test; stopped after it, so that only its own ticks load the machine. */
+  let registered: Array<() => void> = [];
+  afterEach(() => {
+    for (const stop of registered) stop();
+    registered = [];
+  });
+
   /** Registers `job` on `services`; each run takes `runMs` and is recorded under its instance's name. */
   function register(
     job: string,
@@ -46,7 +53,7 @@ describe('scheduled jobs across instances (job_lease)', () => {
     leaseMs?: number,
   ): void {
     for (const [instance, service] of services) {
-      jobsOf(service).every(
+      const stop = jobsOf(service).every(
         job,
         periodMs,
         async () => {
@@ -59,6 +66,7 @@ describe('scheduled jobs across instances (job_lease)', () => {
         },
         leaseMs === undefined ? {} : { leaseMs },
       );
+      registered.push(stop);
     }
   }
 
@@ -81,7 +89,7 @@ describe('scheduled jobs across instances (job_lease)', () => {
   }
 
   it('with two instances on one database a job runs once per period, never on both at once', async (t) => {
-    const periodMs = 400;
+    const periodMs = 500;
     register('counted', periodMs, 20, [
       ['a', a.service],
       ['b', b],
@@ -104,11 +112,17 @@ describe('scheduled jobs across instances (job_lease)', () => {
     }
   });
 
-  it('a run that outlasts its period is never overlapped: the next starts on either instance only after it ended', async () => {
-    register('slow', 100, 500, [
-      ['a', a.service],
-      ['b', b],
-    ]);
+  it('a run that outlasts its period and its lease is never overlapped: the lease is renewed while it runs', async () => {
+    register(
+      'slow',
+      200,
+      600,
+      [
+        ['a', a.service],
+        ['b', b],
+      ],
+      300,
+    );
     await sleep(3_000);
     const runs = await runsOf('slow');
     assert.ok(runs.length >= 3, `${runs.length} runs`);
@@ -124,7 +138,7 @@ describe('scheduled jobs across instances (job_lease)', () => {
        VALUES ('orphaned', 'killed-instance', now() + interval '1500 milliseconds', now() - interval '1 hour')`,
     );
     const leaseEnds = (await databaseNowMs()) + 1_500;
-    register('orphaned', 100, 10, [
+    register('orphaned', 200, 10, [
       ['a', a.service],
       ['b', b],
     ]);

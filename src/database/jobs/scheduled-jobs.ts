@@ -101,8 +101,11 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Registers a job: it ticks wherever the role runs jobs, and runs when this instance wins its due run. */
-  every(name: string, periodMs: number, work: JobWork, options: JobOptions = {}): void {
+  /**
+   * Registers a job: it ticks wherever the role runs jobs, and runs when this
+   * instance wins its due run. Returns what stops it ticking here.
+   */
+  every(name: string, periodMs: number, work: JobWork, options: JobOptions = {}): () => void {
     if (this.jobs.has(name)) throw new Error(`the scheduled job ${name} is registered twice`);
     const job: Job = {
       name,
@@ -115,6 +118,10 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
     };
     this.jobs.set(name, job);
     if (this.started) this.tickEvery(job);
+    return () => {
+      if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
+      this.jobs.delete(name);
+    };
   }
 
   /** The jobs registered (whether or not this instance's role runs them). */
@@ -139,11 +146,11 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /**
-   * Asks often enough (a tenth of the period, at most a minute) that a due
+   * Asks often enough (a tenth of the period, from 50 ms to a minute) that a due
    * run starts soon after it is due, on whichever instance asks first.
    */
   private tickEvery(job: Job): void {
-    const tickMs = Math.min(Math.max(Math.floor(job.periodMs / 10), 10), 60_000);
+    const tickMs = Math.min(Math.max(Math.floor(job.periodMs / 10), 50), 60_000);
     const interval = setInterval(() => {
       if (this.stopped || job.run !== null) return;
       // Set at once, so a slow claim is never asked twice.
