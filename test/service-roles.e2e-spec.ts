@@ -12,14 +12,18 @@ import { SWEEP_INTERVAL_NAME, WebhookDeliveryWorker } from '../src/webhooks/deli
 import { RETENTION_INTERVAL_NAME } from '../src/webhooks/retention/webhook-retention.service';
 import { DELIVERY_CHANNEL } from '../src/webhooks/webhook-delivery.repository';
 import { eventually } from './support/eventually';
+import { startHttpsReceiver } from './support/https-receiver';
 import { loopbackSettings, type TestService } from './support/test-service';
 import { withApp } from './support/with-app';
 
 const JOBS = [RETENTION_INTERVAL_NAME, IDEMPOTENCY_PURGE_JOB];
+/** The receivers live on loopback; no poll to speak of, so only a notification wakes a worker. */
+const DELIVERY_ENV = { WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8', WEBHOOK_POLL_MS: '3600000' };
 
 function settingsBeside(first: TestService, role: ServiceRole): Record<string, string> {
   return {
     ...loopbackSettings(first.databaseUrl, first.adminToken),
+    ...DELIVERY_ENV,
     WEBHOOK_SECRET_KEY: first.config.webhooks.secretKey ?? '',
     SERVICE_ROLE: role,
   };
@@ -44,7 +48,7 @@ function intervalsOf(running: RunningService): string[] {
 }
 
 describe('SERVICE_ROLE', () => {
-  const app = withApp({ SERVICE_ROLE: 'api' });
+  const app = withApp({ ...DELIVERY_ENV, SERVICE_ROLE: 'api' });
 
   it('api serves both listeners and runs neither the delivery worker nor the scheduled jobs', async () => {
     const { running } = app.service;
@@ -110,6 +114,42 @@ describe('SERVICE_ROLE', () => {
       const intervals = intervalsOf(worker);
       assert.ok(intervals.includes(SWEEP_INTERVAL_NAME));
       for (const job of JOBS) assert.ok(intervals.includes(job), job);
+    });
+
+    it('an order confirmed through an api instance is delivered by the worker, woken by its notification', async () => {
+      const receiving = await startHttpsReceiver();
+      try {
+        const owner = await app.make.organiser({ scopes: ['webhooks:write', 'orders:read', 'events:read'] });
+        const hook = await app.api('POST', '/v1/webhooks', {
+          key: owner.key,
+          body: { url: `${receiving.origin}/in`, events: ['order.confirmed'] },
+        });
+        assert.equal(hook.status, 201, hook.text);
+        const event = await app.make.event(owner.id);
+        const order = await app.admin('POST', '/internal/orders', {
+          body: {
+            eventId: event.id,
+            status: 'confirmed',
+            lineItems: [{ quantity: 1, unitAmountMinor: 1500 }],
+            totalAmountMinor: 1500,
+            currency: 'eur',
+            billingName: 'Role Test',
+            billingEmail: 'roles@example.com',
+            paymentProvider: 'stripe',
+          },
+        });
+        assert.equal(order.status, 201, order.text);
+        // Within seconds although the worker polls hourly: the api instance's commit woke it.
+        const [received] = await receiving.waitFor((all) => all.length >= 1, 5_000);
+        assert.equal(received?.headers['service-event'], 'order.confirmed');
+        assert.equal(
+          app.service.running.app.get(WebhookDeliveryWorker).lastLoopAt,
+          null,
+          'the api instance sent nothing',
+        );
+      } finally {
+        await receiving.close();
+      }
     });
 
     it('worker listens for delivery wake-ups and not for key changes (it authenticates no API key)', async () => {
