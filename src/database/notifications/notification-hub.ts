@@ -34,8 +34,6 @@ const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 interface Connection {
   client: Client;
-  /** The channel only this connection listens on, for its own heartbeats. */
-  heartbeatChannel: string;
   /** The subscribed channels this connection LISTENs on (or has sent LISTEN for). */
   listening: Set<string>;
   backendPid: number | null;
@@ -92,6 +90,8 @@ function statementsFor(channel: string): { listen: SqlStatement<NoParams> } {
 export class NotificationHub implements OnApplicationShutdown {
   private readonly logger = new Logger(NotificationHub.name);
   private readonly timing: NotificationHubTiming = NOTIFICATION_HUB_TIMING;
+  /** The channel only this instance listens on, for its own heartbeats (a reconnect numbers them afresh). */
+  private readonly heartbeatChannel = `notification_hub_${randomBytes(8).toString('hex')}`;
   private readonly handlers = new Map<string, Set<NotificationHandler>>();
   private readonly reconnectHandlers = new Set<() => void>();
   private readonly aliveHandlers = new Set<(sentAt: number) => void>();
@@ -205,7 +205,6 @@ export class NotificationHub implements OnApplicationShutdown {
     });
     const connection: Connection = {
       client,
-      heartbeatChannel: `notification_hub_${randomBytes(8).toString('hex')}`,
       listening: new Set(),
       backendPid: null,
       timer: null,
@@ -220,7 +219,7 @@ export class NotificationHub implements OnApplicationShutdown {
     try {
       await client.connect();
       connection.backendPid = (await BACKEND_PID.one(NO_PARAMS, target))?.pid ?? null;
-      await statementsFor(connection.heartbeatChannel).listen.affected(NO_PARAMS, target);
+      await statementsFor(this.heartbeatChannel).listen.affected(NO_PARAMS, target);
       // Until every channel subscribed so far listens, including one added while this ran.
       for (let missing = this.unlistened(connection); missing !== undefined; missing = this.unlistened(connection)) {
         connection.listening.add(missing);
@@ -259,14 +258,14 @@ export class NotificationHub implements OnApplicationShutdown {
     connection.sequence += 1;
     connection.outstanding = { sequence: connection.sequence, sentAt: performance.now() };
     HEARTBEAT.rows(
-      { channel: connection.heartbeatChannel, sequence: String(connection.sequence) },
+      { channel: this.heartbeatChannel, sequence: String(connection.sequence) },
       { sqlConnection: () => connection.client },
     ).catch((error: unknown) => this.lost(connection, error));
   }
 
   private notified(connection: Connection, message: Notification): void {
     if (this.connection !== connection) return;
-    if (message.channel === connection.heartbeatChannel) {
+    if (message.channel === this.heartbeatChannel) {
       const outstanding = connection.outstanding;
       if (outstanding?.sequence !== Number(message.payload)) return;
       connection.outstanding = null;
