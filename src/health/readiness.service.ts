@@ -34,7 +34,8 @@ export interface Readiness {
 /**
  * What `/readyz` answers: can this instance serve? It can when the database
  * answers within the timeout, every migration this build knows is applied,
- * and, where its role runs it, the delivery worker's loop has run recently. The checks run through
+ * and, where its role runs the delivery worker, the worker's loop has run
+ * recently. The checks run through
  * @nestjs/terminus (its TypeORM ping and its indicator sessions with
  * timeouts); only the answer's shape is ours (the contract's
  * `{status, checks}`). From the moment shutdown begins the answer is
