@@ -6,7 +6,7 @@ import { loadAppConfig } from '../src/config/app-config';
 import { NOTIFICATION_APPLICATION_NAME, NotificationHub } from '../src/database/notifications/notification-hub';
 import { API_KEY_CHANGED_CHANNEL } from '../src/identity/api-key-revocations.listener';
 import { WebhookDeliveryWorker } from '../src/webhooks/delivery/webhook-delivery.worker';
-import { DELIVERY_CHANNEL } from '../src/webhooks/webhook-delivery.repository';
+import { DELIVERY_CHANNEL } from '../src/webhooks/delivery/delivery-queue.repository';
 import { eventually } from './support/eventually';
 import { loopbackSettings } from './support/test-service';
 import { withApp } from './support/with-app';

@@ -10,7 +10,7 @@ import { IDEMPOTENCY_PURGE_JOB } from '../src/events/idempotency/idempotency.ser
 import { API_KEY_CHANGED_CHANNEL } from '../src/identity/api-key-revocations.listener';
 import { SWEEP_INTERVAL_NAME, WebhookDeliveryWorker } from '../src/webhooks/delivery/webhook-delivery.worker';
 import { RETENTION_INTERVAL_NAME } from '../src/webhooks/retention/webhook-retention.service';
-import { DELIVERY_CHANNEL } from '../src/webhooks/webhook-delivery.repository';
+import { DELIVERY_CHANNEL } from '../src/webhooks/delivery/delivery-queue.repository';
 import { eventually } from './support/eventually';
 import { startHttpsReceiver } from './support/https-receiver';
 import { loopbackSettings, type TestService } from './support/test-service';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { describeError } from '../../common/logging/loggable-error';
+import { failureName } from '../failure-name';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { roleDuties } from '../../config/service-role';
 import { sql } from '../sql/sql-fragment';
@@ -172,7 +172,7 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
       claimed = row?.holder === this.holder;
       job.failing = false;
     } catch (error) {
-      if (!job.failing && !this.stopped) this.logger.warn(`could not claim ${job.name}: ${describeError(error)}`);
+      if (!job.failing && !this.stopped) this.logger.warn(`could not claim ${job.name}: ${failureName(error)}`);
       job.failing = true;
       return;
     }
@@ -188,7 +188,7 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
     try {
       await job.work(abort.signal);
     } catch (error) {
-      this.logger.warn(`scheduled job ${job.name} failed: ${describeError(error)}`);
+      this.logger.warn(`scheduled job ${job.name} failed: ${failureName(error)}`);
     } finally {
       clearInterval(renewal);
       job.abort = null;
@@ -210,7 +210,7 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
       if (renewed > 0) return;
     } catch (error) {
       // Unknown whether the lease still holds: counted as lost, so two runs never overlap knowingly.
-      this.logger.warn(`could not renew the lease of ${job.name}: ${describeError(error)}`);
+      this.logger.warn(`could not renew the lease of ${job.name}: ${failureName(error)}`);
     }
     if (abort.signal.aborted) return;
     this.logger.warn(`scheduled job ${job.name} lost its lease; its run is asked to stop`);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Client, type Notification } from 'pg';
-import { describeError } from '../../common/logging/loggable-error';
+import { failureName } from '../failure-name';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { sql, sqlText } from '../sql/sql-fragment';
 import { defineStatement, NO_PARAMS, SqlStatement, type NoParams } from '../sql/sql-statement';
@@ -286,7 +286,7 @@ export class NotificationHub implements OnApplicationShutdown {
     if (this.stopped || this.retry !== null) return;
     if (!this.outage) {
       this.logger.warn(
-        `notification connection lost (${this.channels.join(', ')}), connecting again: ${describeError(error)}`,
+        `notification connection lost (${this.channels.join(', ')}), connecting again: ${failureName(error)}`,
       );
     }
     this.outage = true;
