@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import pino from 'pino';
 import { startService, type RunningService } from '../src/bootstrap';
 import { loadAppConfig } from '../src/config/app-config';
+import { ScheduledJobs } from '../src/database/jobs/scheduled-jobs';
 import { NOTIFICATION_APPLICATION_NAME, NotificationHub } from '../src/database/notifications/notification-hub';
 import { API_KEY_CHANGED_CHANNEL } from '../src/identity/api-key-revocations.listener';
 import { WebhookDeliveryWorker } from '../src/webhooks/delivery/webhook-delivery.worker';
 import { DELIVERY_CHANNEL } from '../src/webhooks/delivery/delivery-queue.repository';
 import { eventually } from './support/eventually';
+import { openOpsContext } from '../src/ops/ops-context';
 import { loopbackSettings } from './support/test-service';
 import { withApp } from './support/with-app';
 
@@ -74,5 +77,28 @@ describe('one notification connection per instance', () => {
     await app.db.query(`SELECT pg_notify($1, 'another-instance')`, [DELIVERY_CHANNEL]);
     await until(() => worker.lastLoopAt !== sweptBefore, 'the worker to sweep on the notification');
     assert.equal((await otherBackends()).length, 1, 'still one listening connection');
+  });
+
+  it('the one-shot CLI opens no notification connection and runs no scheduled job', async () => {
+    const config = loadAppConfig({
+      ...loopbackSettings(app.service.databaseUrl, app.service.adminToken),
+      WEBHOOK_SECRET_KEY: app.service.config.webhooks.secretKey ?? '',
+    });
+    const context = await openOpsContext(config, pino({ level: 'silent' }));
+    try {
+      const hub = context.get(NotificationHub);
+      assert.deepEqual(hub.channels, []);
+      assert.equal(hub.backendPid, null);
+      const jobs = context.get(ScheduledJobs).names;
+      assert.ok(jobs.length > 0, 'the jobs are registered');
+      const ticking = context.get(SchedulerRegistry).getIntervals();
+      assert.deepEqual(
+        jobs.filter((job) => ticking.includes(job)),
+        [],
+      );
+      assert.equal((await otherBackends()).length, 1, "only the service's own connection");
+    } finally {
+      await context.close();
+    }
   });
 });
