@@ -27,6 +27,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** False for `npm run ops`: a one-shot command must not start delivery workers or other timers. */
   runBackgroundWork: boolean;
+  /** What this instance does (SERVICE_ROLE); see src/config/service-role.ts for what each role runs. */
+  serviceRole: ServiceRole;
   /** `failuresPerClient`: 401s and unknown routes per client address per window; 0 turns it off. */
   rateLimit: { reads: number; writes: number; failuresPerClient: number; windowSeconds: number };
   /** CIDRs (or addresses) whose `X-Forwarded-For` is believed when the client address is taken. */
@@ -54,6 +56,14 @@ export interface AppConfig {
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * `all`: everything; `api`: both listeners, no delivery worker and no
+ * scheduled jobs; `worker`: the delivery worker and the scheduled jobs, with
+ * only the admin listener (probes and metrics).
+ */
+export const SERVICE_ROLES = ['all', 'api', 'worker'] as const;
+export type ServiceRole = (typeof SERVICE_ROLES)[number];
 
 type Env = Record<string, string | undefined>;
 
@@ -111,6 +121,23 @@ function list(env: Env, name: string, fallback: string): string[] {
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '');
+}
+
+/**
+ * A worker serves no public listener, so the admin listener is its only way
+ * to be probed and scraped: without ADMIN_TOKEN (and outside the embedded
+ * default, which generates one) it would run unobserved, so it does not start.
+ */
+function serviceRole(env: Env, adminToken: string | null): ServiceRole {
+  const value = text(env, 'SERVICE_ROLE', 'all').toLowerCase();
+  const role = SERVICE_ROLES.find((known) => known === value);
+  if (role === undefined) throw new ConfigError(`SERVICE_ROLE must be all, api or worker, got "${value}"`);
+  if (role === 'worker' && adminToken === null && optionalText(env, 'DATABASE_URL') !== null) {
+    throw new ConfigError(
+      'SERVICE_ROLE=worker needs the admin listener (its only listener, for probes and metrics): set ADMIN_TOKEN',
+    );
+  }
+  return role;
 }
 
 function logFormat(env: Env): AppConfig['logFormat'] {
@@ -191,6 +218,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     runBackgroundWork: true,
+    serviceRole: serviceRole(env, adminToken),
     rateLimit: {
       reads: integer(env, 'RATE_LIMIT_READS', 600, 1, 10_000_000),
       writes: integer(env, 'RATE_LIMIT_WRITES', 120, 1, 10_000_000),

@@ -3,7 +3,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
 import { SqlStatements } from './sql-statements';
+import { NotificationHub } from './notifications/notification-hub';
 import { ServiceSettings } from './service-settings';
+import { ScheduledJobs } from './jobs/scheduled-jobs';
 import { Database } from './sql/sql-target';
 import { UnitOfWork } from './unit-of-work';
 
@@ -20,7 +22,7 @@ import { UnitOfWork } from './unit-of-work';
       },
     }),
   ],
-  providers: [UnitOfWork, Database, ServiceSettings, SqlStatements],
-  exports: [UnitOfWork, Database, ServiceSettings, SqlStatements],
+  providers: [UnitOfWork, Database, ServiceSettings, SqlStatements, NotificationHub, ScheduledJobs],
+  exports: [UnitOfWork, Database, ServiceSettings, SqlStatements, NotificationHub, ScheduledJobs],
 })
 export class DatabaseModule {}

@@ -15,6 +15,7 @@ export async function secondInstance(first: TestService, env: Record<string, str
   });
   const running = await startService(config, pino({ level: config.logLevel }));
   if (running.adminUrl === null) throw new Error('the admin listener did not start');
+  if (running.publicUrl === null) throw new Error('the public listener did not start');
   return {
     publicUrl: running.publicUrl,
     adminUrl: running.adminUrl,
