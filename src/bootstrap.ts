@@ -25,6 +25,7 @@ import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
 import { unvalidatedInputsOf } from './common/validation/validated-body';
 import { registerDashboardPlugins } from './dashboard/dashboard-plugins';
+import { installPortalHeaders } from './portal/portal-headers';
 import { drainAndClose } from './health/graceful-shutdown';
 import { installHealthRoutes } from './health/health-routes';
 
@@ -125,6 +126,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   installHttpConventions(adapter.getInstance(), routes, failures);
   for (const path of ID_LESS_DELETE_PATHS) routes.record('DELETE', path);
   installJsonBodyParser(adapter.getInstance(), config);
+  installPortalHeaders(adapter.getInstance(), config);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, routes), adapter, {
     logger: new PinoNestLogger(logger),
