@@ -114,7 +114,7 @@ function frameAncestors(env: Env): string[] {
   const raw = optionalText(env, 'PORTAL_FRAME_ANCESTORS');
   if (raw === null) return [];
   return raw.split(/\s+/).map((origin) => {
-    let parsed: URL | null = null;
+    let parsed: URL | null;
     try {
       parsed = new URL(origin);
     } catch {

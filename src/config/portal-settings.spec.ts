@@ -30,7 +30,14 @@ describe('portal settings', () => {
   });
 
   it('refuses a frame ancestor that is not a plain origin (path, wildcard, keyword, other scheme)', () => {
-    for (const bad of ['https://app.example.com/embed', 'https://*.example.com', "'self'", '*', 'data:', 'app.example.com']) {
+    for (const bad of [
+      'https://app.example.com/embed',
+      'https://*.example.com',
+      "'self'",
+      '*',
+      'data:',
+      'app.example.com',
+    ]) {
       assert.throws(() => loadAppConfig({ PORTAL_FRAME_ANCESTORS: bad }), /PORTAL_FRAME_ANCESTORS/, bad);
     }
   });

@@ -38,7 +38,10 @@ export function excerptOf(text: string, bytes = RESPONSE_EXCERPT_BYTES): string 
   const encoded = Buffer.from(text, 'utf8');
   if (encoded.length <= bytes) return text;
   // A cut inside a multi-byte character decodes to U+FFFD at the end: drop it.
-  return encoded.subarray(0, bytes).toString('utf8').replace(/\uFFFD+$/, '');
+  return encoded
+    .subarray(0, bytes)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
 }
 
 export function attemptView(attempt: RecordedAttempt): PortalAttemptView {

@@ -26,7 +26,10 @@ function loadAssets(): Map<string, Asset> {
   const script = 'text/javascript; charset=utf-8';
   return new Map<string, Asset>([
     // The dashboard's stylesheet: one look for both, kept in one file.
-    ['portal.css', { body: readFileSync(join(dashboardFolder('assets'), 'dashboard.css')), type: 'text/css; charset=utf-8' }],
+    [
+      'portal.css',
+      { body: readFileSync(join(dashboardFolder('assets'), 'dashboard.css')), type: 'text/css; charset=utf-8' },
+    ],
     ['portal.js', { body: readFileSync(join(portalFolder('assets'), 'portal.js')), type: script }],
     ['htmx.min.js', { body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')), type: script }],
   ]);

@@ -50,9 +50,9 @@ export class PortalLinksService {
   ) {}
 
   async mint(input: { accountId: unknown; readOnly?: unknown; ttlSeconds?: unknown }): Promise<MintedPortalLink> {
-    const readOnly = input.readOnly ?? false;
+    const readOnly = input.readOnly === undefined ? false : input.readOnly;
     if (typeof readOnly !== 'boolean') throw DomainError.invalidArgument('readOnly must be true or false.');
-    const ttlSeconds = input.ttlSeconds ?? DEFAULT_LINK_TTL_SECONDS;
+    const ttlSeconds = input.ttlSeconds === undefined ? DEFAULT_LINK_TTL_SECONDS : input.ttlSeconds;
     if (
       typeof ttlSeconds !== 'number' ||
       !Number.isInteger(ttlSeconds) ||

@@ -10,6 +10,18 @@ import type { PortalAccount } from './portal-access.repository';
 import { deliveryView } from './portal-delivery-view';
 import { portalPath } from './portal-paths';
 
+export interface PortalSubscriptionSummary {
+  id: string;
+  url: string;
+  host: string;
+  events: string[];
+  health: string;
+  consecutiveFailures: number;
+  figures: WebhookDetailResponseDto['health'];
+  warnings: WebhookDetailResponseDto['warnings'];
+  href: string;
+}
+
 /** The page shows the newest deliveries of the log (with every attempt of each). */
 export const DELIVERIES_SHOWN = 100;
 
@@ -46,7 +58,7 @@ export class PortalSubscriptionViews {
   }
 
   /** Every subscription of the account (ten at most), each with its health figures and warnings. */
-  async list(account: PortalAccount): Promise<Array<Record<string, unknown>>> {
+  async list(account: PortalAccount): Promise<PortalSubscriptionSummary[]> {
     const subscriptions = await this.webhooks.list(account);
     const details = await Promise.all(subscriptions.map((webhook) => this.operations.detail(webhook.id)));
     return details.map((detail) => ({

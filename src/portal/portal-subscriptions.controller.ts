@@ -41,10 +41,7 @@ export class PortalSubscriptionsController {
   @Get('subscriptions')
   async list(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     const account = accountOf(requirePortalSession(request));
-    const [subscriptions, accountName] = await Promise.all([
-      this.views.list(account),
-      this.views.accountName(account),
-    ]);
+    const [subscriptions, accountName] = await Promise.all([this.views.list(account), this.views.accountName(account)]);
     return this.pages.send(request, reply, 'subscriptions', {
       title: 'Webhook subscriptions',
       subscriptions,
@@ -59,7 +56,7 @@ export class PortalSubscriptionsController {
     return this.pages.send(request, reply, 'verify', {
       title: 'Verifying deliveries',
       subscriptions,
-      exampleId: (subscriptions[0]?.['id'] as string | undefined) ?? 'wh_…',
+      exampleId: subscriptions[0]?.id ?? 'wh_…',
     });
   }
 
@@ -171,7 +168,10 @@ export class PortalSubscriptionsController {
     const session = requirePortalSession(request);
     await this.views.owned(accountOf(session), webhookId);
     if (session.read_only) {
-      throw new DomainError(ErrorCode.Forbidden, 'This portal link is read-only: it shows everything and changes nothing.');
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        'This portal link is read-only: it shows everything and changes nothing.',
+      );
     }
     try {
       await this.sessions.flash(request, { kind: 'success', text: await operation() });
