@@ -30,6 +30,7 @@ function loadAssets(): Map<string, Asset> {
       'portal.css',
       { body: readFileSync(join(dashboardFolder('assets'), 'dashboard.css')), type: 'text/css; charset=utf-8' },
     ],
+    ['favicon.svg', { body: readFileSync(join(dashboardFolder('assets'), 'favicon.svg')), type: 'image/svg+xml' }],
     ['portal.js', { body: readFileSync(join(portalFolder('assets'), 'portal.js')), type: script }],
     ['htmx.min.js', { body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')), type: script }],
   ]);
