@@ -27,6 +27,7 @@ import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
 import { unvalidatedInputsOf } from './common/validation/validated-body';
 import { registerDashboardPlugins } from './dashboard/dashboard-plugins';
+import { installPortalHeaders } from './portal/portal-headers';
 import { drainAndClose } from './health/graceful-shutdown';
 import { installHealthRoutes } from './health/health-routes';
 
@@ -134,6 +135,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   for (const path of ID_LESS_DELETE_PATHS) routes.record('DELETE', path);
   const emptyBodies = new EmptyBodyRoutes();
   installJsonBodyParser(adapter.getInstance(), config, emptyBodies);
+  installPortalHeaders(adapter.getInstance(), config);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, routes), adapter, {
     logger: new PinoNestLogger(logger),

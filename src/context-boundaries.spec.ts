@@ -23,6 +23,7 @@ const TABLE_OWNERS: Record<string, readonly string[]> = {
   orders: ['order', 'order_line_item'],
   webhooks: ['webhook_subscription', 'webhook_delivery', 'webhook_delivery_attempt', 'webhook_warning'],
   dashboard: ['dashboard_session'],
+  portal: ['portal_link', 'portal_session'],
 };
 
 /** Shared infrastructure, owned by no context (src/database, src/common). */

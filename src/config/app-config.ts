@@ -33,6 +33,8 @@ export interface AppConfig {
   rateLimit: { reads: number; writes: number; failuresPerClient: number; windowSeconds: number };
   /** CIDRs (or addresses) whose `X-Forwarded-For` is believed when the client address is taken. */
   trustedProxies: string[];
+  /** The webhook portal: where its links point (PORTAL_URL) and who may frame it (PORTAL_FRAME_ANCESTORS). */
+  portal: { url: string; frameAncestors: string[] };
   /** Bound of the in-process API-key lookup cache (API_KEY_CACHE_MAX_ENTRIES); 0 turns the cache off. */
   apiKeyCacheMaxEntries: number;
   webhooks: {
@@ -114,6 +116,35 @@ function url(env: Env, name: string, fallback: string): string {
     throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
   }
   return value.replace(/\/+$/, '');
+}
+
+/**
+ * Origins allowed to frame the portal, as CSP `frame-ancestors` sources:
+ * scheme, host and optional port, nothing else (a path, a wildcard scheme
+ * or a keyword would widen or break the policy).
+ */
+function frameAncestors(env: Env): string[] {
+  const raw = optionalText(env, 'PORTAL_FRAME_ANCESTORS');
+  if (raw === null) return [];
+  return raw.split(/\s+/).map((origin) => {
+    let parsed: URL | null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = null;
+    }
+    if (
+      parsed === null ||
+      (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
+      parsed.origin !== origin.replace(/\/$/, '') ||
+      origin.includes('*')
+    ) {
+      throw new ConfigError(
+        `PORTAL_FRAME_ANCESTORS must be space-separated origins such as https://app.example.com, got "${origin}"`,
+      );
+    }
+    return parsed.origin;
+  });
 }
 
 function list(env: Env, name: string, fallback: string): string[] {
@@ -203,12 +234,13 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (it guards every tenant)`);
   }
   const webhookSecrets = webhookSecretSettings(env, secretKey);
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
     databaseUrl: optionalText(env, 'DATABASE_URL'),
     dataDir: text(env, 'DATA_DIR', '.data'),
     embeddedPgHome: embeddedPgHome(env),
     host: text(env, 'HOST', '0.0.0.0'),
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     adminHost: text(env, 'ADMIN_HOST', '127.0.0.1'),
     adminPort: integer(env, 'ADMIN_PORT', 3001, 0, 65535),
     adminToken,
@@ -226,6 +258,10 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
       windowSeconds: 60,
     },
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
+    portal: {
+      url: url(env, 'PORTAL_URL', `http://localhost:${port}/portal`),
+      frameAncestors: frameAncestors(env),
+    },
     apiKeyCacheMaxEntries: integer(env, 'API_KEY_CACHE_MAX_ENTRIES', 10_000, 0, 1_000_000),
     webhooks: {
       allowPrivateCidrs: cidrList(env, 'WEBHOOK_ALLOW_PRIVATE_CIDRS'),
