@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { DomainError } from '../common/errors/domain-error';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { ScheduledJobs } from '../database/jobs/scheduled-jobs';
 import { UnitOfWork } from '../database/unit-of-work';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
@@ -39,15 +40,26 @@ function newToken(): string {
  * link's token for a session. The token travels in the URL's fragment, which
  * browsers never send, so it never appears in a request line or a log.
  */
+export const PORTAL_PURGE_JOB = 'portal-access-purge';
+const PORTAL_PURGE_EVERY_MS = 10 * 60 * 1000;
+
 @Injectable()
-export class PortalLinksService {
+export class PortalLinksService implements OnModuleInit {
   constructor(
     private readonly access: PortalAccessRepository,
     private readonly unitOfWork: UnitOfWork,
     private readonly organisers: OrganisersService,
     private readonly venues: VenuesService,
+    private readonly jobs: ScheduledJobs,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /** Dead links and sessions go on one instance at a time, besides the small purge each mint does. */
+  onModuleInit(): void {
+    this.jobs.every(PORTAL_PURGE_JOB, PORTAL_PURGE_EVERY_MS, () =>
+      this.access.purgeDead(PORTAL_SESSION_ABSOLUTE_SECONDS),
+    );
+  }
 
   async mint(input: { accountId: unknown; readOnly?: unknown; ttlSeconds?: unknown }): Promise<MintedPortalLink> {
     const readOnly = input.readOnly === undefined ? false : input.readOnly;
