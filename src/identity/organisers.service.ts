@@ -19,7 +19,7 @@ export class OrganisersService {
 
   /** Whether the organiser exists; inside the caller's transaction when one is given. */
   async exists(organiserId: string, tx?: Transaction): Promise<boolean> {
-    return this.organisers.exists(organiserId, tx?.manager);
+    return this.organisers.exists(organiserId, tx);
   }
 
   async list(): Promise<OrganiserResponse[]> {
