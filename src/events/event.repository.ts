@@ -251,7 +251,7 @@ export class EventRepository {
         : await LOCK_OWNED.one({ eventId, organizerId }, tx);
     if (row === null) return null;
     const { view, ...record } = row;
-    return { record: record as EventEntity, view };
+    return { record, view };
   }
 
   async insert(event: EventEntity, tx: Transaction): Promise<WrittenEvent> {
