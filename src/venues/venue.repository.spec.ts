@@ -81,6 +81,24 @@ describe('VenueRepository', () => {
     assert.deepEqual(await venues.timeZonesOf('ven_a'), { loc_a1: 'Europe/Berlin', loc_a2: 'UTC' });
   });
 
+  it('returns the locations it inserts as their views, in the order given', async () => {
+    const created = await db.unitOfWork.run((tx) =>
+      venues.insertLocations('ven_b', [location('loc_b2', 'Europe/Paris'), location('loc_b3')], tx),
+    );
+    assert.deepEqual(created, [
+      {
+        id: 'loc_b2',
+        displayName: 'Room loc_b2',
+        address: null,
+        city: 'Berlin',
+        country: 'DE',
+        timeZone: 'Europe/Paris',
+      },
+      { id: 'loc_b3', displayName: 'Room loc_b3', address: null, city: 'Berlin', country: 'DE', timeZone: 'UTC' },
+    ]);
+    assert.deepEqual(await db.unitOfWork.run((tx) => venues.insertLocations('ven_b', [], tx)), []);
+  });
+
   it('tells existence and locks only a venue that exists, inside the caller transaction', async () => {
     assert.equal(await venues.exists('ven_a'), true);
     assert.equal(await venues.exists('ven_missing'), false);
@@ -95,7 +113,7 @@ describe('VenueRepository', () => {
   it('pages the dashboard list newest first with live location counts, and searches names literally', async () => {
     const page = await venues.page({ limit: 10, cursor: null, updatedAfter: null }, null);
     const counts = Object.fromEntries(page.items.map((venue) => [venue.id, venue.liveLocations]));
-    assert.equal(counts['ven_b'], 1);
+    assert.equal(counts['ven_b'], 3);
     assert.equal(counts['ven_many'], MAX_VENUE_LOCATIONS_SHOWN + 1);
     const first = await venues.page({ limit: 1, cursor: null, updatedAfter: null }, null);
     const second = await venues.page({ limit: 1, cursor: first.nextCursor, updatedAfter: null }, null);

@@ -48,6 +48,17 @@ export const VENUE_LIST_VIEW = defineColumns({
 });
 export type VenueListItem = typeof VENUE_LIST_VIEW.View;
 
+/** A location as its creation returns it: the public fields and its time zone. */
+export const LOCATION_VIEW = defineColumns({
+  id: column<string>('l.id'),
+  displayName: column<string | null>('l.display_name'),
+  address: column<string | null>('l.address'),
+  city: column<string | null>('l.city'),
+  country: column<string | null>('l.country'),
+  timeZone: column<string>('l.time_zone'),
+});
+export type LocationView = typeof LOCATION_VIEW.View;
+
 export interface NewVenue {
   id: string;
   name: string;
@@ -78,16 +89,19 @@ const LOCK_VENUE = defineStatement<{ venueId: string }>(
  * venue's latest: the listing order is the creation order, within one
  * request and across requests.
  */
-const INSERT_LOCATIONS = defineStatement<{
-  venueId: string;
-  ids: string[];
-  displayNames: Array<string | null>;
-  addresses: Array<string | null>;
-  cities: Array<string | null>;
-  countries: Array<string | null>;
-  timeZones: string[];
-}>(
-  (p) => sql`INSERT INTO venue_location (id, venue_id, display_name, address, city, country, time_zone, created_at)
+const INSERT_LOCATIONS = defineStatement<
+  {
+    venueId: string;
+    ids: string[];
+    displayNames: Array<string | null>;
+    addresses: Array<string | null>;
+    cities: Array<string | null>;
+    countries: Array<string | null>;
+    timeZones: string[];
+  },
+  LocationView
+>(
+  (p) => sql`INSERT INTO venue_location AS l (id, venue_id, display_name, address, city, country, time_zone, created_at)
              SELECT l.id, ${p.venueId}, l.display_name, l.address, l.city, l.country, l.time_zone,
                     start.at + (l.n - 1) * interval '1 millisecond'
                FROM unnest(${p.ids}::text[], ${p.displayNames}::text[], ${p.addresses}::text[],
@@ -95,7 +109,8 @@ const INSERT_LOCATIONS = defineStatement<{
                     WITH ORDINALITY AS l (id, display_name, address, city, country, time_zone, n),
                     (SELECT GREATEST(date_trunc('milliseconds', clock_timestamp()),
                                      max(created_at) + interval '1 millisecond') AS at
-                       FROM venue_location WHERE venue_id = ${p.venueId}) start`,
+                       FROM venue_location WHERE venue_id = ${p.venueId}) start
+          RETURNING ${LOCATION_VIEW.select}`,
   { prepared: false },
 );
 
@@ -178,10 +193,10 @@ export class VenueRepository {
     return (await LOCK_VENUE.one({ venueId }, tx)) !== null;
   }
 
-  /** Inserts locations in the order given, each created one millisecond after the one before. */
-  async insertLocations(venueId: string, locations: NewLocation[], tx: Transaction): Promise<void> {
-    if (locations.length === 0) return;
-    await INSERT_LOCATIONS.affected(
+  /** Inserts locations in the order given, each created one millisecond after the one before; returns their views. */
+  async insertLocations(venueId: string, locations: NewLocation[], tx: Transaction): Promise<LocationView[]> {
+    if (locations.length === 0) return [];
+    return INSERT_LOCATIONS.rows(
       {
         venueId,
         ids: locations.map((location) => location.id),
@@ -205,8 +220,8 @@ export class VenueRepository {
   }
 
   /** The venue with its oldest live locations, in creation order, in one statement. */
-  async findWithLocations(venueId: string): Promise<VenueView | null> {
-    return VENUE_BY_ID.one({ venueId }, this.database);
+  async findWithLocations(venueId: string, target: SqlTarget = this.database): Promise<VenueView | null> {
+    return VENUE_BY_ID.one({ venueId }, target);
   }
 
   /** Newest first: every venue, or those whose id is `search` or whose name contains it. */

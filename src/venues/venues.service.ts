@@ -27,7 +27,7 @@ export class VenuesService {
 
   async create(input: CreateVenueDto): Promise<VenueResponseDto> {
     const venueId = newResourceId('ven');
-    await this.unitOfWork.run(async (tx) => {
+    return this.unitOfWork.run(async (tx) => {
       await this.venues.insertVenue(
         {
           id: venueId,
@@ -42,16 +42,16 @@ export class VenuesService {
         tx,
       );
       await this.venues.insertLocations(venueId, (input.locations ?? []).map(newLocation), tx);
+      return this.describe(venueId, tx);
     });
-    return this.describe(venueId);
   }
 
   async addLocation(venueId: string, input: CreateLocationDto): Promise<LocationResponseDto> {
     return this.unitOfWork.run(async (tx) => {
       // The venue row lock serialises location inserts per venue, so their creation times stay strictly ordered.
       if (!(await this.venues.lockVenue(venueId, tx))) throw DomainError.notFound('Venue');
-      const location = newLocation(input);
-      await this.venues.insertLocations(venueId, [location], tx);
+      const [location] = await this.venues.insertLocations(venueId, [newLocation(input)], tx);
+      if (location === undefined) throw new Error('an INSERT … RETURNING returned no row');
       return location;
     });
   }
@@ -67,8 +67,8 @@ export class VenuesService {
   }
 
   /** The venue exactly as `GET /v1/venues` shows it: its oldest live locations, in creation order. */
-  async describe(venueId: string): Promise<VenueResponseDto> {
-    const venue = await this.venues.findWithLocations(venueId);
+  async describe(venueId: string, tx?: Transaction): Promise<VenueResponseDto> {
+    const venue = await this.venues.findWithLocations(venueId, tx);
     if (venue === null) throw DomainError.notFound('Venue');
     return this.presenter.present(venue);
   }
