@@ -65,7 +65,7 @@ describe('EventRepository', () => {
   before(async () => {
     db = await repositoryDatabase();
     events = new EventRepository(db.database, db.pager);
-    const organisers = new OrganiserRepository(db.database, db.pager);
+    const organisers = new OrganiserRepository(db.dataSource, db.database, db.pager);
     await organisers.insert({ id: ORGANISER.id, name: 'Own', placeholder: false });
     await organisers.insert({ id: STRANGER.id, name: 'Other', placeholder: false });
     await organisers.insert({ id: 'org_placeholder', name: 'Unclaimed', placeholder: true });

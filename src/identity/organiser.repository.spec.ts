@@ -10,7 +10,7 @@ describe('OrganiserRepository', () => {
 
   before(async () => {
     db = await repositoryDatabase();
-    organisers = new OrganiserRepository(db.database, db.pager);
+    organisers = new OrganiserRepository(db.dataSource, db.database, db.pager);
     for (const [id, name] of [
       ['org_1', 'Alpha Hall'],
       ['org_2', '100% Jazz'],

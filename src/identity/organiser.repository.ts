@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import type { Page } from '../common/envelope/page';
 import { defineKeysetList, KeysetPager, type Ordering } from '../common/pagination/keyset-pager';
 import type { PageRequest } from '../common/pagination/page-request';
@@ -7,6 +8,7 @@ import { column, defineColumns, isoTime } from '../database/sql/sql-columns';
 import { sql } from '../database/sql/sql-fragment';
 import { defineStatement, NO_PARAMS, type NoParams } from '../database/sql/sql-statement';
 import { Database, type SqlTarget } from '../database/sql/sql-target';
+import { OrganiserEntity } from './entities/organiser.entity';
 
 /** An organiser as the internal API shows it. */
 export const ORGANISER_VIEW = defineColumns({
@@ -24,12 +26,6 @@ export const ORGANISER_LIST_VIEW = defineColumns({
   createdAt: isoTime('o.created_at'),
 });
 export type OrganiserListItem = typeof ORGANISER_LIST_VIEW.View;
-
-const INSERT = defineStatement<OrganiserView, OrganiserView>(
-  (p) => sql`INSERT INTO organiser AS o (id, name, placeholder) VALUES (${p.id}, ${p.name}, ${p.placeholder})
-             RETURNING ${ORGANISER_VIEW.select}`,
-  { prepared: false },
-);
 
 const EXISTS = defineStatement<{ organiserId: string }>(
   (p) => sql`SELECT 1 FROM organiser WHERE id = ${p.organiserId}`,
@@ -79,14 +75,16 @@ const SEARCHED = defineKeysetList<{ search: string; pattern: string }, Organiser
 @Injectable()
 export class OrganiserRepository {
   constructor(
+    private readonly dataSource: DataSource,
     private readonly database: Database,
     private readonly pager: KeysetPager,
   ) {}
 
-  /** Inserts the organiser and returns it as stored. */
+  /** Inserts the organiser (a plain entity write) and returns its view as stored. */
   async insert(organiser: OrganiserView): Promise<OrganiserView> {
-    const inserted = await INSERT.one(organiser, this.database);
-    if (inserted === null) throw new Error('an INSERT … RETURNING returned no row');
+    await this.dataSource.getRepository(OrganiserEntity).insert({ ...organiser });
+    const inserted = await BY_ID.one({ organiserId: organiser.id }, this.database);
+    if (inserted === null) throw new Error('the organiser just inserted is not there');
     return inserted;
   }
 

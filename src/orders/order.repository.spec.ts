@@ -43,7 +43,7 @@ describe('OrderRepository', () => {
   before(async () => {
     db = await repositoryDatabase();
     orders = new OrderRepository(db.dataSource.getRepository(OrderEntity), db.database, db.pager);
-    const organisers = new OrganiserRepository(db.database, db.pager);
+    const organisers = new OrganiserRepository(db.dataSource, db.database, db.pager);
     for (const id of ['org_a', 'org_b']) {
       await organisers.insert({ id, name: id, placeholder: false });
       await db.dataSource.getRepository(EventEntity).insert({

@@ -15,7 +15,7 @@ describe('IdempotencyKeyRepository', () => {
   before(async () => {
     db = await repositoryDatabase();
     keys = new IdempotencyKeyRepository(db.database);
-    const organisers = new OrganiserRepository(db.database, db.pager);
+    const organisers = new OrganiserRepository(db.dataSource, db.database, db.pager);
     await organisers.insert({ id: 'org_a', name: 'A', placeholder: false });
     await organisers.insert({ id: 'org_b', name: 'B', placeholder: false });
   });
