@@ -6,6 +6,9 @@ import type { DataSourceOptions } from 'typeorm';
  * @nestjs/typeorm) and by `ormconfig.ts` for the TypeORM CLI. Schema changes
  * happen only through the migrations folder; `synchronize` is never on.
  */
+/** Where TypeORM records the migrations it ran (read by the readiness check too). */
+export const MIGRATIONS_TABLE = 'schema_migration';
+
 export function dataSourceOptions(url: string): DataSourceOptions {
   return {
     type: 'postgres',
@@ -14,7 +17,7 @@ export function dataSourceOptions(url: string): DataSourceOptions {
     migrationsRun: false,
     entities: [join(__dirname, '..', '**', '*.entity.js')],
     migrations: [join(__dirname, 'migrations', '*.js')],
-    migrationsTableName: 'schema_migration',
+    migrationsTableName: MIGRATIONS_TABLE,
     extra: { max: 20, application_name: 'events-api' },
   };
 }

@@ -2,7 +2,6 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
-import { SqlStatements } from './sql-statements';
 import { NotificationHub } from './notifications/notification-hub';
 import { ServiceSettings } from './service-settings';
 import { ScheduledJobs } from './jobs/scheduled-jobs';
@@ -22,7 +21,7 @@ import { UnitOfWork } from './unit-of-work';
       },
     }),
   ],
-  providers: [UnitOfWork, Database, ServiceSettings, SqlStatements, NotificationHub, ScheduledJobs],
-  exports: [UnitOfWork, Database, ServiceSettings, SqlStatements, NotificationHub, ScheduledJobs],
+  providers: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs],
+  exports: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs],
 })
 export class DatabaseModule {}
