@@ -1,7 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import { CursorCodec } from '../../libs/cursor/cursor-codec';
 import { flattenLocalisedText } from '../../libs/locale/localised-text';
-import { isoTimestampSql } from '../../src/database/iso-timestamp-sql';
 
 /**
  * The SQL of the frameworkless peer: the same statements the service sends
@@ -28,9 +27,10 @@ export interface PeerEvent {
   url: string;
 }
 
-export const EVENT_COLUMNS = `e.id, e.title, e.visibility, ${isoTimestampSql('e.start_time')} AS start_time, ${isoTimestampSql('e.end_time')} AS end_time, ${isoTimestampSql('e.updated_at')} AS updated_at`;
+// Timestamps are selected as they are: the pool's type parser turns their text into ISO strings (iso-timestamp-parser.ts).
+export const EVENT_COLUMNS = `e.id, e.title, e.visibility, e.start_time, e.end_time, e.updated_at`;
 const CURRENCY = `COALESCE(NULLIF(upper(btrim(o.currency)), ''), 'EUR')`;
-const ORDER_COLUMNS = `o.id, o.event_id AS "eventId", o.status, o.is_rsvp AS "isRsvp", o.quantity, o.total_amount_minor AS "totalAmountMinor", ${CURRENCY} AS currency, o.billing_name AS "billingName", o.billing_email AS "billingEmail", o.attribution_source AS "attributionSource", ${isoTimestampSql('o.created_at')} AS "createdAt", ${isoTimestampSql('o.updated_at')} AS "updatedAt"`;
+const ORDER_COLUMNS = `o.id, o.event_id AS "eventId", o.status, o.is_rsvp AS "isRsvp", o.quantity, o.total_amount_minor AS "totalAmountMinor", ${CURRENCY} AS currency, o.billing_name AS "billingName", o.billing_email AS "billingEmail", o.attribution_source AS "attributionSource", o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
 
 interface ListDefinition {
   select: string;
@@ -168,7 +168,7 @@ export class PeerQueries {
     }
     values.push(request.limit + 1);
     let text =
-      `SELECT ${definition.select}, ${alias}.id AS "__id", ${isoTimestampSql(ordering.column)} AS "__position" ` +
+      `SELECT ${definition.select}, ${alias}.id AS "__id", ${ordering.column} AS "__position" ` +
       `FROM ${definition.from} WHERE ${where} ` +
       `ORDER BY ${ordering.column} ${ordering.direction}, ${alias}.id ${ordering.direction} LIMIT $${values.length}`;
     if (anchor !== null) {
