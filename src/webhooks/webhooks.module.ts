@@ -1,7 +1,5 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { EventsModule } from '../events/events.module';
-import { OrdersModule } from '../orders/orders.module';
 import { DeliveryNotifications } from './delivery/delivery-notifications';
 import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
@@ -36,8 +34,8 @@ import { WebhookFiguresService } from './webhook-figures.service';
       WebhookDeliveryAttemptEntity,
       WebhookWarningEntity,
     ]),
-    OrdersModule,
-    EventsModule,
+    // No other context's module: Events and Orders reach the outbox through their domain events,
+    // which carry what a delivery needs.
   ],
   controllers: [WebhooksController, WebhooksInternalController],
   providers: [
