@@ -6,7 +6,10 @@ import type { DataSourceOptions } from 'typeorm';
  * @nestjs/typeorm) and by `ormconfig.ts` for the TypeORM CLI. Schema changes
  * happen only through the migrations folder; `synchronize` is never on.
  */
-export function dataSourceOptions(url: string): DataSourceOptions {
+/** The pool's size when DB_POOL_MAX is not set (app-config.ts reads and checks the setting). */
+export const DEFAULT_POOL_MAX = 20;
+
+export function dataSourceOptions(url: string, poolMax: number = DEFAULT_POOL_MAX): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -15,6 +18,6 @@ export function dataSourceOptions(url: string): DataSourceOptions {
     entities: [join(__dirname, '..', '**', '*.entity.js')],
     migrations: [join(__dirname, 'migrations', '*.js')],
     migrationsTableName: 'schema_migration',
-    extra: { max: 20, application_name: 'events-api' },
+    extra: { max: poolMax, application_name: 'events-api' },
   };
 }

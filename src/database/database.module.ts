@@ -16,7 +16,12 @@ import { UnitOfWork } from './unit-of-work';
         if (config.databaseUrl === null) throw new Error('the database URL is resolved before the app is created');
         // Entities are registered by each context's TypeOrmModule.forFeature;
         // pending migrations run at start.
-        return { ...dataSourceOptions(config.databaseUrl), entities: [], autoLoadEntities: true, migrationsRun: true };
+        return {
+          ...dataSourceOptions(config.databaseUrl, config.dbPoolMax),
+          entities: [],
+          autoLoadEntities: true,
+          migrationsRun: true,
+        };
       },
     }),
   ],
