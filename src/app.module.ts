@@ -20,6 +20,7 @@ import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
+import { InstancesModule } from './instances/instances.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { VenuesModule } from './venues/venues.module';
@@ -33,6 +34,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule,
+        InstancesModule,
         DomainEventsModule,
         PaginationModule,
         RateLimitModule,

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DASHBOARD_ACCESS } from '../common/auth-context/dashboard-access';
 import { EventsModule } from '../events/events.module';
 import { IdentityModule } from '../identity/identity.module';
+import { InstancesModule } from '../instances/instances.module';
 import { OrdersModule } from '../orders/orders.module';
 import { VenuesModule } from '../venues/venues.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -9,6 +10,7 @@ import { DashboardAccountViews } from './dashboard-account-views.service';
 import { DashboardAccountsController } from './dashboard-accounts.controller';
 import { DashboardAssetsController } from './dashboard-assets.controller';
 import { DashboardEventsController } from './dashboard-events.controller';
+import { DashboardInstancesController } from './dashboard-instances.controller';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardKeysController } from './dashboard-keys.controller';
 import { DashboardPages } from './dashboard-pages';
@@ -22,7 +24,7 @@ import { DashboardWebhooksController } from './dashboard-webhooks.controller';
  * the admin-token guard asks about every `@DashboardRoute()` request.
  */
 @Module({
-  imports: [IdentityModule, VenuesModule, EventsModule, OrdersModule, WebhooksModule],
+  imports: [IdentityModule, VenuesModule, EventsModule, OrdersModule, WebhooksModule, InstancesModule],
   controllers: [
     DashboardSignInController,
     DashboardAssetsController,
@@ -30,6 +32,7 @@ import { DashboardWebhooksController } from './dashboard-webhooks.controller';
     DashboardKeysController,
     DashboardEventsController,
     DashboardWebhooksController,
+    DashboardInstancesController,
   ],
   providers: [
     DashboardSessionsService,

@@ -141,3 +141,25 @@ export function deliveryOutcomeLabel(outcome: AttemptOutcome): string {
 export function countDeliveryAttempt(outcome: AttemptOutcome): void {
   webhookDeliveries.inc({ outcome: deliveryOutcomeLabel(outcome) });
 }
+
+/** The live instances on this database, from the instance registry (set at each heartbeat and scrape). */
+export const serviceInstancesGauge = new Gauge({
+  name: 'service_instances',
+  help: 'Instances of the service that heartbeat on this database (an instance three heartbeats late is not counted).',
+  registers: [metricsRegistry],
+});
+
+/** The account budget's store (RATE_LIMIT_STORE=database) could not be reached. */
+export const rateLimitStoreGauges = {
+  fallbacks: new Counter({
+    name: 'rate_limit_store_fallbacks_total',
+    help: 'Times this instance could not reach the shared account budget and fell back to its local share (the limit divided by the live instances).',
+    registers: [metricsRegistry],
+  }),
+  fallback: new Gauge({
+    name: 'rate_limit_store_fallback',
+    help: '1 while this instance counts account budgets locally because the shared counter is unreachable, else 0.',
+    registers: [metricsRegistry],
+  }),
+};
+rateLimitStoreGauges.fallback.set(0);
