@@ -107,6 +107,21 @@ describe('one account budget across instances (RATE_LIMIT_STORE=database)', () =
     assert.ok(Math.abs(end - Date.now() / 1000 - second.timeToExpire) <= 1.5, `expires in ${second.timeToExpire} s`);
   });
 
+  it('grants concurrent requests of one instance from shared reservations, never past the limit', async () => {
+    await roomInRateWindow(10);
+    const store = new DatabaseBudgetStorage(a.service.running.app.get(Database), { liveInstances: () => 2 }, 60);
+    const counted = await Promise.all(
+      Array.from({ length: LIMIT * 2 }, () =>
+        Promise.resolve(store.incrementNow('reads:organiser:concurrent', 60_000, LIMIT)),
+      ),
+    );
+    assert.equal(counted.filter((hit) => !hit.isBlocked).length, LIMIT);
+    const { rows } = await a.db.query<{ used: number }>(
+      `SELECT used FROM rate_limit_counter WHERE key = 'reads:organiser:concurrent'`,
+    );
+    assert.equal(rows[0]?.used, LIMIT);
+  });
+
   it('falls back to its share of the budget (the limit over the live instances, never unlimited) when the counter is unreachable, logs it once and counts it', async () => {
     await roomInRateWindow(15);
     const { key } = await a.make.organiser();
