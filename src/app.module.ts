@@ -20,7 +20,7 @@ import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
-import { InstancesModule } from './instances/instances.module';
+import { InstancesModule } from './database/instances/instances.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { VenuesModule } from './venues/venues.module';

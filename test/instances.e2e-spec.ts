@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { INSTANCE_HEARTBEAT, InstanceRegistry, MISSED_HEARTBEATS_WHEN_GONE } from '../src/instances/instance-registry';
+import {
+  INSTANCE_HEARTBEAT,
+  InstanceRegistry,
+  MISSED_HEARTBEATS_WHEN_GONE,
+} from '../src/database/instances/instance-registry';
 import { DashboardClient } from './support/dashboard-client';
 import { assertErrorBody } from './support/error-body';
 import { internalApi } from './support/http-client';

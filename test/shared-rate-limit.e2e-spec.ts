@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DatabaseBudgetStorage, FALLBACK_RETRY_MS } from '../src/common/rate-limit/database-budget.storage';
 import { Database } from '../src/database/sql/sql-target';
-import { InstanceRegistry } from '../src/instances/instance-registry';
+import { InstanceRegistry } from '../src/database/instances/instance-registry';
 import { captureLog } from './support/captured-log';
 import { sleep } from './support/eventually';
 import { internalApi, publicApi, type HttpResult } from './support/http-client';

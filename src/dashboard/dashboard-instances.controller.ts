@@ -2,7 +2,7 @@ import { Controller, Get, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
-import { InstanceRegistry } from '../instances/instance-registry';
+import { InstanceRegistry } from '../database/instances/instance-registry';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
 

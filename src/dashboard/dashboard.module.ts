@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { DASHBOARD_ACCESS } from '../common/auth-context/dashboard-access';
 import { EventsModule } from '../events/events.module';
 import { IdentityModule } from '../identity/identity.module';
-import { InstancesModule } from '../instances/instances.module';
+import { InstancesModule } from '../database/instances/instances.module';
 import { OrdersModule } from '../orders/orders.module';
 import { VenuesModule } from '../venues/venues.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';

@@ -2,7 +2,7 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import type { FastifyReply } from 'fastify';
 import { ReadinessService } from '../health/readiness.service';
-import { InstanceRegistry } from '../instances/instance-registry';
+import { InstanceRegistry } from '../database/instances/instance-registry';
 import { DatabaseMetricsCollector } from './database-metrics.collector';
 import { metricsRegistry, readinessGauges } from './service-metrics';
 

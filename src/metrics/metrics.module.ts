@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { HealthModule } from '../health/health.module';
-import { InstancesModule } from '../instances/instances.module';
+import { InstancesModule } from '../database/instances/instances.module';
 import { DatabaseMetricsCollector } from './database-metrics.collector';
 import { MetricsInternalController } from './metrics.internal.controller';
 

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { defineStatement } from '../../database/sql/sql-statement';
 import { sql, type SqlFragment } from '../../database/sql/sql-fragment';
 import type { SqlTarget } from '../../database/sql/sql-target';
-import type { LiveInstanceCount } from '../../instances/instance-registry';
+import type { LiveInstanceCount } from '../../database/instances/instance-registry';
 import { rateLimitStoreGauges } from '../../metrics/service-metrics';
 import { describeError } from '../logging/loggable-error';
 import { FixedWindowThrottlerStorage, type CountedHit, type CountingStorage } from './fixed-window.storage';

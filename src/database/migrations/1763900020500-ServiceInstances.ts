@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The instances serving this database (src/instances/instance-registry.ts):
+ * The instances serving this database (src/database/instances/instance-registry.ts):
  * each records itself at start, heartbeats, and deletes its row when it
  * stops. Liveness is judged on the database clock (`last_seen_at` is always
  * the server's `now()`), so instances with skewed clocks agree on who is gone.

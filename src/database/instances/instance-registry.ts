@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { describeError } from '../common/logging/loggable-error';
-import { APP_CONFIG, type AppConfig } from '../config/app-config';
-import { NO_PARAMS } from '../database/sql/sql-statement';
-import { Database, type SqlTarget } from '../database/sql/sql-target';
-import { UnitOfWork } from '../database/unit-of-work';
-import { serviceInstancesGauge } from '../metrics/service-metrics';
+import { describeError } from '../../common/logging/loggable-error';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { NO_PARAMS } from '../sql/sql-statement';
+import { Database, type SqlTarget } from '../sql/sql-target';
+import { UnitOfWork } from '../unit-of-work';
+import { serviceInstancesGauge } from '../../metrics/service-metrics';
 import { serviceVersion } from './service-version';
 import { connectionBudgetProblem, DEDICATED_CONNECTIONS } from './connection-budget';
 import {

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import { InternalOperations } from '../../common/openapi/internal-operations.decorator';
 import { InstanceRegistry } from './instance-registry';
 import type { InstanceRow } from './instance-statements';
 

@@ -1,6 +1,6 @@
-import { defineStatement, type NoParams } from '../database/sql/sql-statement';
-import { sql, sqlText } from '../database/sql/sql-fragment';
-import { isoTimestampSql } from '../database/iso-timestamp-sql';
+import { defineStatement, type NoParams } from '../sql/sql-statement';
+import { sql, sqlText } from '../sql/sql-fragment';
+import { isoTimestampSql } from '../iso-timestamp-sql';
 
 export interface InstanceRow {
   id: string;
