@@ -1,6 +1,60 @@
 // @ts-check
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { readFileSync } from 'node:fs';
+
+/** The layers of src/ (docs/architecture.md, Layers); src/context-boundaries.spec.ts reads the same table. */
+const LAYERS = JSON.parse(readFileSync(new URL('./src/layers.json', import.meta.url), 'utf8'));
+
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** How an import names a unit from the top of src/: a folder and what follows, or a file. */
+const unitPattern = (unit) =>
+  unit.endsWith('.ts') ? `${escape(unit.slice(0, -3))}(?:\\.[jt]s)?$` : `${escape(unit)}/`;
+
+/**
+ * One no-restricted-imports block per unit of src/ and per folder depth, since
+ * a relative import reaches the top of src/ with as many `../` as the file is
+ * deep. Each refuses, fail closed, any unit that is not the unit itself, of a
+ * lower layer or a declared peer; a context past its surface; and anything
+ * outside src/ but libs/.
+ */
+function layerBlocks() {
+  const blocks = [];
+  for (const [index, layer] of LAYERS.layers.entries()) {
+    for (const unit of layer.units) {
+      const allowed = [
+        unit,
+        ...LAYERS.layers.slice(0, index).flatMap((lower) => lower.units),
+        ...(LAYERS.peers[unit] ?? []),
+      ];
+      const contexts = allowed.filter((other) => other !== unit && LAYERS.contexts.includes(other));
+      const depths = unit.endsWith('.ts') ? [0] : Array.from({ length: LAYERS.deepestFolder }, (_, depth) => depth + 1);
+      for (const depth of depths) {
+        const top = depth === 0 ? String.raw`\./` : `(?:\\.\\./){${depth}}`;
+        const patterns = [
+          {
+            regex: `^${top}(?!\\.\\./|${allowed.map(unitPattern).join('|')})`,
+            message: `src/${unit} imports only its own files, lower layers and its declared peers (src/layers.json).`,
+          },
+          {
+            regex: `^${depth === 0 ? '' : top}\\.\\./(?!libs/)`,
+            message: 'Outside src/, only libs/ is imported.',
+          },
+          ...contexts.map((context) => ({
+            regex: `^${top}${escape(context)}/(?!(?:${[...LAYERS.surface, ...(LAYERS.moreSurface[context] ?? [])].join('|')})$)`,
+            message: `${context} is reached through its module, services, domain events, DTOs, SQL fragments or OpenAPI fragment.`,
+          })),
+        ];
+        blocks.push({
+          files: [unit.endsWith('.ts') ? `src/${unit}` : `src/${unit}/${'*/'.repeat(depth - 1)}*.ts`],
+          ignores: ['**/*.spec.ts'],
+          rules: { 'no-restricted-imports': ['error', { patterns }] },
+        });
+      }
+    }
+  }
+  return blocks;
+}
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**', 'eslint.config.mjs'] },
@@ -43,25 +97,7 @@ export default tseslint.config(
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'ormconfig.ts'],
     rules: { 'no-restricted-imports': 'off' },
   },
-  {
-    // Bounded contexts meet through each other's module, service, domain events, DTO types and named
-    // SQL fragments, never through entities, repositories or presenters (docs/architecture.md).
-    files: ['src/{identity,venues,events,orders,webhooks}/**/*.ts'],
-    ignores: ['**/*.spec.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: String.raw`^(\.\./)+(identity|venues|events|orders|webhooks)/(.*/)?(entities/.*|[^/]+\.(repository|presenter))$`,
-              message: 'Another context is reached through its service, domain events or a named SQL fragment.',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  ...layerBlocks(),
   {
     files: ['**/*.spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { generateApiKey, hashApiKey } from '../libs/keys/api-key-format';
-import * as serviceMetrics from '../src/metrics/service-metrics';
+import * as httpMetrics from '../src/common/http/http-metrics';
 import { benchEnvironment, measure, runWhenExecuted } from './support/bench-environment';
 
 const EVENTS = 1_000;
@@ -49,8 +49,8 @@ export async function main(): Promise<void> {
          FROM generate_series(1, ${EVENTS}) AS n`,
     );
   });
-  const exportsObject = serviceMetrics as unknown as Record<string, unknown>;
-  const record = serviceMetrics.recordAnsweredRequest;
+  const exportsObject = httpMetrics as unknown as Record<string, unknown>;
+  const record = httpMetrics.recordAnsweredRequest;
   try {
     const { publicUrl, adminUrl } = environment.service;
     const list = async (): Promise<void> => {

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { Client } from 'pg';
 import { serialiseEnvelope } from '../src/webhooks/outbox/webhook-envelope';
+import type { SqlStatement } from '../src/database/sql/sql-statement';
 import {
   CLAIM_STATEMENTS,
   DELIVERY_CHANNEL,
   ENQUEUE_DELIVERIES,
-  FAILING_WARNING_AT,
+  FIRST_FAILING_WARNING_AT,
   RECORD_ATTEMPT,
-} from '../src/webhooks/webhook-delivery.repository';
+} from '../src/webhooks/delivery/delivery-queue.repository';
 import { FAILURES_BEFORE_DISABLE } from '../src/webhooks/webhook-event-types';
 import { benchDatabase, runWhenExecuted } from './support/bench-environment';
 import { processCpuMicros } from './support/proc-usage';
@@ -31,6 +32,14 @@ import { processCpuMicros } from './support/proc-usage';
  * `force_custom_plan`) to compare plans.
  */
 const SUBSCRIPTIONS = 10;
+
+/** A statement as pg's client takes it (named, so prepared as the service prepares it). */
+function queryOf<Params extends object>(
+  statement: SqlStatement<Params>,
+  params: Params,
+): { name: string | undefined; text: string; values: unknown[] } {
+  return { name: statement.name, text: statement.text, values: statement.values(params) };
+}
 
 export interface StatementCosts {
   rounds: number;
@@ -82,52 +91,58 @@ export async function measureStatementCosts(rounds: number, planCacheMode: strin
         }),
       );
       await measured('outbox insert (10 deliveries)', () =>
-        client.query({
-          ...ENQUEUE_DELIVERIES,
-          values: [
+        client.query(
+          queryOf(ENQUEUE_DELIVERIES, {
             ids,
             subscriptionIds,
-            ids.map(() => 'order.confirmed'),
-            ids.map(() => orderId),
+            eventTypes: ids.map(() => 'order.confirmed'),
+            subjectIds: ids.map(() => orderId),
             payloads,
-            ids.map(() => randomUUID().replaceAll('-', '')),
-            ids.map(() => 'pending'),
-            DELIVERY_CHANNEL,
-            'webhook-statements-bench',
-          ],
-        }),
+            traceIds: ids.map(() => randomUUID().replaceAll('-', '')),
+            statuses: ids.map(() => 'pending'),
+            channel: DELIVERY_CHANNEL,
+            sender: 'webhook-statements-bench',
+          }),
+        ),
       );
       const token = randomUUID();
       await measured('claim: BEGIN', () => client.query('BEGIN'));
       const chosen = await measured('claim: subscriptions', () =>
-        client.query<{ id: string; serial: boolean }>({ ...CLAIM_STATEMENTS.subscriptions, values: [64, 4] }),
+        client.query<{ id: string; serial: boolean }>(
+          queryOf(CLAIM_STATEMENTS.subscriptions, { maxDeliveries: 64, perSubscription: 4 }),
+        ),
       );
       const claimed = await measured('claim: deliveries', () =>
-        client.query<{ id: string; subscription_id: string }>({
-          ...CLAIM_STATEMENTS.deliveries,
-          values: [chosen.rows.map((r) => r.id), chosen.rows.map((r) => r.serial), 4, 64, 15_000, token],
-        }),
+        client.query<{ id: string; subscription_id: string }>(
+          queryOf(CLAIM_STATEMENTS.deliveries, {
+            subscriptionIds: chosen.rows.map((r) => r.id),
+            serial: chosen.rows.map((r) => r.serial),
+            perSubscription: 4,
+            maxDeliveries: 64,
+            leaseMs: 15_000,
+            leaseToken: token,
+          }),
+        ),
       );
       await measured('claim: COMMIT', () => client.query('COMMIT'));
       for (const delivery of claimed.rows) {
         await measured('attempt record (1 attempt)', () =>
-          client.query({
-            ...RECORD_ATTEMPT,
-            values: [
-              delivery.id,
-              token,
-              new Date(),
-              '200',
-              5,
-              true,
-              FAILURES_BEFORE_DISABLE,
-              delivery.subscription_id,
-              'succeeded',
-              0,
-              false,
-              FAILING_WARNING_AT[0],
-            ],
-          }),
+          client.query(
+            queryOf(RECORD_ATTEMPT, {
+              deliveryId: delivery.id,
+              leaseToken: token,
+              attemptedAt: new Date(),
+              outcome: '200',
+              durationMs: 5,
+              succeeded: true,
+              failuresBeforeDisable: FAILURES_BEFORE_DISABLE,
+              subscriptionId: delivery.subscription_id,
+              nextStatus: 'succeeded',
+              retryInMs: 0,
+              manual: false,
+              failingWarningFrom: FIRST_FAILING_WARNING_AT,
+            }),
+          ),
         );
         deliveries += 1;
       }

@@ -20,7 +20,6 @@ import { DatabaseModule } from './database/database.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
-import { InstancesModule } from './database/instances/instances.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
 import { VenuesModule } from './venues/venues.module';
@@ -34,7 +33,6 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         DatabaseModule,
-        InstancesModule,
         DomainEventsModule,
         PaginationModule,
         RateLimitModule,

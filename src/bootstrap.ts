@@ -16,11 +16,12 @@ import { requestLoggerFactory } from './common/logging/request-logger';
 import { ID_LESS_DELETE_PATHS, routeIdLessDelete } from './common/http/id-less-delete';
 import { RouteCatalogue } from './common/http/route-catalogue';
 import { ClientFailureBudget } from './common/rate-limit/client-failure-budget';
-import { installJsonBodyParser } from './common/http/json-body';
+import { EmptyBodyRoutes, installJsonBodyParser } from './common/http/json-body';
 import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
 import { RouteTable } from './common/http/route-table';
 import { OpenApiDocumentStore } from './common/openapi/openapi-document.store';
 import { buildOpenApiDocuments } from './common/openapi/openapi-documents';
+import { openApiFragments } from './openapi-fragments';
 import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
 import { unvalidatedInputsOf } from './common/validation/validated-body';
@@ -70,7 +71,7 @@ function refuseUnvalidatedInputs(app: NestFastifyApplication): void {
  * @nestjs/swagger serves itself: no CDN) on the public listener.
  */
 function serveOpenApi(app: NestFastifyApplication, config: AppConfig): void {
-  const documents = buildOpenApiDocuments(app, config);
+  const documents = buildOpenApiDocuments(app, config, openApiFragments());
   app.get(OpenApiDocumentStore).set(documents);
   SwaggerModule.setup('docs', app, documents.public, {
     jsonDocumentUrl: 'openapi.json',
@@ -124,7 +125,8 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   });
   installHttpConventions(adapter.getInstance(), routes, failures);
   for (const path of ID_LESS_DELETE_PATHS) routes.record('DELETE', path);
-  installJsonBodyParser(adapter.getInstance(), config);
+  const emptyBodies = new EmptyBodyRoutes();
+  installJsonBodyParser(adapter.getInstance(), config, emptyBodies);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, routes), adapter, {
     logger: new PinoNestLogger(logger),
@@ -133,7 +135,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     bodyParser: false,
   });
   try {
-    return await serve(app, adapter, config, handler);
+    return await serve(app, adapter, config, handler, emptyBodies);
   } catch (error) {
     // A start refused after the pool opened (a start-up check, a busy port) must not leave it open.
     await app.close().catch(() => undefined);
@@ -146,10 +148,12 @@ async function serve(
   adapter: EnvelopingFastifyAdapter,
   config: AppConfig,
   handler: RequestHandler | undefined,
+  emptyBodies: EmptyBodyRoutes,
 ): Promise<RunningService> {
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
   installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService));
   refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));
+  emptyBodies.accept(app.get(RouteCatalogue).routesWithoutRequiredBody());
   refuseUnvalidatedInputs(app);
   // Plugins first: awaiting a registration loads every plugin registered so far, and the reference
   // routes must load later, once Nest's error handler is in place (else their errors skip the filter).

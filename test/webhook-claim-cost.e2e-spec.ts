@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
-import { CLAIM_STATEMENTS } from '../src/webhooks/webhook-delivery.repository';
+import { CLAIM_STATEMENTS } from '../src/webhooks/delivery/delivery-queue.repository';
 import { databaseClient } from './support/database-client';
 import { freshDatabase } from './support/test-database';
 
@@ -66,15 +66,21 @@ describe('webhook delivery claims', () => {
     };
     await db.query('BEGIN');
     try {
-      const chosen = await pagesOf(CLAIM_STATEMENTS.subscriptions.text, [64, 4]);
-      const leased = await pagesOf(CLAIM_STATEMENTS.deliveries.text, [
-        subscriptions,
-        [false, false],
-        4,
-        64,
-        30_000,
-        't',
-      ]);
+      const chosen = await pagesOf(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }),
+      );
+      const leased = await pagesOf(
+        CLAIM_STATEMENTS.deliveries.text,
+        CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: subscriptions,
+          serial: [false, false],
+          perSubscription: 4,
+          maxDeliveries: 64,
+          leaseMs: 30_000,
+          leaseToken: 't',
+        }),
+      );
       return { pages: chosen.pages + leased.pages, claimed: leased.rows };
     } finally {
       await db.query('ROLLBACK');
@@ -139,12 +145,15 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
     );
   }
 
+  /** The worker's limits, in the prepared statement's parameter order. */
+  const CLAIM_ARGUMENTS = CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }).join(', ');
+
   async function pagesReadByGenericClaim(): Promise<{ pages: number; chosen: number }> {
     await db.query('BEGIN');
     try {
       const { rows } = await db.query<{
         'QUERY PLAN': Array<{ Plan: PlanNode & { 'Actual Rows': number } }>;
-      }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim_subscriptions(64, 4)`);
+      }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim_subscriptions(${CLAIM_ARGUMENTS})`);
       const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
       assert.ok(plan !== undefined, 'EXPLAIN answered with a plan');
       return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], chosen: plan['Actual Rows'] };

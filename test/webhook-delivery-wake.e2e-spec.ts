@@ -4,7 +4,7 @@ import type { Client } from 'pg';
 import type { AppConfig } from '../src/config/app-config';
 import { DeliveryNotifications } from '../src/webhooks/delivery/delivery-notifications';
 import { OutboxSenderId } from '../src/webhooks/outbox/outbox-sender-id';
-import { DELIVERY_CHANNEL } from '../src/webhooks/webhook-delivery.repository';
+import { DELIVERY_CHANNEL } from '../src/webhooks/delivery/delivery-queue.repository';
 import { databaseClient } from './support/database-client';
 import { freshDatabase } from './support/test-database';
 

@@ -178,8 +178,16 @@ export const EVENT_PATCH_SCHEMA: JsonSchema = {
   properties: Object.fromEntries(EVENT_PATCH_FIELDS.map((field) => [field, EVENT_PATCH_FIELD_SCHEMAS[field]])),
 };
 
-/** The components the EventPatch schema defines and refers to, by their names in the document. */
+/** The body of a create: the same fields, with `startTime` required (the contract's "Required on create"). */
+export const EVENT_CREATE_SCHEMA: JsonSchema = {
+  ...EVENT_PATCH_SCHEMA,
+  description: `The EventPatch of a create: \`startTime\` is required. ${String(EVENT_PATCH_SCHEMA['description'])}`,
+  required: ['startTime'],
+};
+
+/** The components the EventPatch schemas define and refer to, by their names in the document. */
 export const EVENT_PATCH_COMPONENTS: Readonly<Record<string, JsonSchema>> = {
+  EventCreate: EVENT_CREATE_SCHEMA,
   EventPatch: EVENT_PATCH_SCHEMA,
   Planning: PLANNING_SCHEMA,
   OnlineMeeting: ONLINE_MEETING_SCHEMA,

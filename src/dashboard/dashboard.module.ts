@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { DASHBOARD_ACCESS } from '../common/auth-context/dashboard-access';
 import { EventsModule } from '../events/events.module';
 import { IdentityModule } from '../identity/identity.module';
-import { InstancesModule } from '../database/instances/instances.module';
 import { OrdersModule } from '../orders/orders.module';
 import { VenuesModule } from '../venues/venues.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -24,7 +23,7 @@ import { DashboardWebhooksController } from './dashboard-webhooks.controller';
  * the admin-token guard asks about every `@DashboardRoute()` request.
  */
 @Module({
-  imports: [IdentityModule, VenuesModule, EventsModule, OrdersModule, WebhooksModule, InstancesModule],
+  imports: [IdentityModule, VenuesModule, EventsModule, OrdersModule, WebhooksModule],
   controllers: [
     DashboardSignInController,
     DashboardAssetsController,

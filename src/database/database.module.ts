@@ -2,9 +2,10 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
-import { SqlStatements } from '../common/persistence/sql-statements';
+import { SqlStatements } from './sql-statements';
 import { ServiceSettings } from './service-settings';
 import { Database } from './sql/sql-target';
+import { InstanceRegistry } from './instances/instance-registry';
 import { UnitOfWork } from './unit-of-work';
 
 @Global()
@@ -25,7 +26,8 @@ import { UnitOfWork } from './unit-of-work';
       },
     }),
   ],
-  providers: [UnitOfWork, Database, ServiceSettings, SqlStatements],
-  exports: [UnitOfWork, Database, ServiceSettings, SqlStatements],
+  // InstanceRegistry: which instances serve this database (the rate limiter's fallback, the connection check).
+  providers: [UnitOfWork, Database, ServiceSettings, SqlStatements, InstanceRegistry],
+  exports: [UnitOfWork, Database, ServiceSettings, SqlStatements, InstanceRegistry],
 })
 export class DatabaseModule {}

@@ -18,7 +18,12 @@ import { EventPage, EventResponseDto } from './dto/event.dto';
 import { EventsService } from './events.service';
 import { InRequest, type RequestContext } from '../common/request-id/request-context';
 
-/** `EventPatch` is built from libs/event-rules' field table (event-patch.schema.ts). */
+/** `EventCreate` and `EventPatch` are built from libs/event-rules' field table (event-patch.schema.ts). */
+const EVENT_CREATE_BODY = {
+  description: 'EventPatch with `startTime` required: writable fields only; any other key is dropped silently.',
+  schema: ref('schemas', 'EventCreate'),
+  example: EVENT_PATCH_EXAMPLE,
+};
 const EVENT_PATCH_BODY = {
   description: 'EventPatch: writable fields only; any other key is dropped silently.',
   schema: ref('schemas', 'EventPatch'),
@@ -65,7 +70,7 @@ export class EventsController {
         schema: { type: 'string', minLength: 1 },
       },
     ],
-    requestBody: EVENT_PATCH_BODY,
+    requestBody: EVENT_CREATE_BODY,
     success: {
       status: 201,
       description: 'Created (or replayed).',

@@ -35,7 +35,7 @@ export class IdentityInternalController {
   revokeKey(
     @Param('keyId') keyId: string,
     // Typed as the class alone: a union would erase the metatype and skip validation.
-    @ValidatedBody() body: RevokeKeyDto,
+    @ValidatedBody({ optional: true }) body: RevokeKeyDto,
   ): Promise<{ id: string; revoked: true }> {
     return this.keys.revoke(keyId, body.actorRole);
   }

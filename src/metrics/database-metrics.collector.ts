@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { CHECK_TIMEOUT_MS } from '../health/readiness.service';
+import { WebhookFiguresService } from '../webhooks/webhook-figures.service';
 import { databasePoolGauges, webhookGauges } from './service-metrics';
 
 /** What pg's Pool exposes; TypeORM's Postgres driver keeps its pool as `master`. */
@@ -13,21 +14,18 @@ interface PoolCounts {
 
 /**
  * Gauges that are read, not counted: the outbox's backlog and lag and the
- * disabled subscriptions come from one SQL statement at scrape time (one
- * round trip per scrape, nothing kept in step by the write paths), the pool
- * figures from pg's Pool.
- *
- * The lag is how long the oldest delivery the worker could send now has been
- * due. Deliveries it may not send are left out, or an endpoint that is merely
- * down would look like a worker falling behind: those of disabled or deleted
- * subscriptions, and, for a failing subscription, everything behind its
- * oldest pending delivery (only that one is probed, on the backoff schedule).
+ * disabled subscriptions are read from Webhooks at scrape time (its
+ * WebhookFiguresService says what each one leaves out), the pool figures
+ * from pg's Pool.
  */
 @Injectable()
 export class DatabaseMetricsCollector {
   private readonly logger = new Logger(DatabaseMetricsCollector.name);
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly webhooks: WebhookFiguresService,
+  ) {}
 
   async collect(): Promise<void> {
     this.collectPool();
@@ -37,25 +35,12 @@ export class DatabaseMetricsCollector {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
       });
-      const query: Promise<Array<{ lag_seconds: number | null; pending: number; disabled: number }>> =
-        this.dataSource.query(
-          `SELECT
-             (SELECT extract(epoch FROM now() - min(d.next_attempt_at))::float8
-                FROM webhook_delivery d JOIN webhook_subscription s ON s.id = d.subscription_id
-               WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-                 AND s.enabled AND s.deleted_at IS NULL
-                 AND (s.consecutive_failures = 0 OR NOT EXISTS (
-                       SELECT 1 FROM webhook_delivery o
-                        WHERE o.subscription_id = d.subscription_id AND o.status = 'pending' AND o.seq < d.seq))
-             ) AS lag_seconds,
-             (SELECT count(*)::int FROM webhook_delivery WHERE status = 'pending') AS pending,
-             (SELECT count(*)::int FROM webhook_subscription WHERE NOT enabled AND deleted_at IS NULL) AS disabled`,
-        );
-      void query.catch(() => undefined); // settles later when the timeout won
-      const [row] = await Promise.race([query, timeout]);
-      webhookGauges.lagSeconds.set(Math.max(0, row?.lag_seconds ?? 0));
-      webhookGauges.pending.set(row?.pending ?? 0);
-      webhookGauges.disabledSubscriptions.set(row?.disabled ?? 0);
+      const read = this.webhooks.current();
+      void read.catch(() => undefined); // settles later when the timeout won
+      const figures = await Promise.race([read, timeout]);
+      webhookGauges.lagSeconds.set(figures.lagSeconds);
+      webhookGauges.pending.set(figures.pending);
+      webhookGauges.disabledSubscriptions.set(figures.disabledSubscriptions);
     } catch (error) {
       // Unknown is not zero: NaN keeps a lag alert from reading "all clear" while the database is away.
       for (const gauge of Object.values(webhookGauges)) gauge.set(Number.NaN);

@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { ReadinessService } from '../health/readiness.service';
 import { InstanceRegistry } from '../database/instances/instance-registry';
 import { DatabaseMetricsCollector } from './database-metrics.collector';
-import { metricsRegistry, readinessGauges } from './service-metrics';
+import { metricsRegistry, readinessGauges, serviceInstancesGauge } from './service-metrics';
 
 /**
  * `GET /internal/metrics`: Prometheus text, on the admin listener with the
@@ -33,7 +33,8 @@ export class MetricsInternalController {
 
   /** The registry's table may be out of reach with the rest of the database: the gauge keeps its last value. */
   private async collectInstances(): Promise<void> {
-    await this.instances.collect().catch(() => undefined);
+    const live = await this.instances.listLive().catch(() => null);
+    if (live !== null) serviceInstancesGauge.set(live.length);
   }
 
   private async collectReadiness(): Promise<void> {

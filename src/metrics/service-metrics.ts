@@ -1,55 +1,15 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AttemptOutcome } from '../webhooks/webhook-event-types';
+import { Gauge } from 'prom-client';
+import { metricsRegistry } from '../common/metrics/metrics-registry';
 
 /**
- * The service's Prometheus metrics, in one registry of our own (not
- * prom-client's global one, so a library that registers there cannot clash).
- * The objects live for the process: they are recorded from a Fastify hook
- * that exists before Nest does and from the delivery worker, and read by
- * `GET /internal/metrics`.
- *
- * Every label takes values from a fixed, small set (route patterns, status
- * codes, outcome classes), never from anything a caller can vary freely:
- * the number of series must not grow with traffic.
+ * The gauges filled at scrape time, in the service's one registry. The
+ * counters are recorded where things happen, in the layer they happen in
+ * (`src/common/http/http-metrics.ts`, `src/webhooks/delivery/delivery-metrics.ts`),
+ * so no layer below this one imports it.
  */
-export const metricsRegistry = new Registry();
-collectDefaultMetrics({ register: metricsRegistry });
+export { metricsRegistry };
 
-const httpRequests = new Counter({
-  name: 'http_requests_total',
-  help: 'HTTP requests answered, by method, route pattern and status code.',
-  labelNames: ['method', 'route', 'status'] as const,
-  registers: [metricsRegistry],
-});
-
-const httpRequestDuration = new Histogram({
-  name: 'http_request_duration_seconds',
-  help: 'Time from receiving a request to sending its response, by method, route pattern and status code.',
-  labelNames: ['method', 'route', 'status'] as const,
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  registers: [metricsRegistry],
-});
-
-const rateLimitRefusals = new Counter({
-  name: 'rate_limit_refusals_total',
-  help: 'Requests refused with 429, by which budget refused them (account: the per-account budget; client: any other).',
-  labelNames: ['reason'] as const,
-  registers: [metricsRegistry],
-});
-
-const webhookDeliveries = new Counter({
-  name: 'webhook_deliveries_total',
-  help: 'Recorded webhook delivery attempts, by outcome (success, http_3xx/4xx/5xx, timeout, network_error, blocked_host).',
-  labelNames: ['outcome'] as const,
-  registers: [metricsRegistry],
-});
-
-// Series that exist from the start at 0, so rates and alerts have a baseline before the first event.
-for (const reason of ['account', 'client']) rateLimitRefusals.inc({ reason }, 0);
-for (const outcome of ['success', 'http_4xx', 'http_5xx', 'timeout', 'network_error'])
-  webhookDeliveries.inc({ outcome }, 0);
-
-/** Filled at scrape time from the outbox and the subscriptions table (see DatabaseMetricsCollector). */
+/** Filled at scrape time from Webhooks' figures (see DatabaseMetricsCollector). */
 export const webhookGauges = {
   lagSeconds: new Gauge({
     name: 'webhook_delivery_lag_seconds',
@@ -107,59 +67,9 @@ export const databasePoolGauges = {
   }),
 };
 
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-/** The route label of a request that matched no route (404s of unknown paths). */
-export const UNMATCHED_ROUTE = 'unmatched';
-
-export interface AnsweredRequest {
-  method: string;
-  /** The matched route pattern (`/v1/events/:eventId`), or undefined when none matched. */
-  routePattern: string | undefined;
-  status: number;
-  seconds: number;
-  /** The per-account budget's headers were on the response (only meaningful for a 429). */
-  accountBudget: boolean;
-}
-
-export function recordAnsweredRequest(answered: AnsweredRequest): void {
-  const labels = {
-    method: KNOWN_METHODS.has(answered.method) ? answered.method : 'other',
-    route: answered.routePattern ?? UNMATCHED_ROUTE,
-    status: String(answered.status),
-  };
-  httpRequests.inc(labels);
-  httpRequestDuration.observe(labels, answered.seconds);
-  if (answered.status === 429) rateLimitRefusals.inc({ reason: answered.accountBudget ? 'account' : 'client' });
-}
-
-/** A bounded label for an attempt's outcome: an HTTP status is reduced to its class. */
-export function deliveryOutcomeLabel(outcome: AttemptOutcome): string {
-  if (typeof outcome !== 'number') return outcome;
-  return outcome >= 200 && outcome <= 299 ? 'success' : `http_${Math.floor(outcome / 100)}xx`;
-}
-
-export function countDeliveryAttempt(outcome: AttemptOutcome): void {
-  webhookDeliveries.inc({ outcome: deliveryOutcomeLabel(outcome) });
-}
-
-/** The live instances on this database, from the instance registry (set at each heartbeat and scrape). */
+/** Filled at scrape time from the instance registry (src/database/instances/). */
 export const serviceInstancesGauge = new Gauge({
   name: 'service_instances',
   help: 'Instances of the service that heartbeat on this database (an instance three heartbeats late is not counted).',
   registers: [metricsRegistry],
 });
-
-/** The account budget's store (RATE_LIMIT_STORE=database) could not be reached. */
-export const rateLimitStoreGauges = {
-  fallbacks: new Counter({
-    name: 'rate_limit_store_fallbacks_total',
-    help: 'Times this instance could not reach the shared account budget and fell back to its local share (the limit divided by the live instances).',
-    registers: [metricsRegistry],
-  }),
-  fallback: new Gauge({
-    name: 'rate_limit_store_fallback',
-    help: '1 while this instance counts account budgets locally because the shared counter is unreachable, else 0.',
-    registers: [metricsRegistry],
-  }),
-};
-rateLimitStoreGauges.fallback.set(0);

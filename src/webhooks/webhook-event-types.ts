@@ -17,6 +17,9 @@ export const EVENT_TYPES_FOR: Record<SubscriberType, readonly WebhookEventType[]
 /** `lastStatus`: an HTTP status, or why no status was received. */
 export type AttemptOutcome = number | 'timeout' | 'network_error' | 'blocked_host';
 
+/** What made an attempt: the worker's schedule, or an operator's resend. */
+export type AttemptTrigger = 'scheduled' | 'manual';
+
 /** Stored as text; an HTTP status comes back as a number. */
 export function outcomeFromText(text: string | null): AttemptOutcome | null {
   if (text === null) return null;

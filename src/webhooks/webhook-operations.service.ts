@@ -14,7 +14,7 @@ import type {
 } from './dto/webhook.dto';
 import type { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
-import { WebhookDeliveryRepository, type DeliveryRow } from './webhook-delivery.repository';
+import { DeliveryHistoryRepository, type DeliveryRow } from './delivery-history.repository';
 import { outcomeFromText, type AttemptOutcome } from './webhook-event-types';
 import { presentWebhook } from './webhook.presenter';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
@@ -43,7 +43,7 @@ const LEASE_MARGIN_MS = 5_000;
 export class WebhookOperationsService {
   constructor(
     private readonly subscriptions: WebhookSubscriptionRepository,
-    private readonly deliveryRows: WebhookDeliveryRepository,
+    private readonly deliveryRows: DeliveryHistoryRepository,
     private readonly cipher: WebhookSecretCipher,
     private readonly unitOfWork: UnitOfWork,
     private readonly worker: WebhookDeliveryWorker,
@@ -95,7 +95,7 @@ export class WebhookOperationsService {
    * would, bounded the same way.
    */
   async enable(webhookId: string, options: { recover?: boolean } = {}): Promise<WebhookResponseDto> {
-    const enabled = await this.unitOfWork.run(({ manager }) => this.subscriptions.enable(webhookId, manager));
+    const enabled = await this.unitOfWork.run((tx) => this.subscriptions.enable(webhookId, tx));
     if (enabled === null) throw DomainError.notFound('Webhook');
     if (options.recover === true && enabled.disabledSince !== null) {
       await this.deliveryRows.requeueWindow(

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, IsNull, Repository } from 'typeorm';
+import { IsNull, Repository } from 'typeorm';
 import type { Principal } from '../common/auth-context/access';
 import { accountOf } from '../common/auth-context/access';
-import { preparedStatement, type PreparedStatement } from '../common/persistence/prepared-statement';
-import { SqlStatements } from '../common/persistence/sql-statements';
+import { sql, type SqlFragment, type SqlParameter } from '../database/sql/sql-fragment';
+import { defineStatement } from '../database/sql/sql-statement';
+import { Database } from '../database/sql/sql-target';
+import type { Transaction } from '../database/unit-of-work';
 import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
-import { returningRows } from './returning-rows';
 import type { WebhookWarningKind } from './entities/webhook-warning.entity';
 import type { SubscriberType, WebhookEventType } from './webhook-event-types';
 
@@ -40,20 +41,153 @@ export interface SealedSecrets {
   previousSecretSealed: string | null;
 }
 
-/** The subscriptions a fact goes to, oldest first; `whose` names their owners ($2, $3). Prepared: every fact reads them. */
-function recipientsStatement(whose: string): PreparedStatement {
-  return preparedStatement(
-    `SELECT s.id, s.principal_type, s.principal_id, s.enabled
-       FROM webhook_subscription s
-      WHERE s.deleted_at IS NULL AND $1 = ANY (s.events) AND (${whose})
-      ORDER BY s.created_at, s.id`,
-  );
+interface RecipientRow {
+  id: string;
+  principal_type: SubscriberType;
+  principal_id: string;
+  enabled: boolean;
 }
 
-const ORDER_CONFIRMED_RECIPIENTS = recipientsStatement(`s.principal_type = 'organiser' AND s.principal_id = $2`);
-const EVENT_PUBLISHED_RECIPIENTS = recipientsStatement(
-  `(s.principal_type = 'organiser' AND s.principal_id = $2)
-    OR (s.principal_type = 'venue' AND s.principal_id = ANY ($3::text[]))`,
+/** The subscriptions a fact goes to, oldest first; `whose` names their owners. */
+function recipientsOf(eventType: SqlParameter, whose: SqlFragment): SqlFragment {
+  return sql`SELECT s.id, s.principal_type, s.principal_id, s.enabled
+       FROM webhook_subscription s
+      WHERE s.deleted_at IS NULL AND ${eventType} = ANY (s.events) AND (${whose})
+      ORDER BY s.created_at, s.id`;
+}
+
+/** Prepared, like the next: every fact reads its recipients. */
+const ORDER_CONFIRMED_RECIPIENTS = defineStatement<{ eventType: WebhookEventType; organizerId: string }, RecipientRow>(
+  (p) => recipientsOf(p.eventType, sql`s.principal_type = 'organiser' AND s.principal_id = ${p.organizerId}`),
+  { prepared: true },
+);
+const EVENT_PUBLISHED_RECIPIENTS = defineStatement<
+  { eventType: WebhookEventType; organizerId: string | null; venueIds: string[] },
+  RecipientRow
+>(
+  (p) =>
+    recipientsOf(
+      p.eventType,
+      sql`(s.principal_type = 'organiser' AND s.principal_id = ${p.organizerId})
+    OR (s.principal_type = 'venue' AND s.principal_id = ANY (${p.venueIds}::text[]))`,
+    ),
+  { prepared: true },
+);
+
+/** Serialises one account's subscription writes until the transaction ends (see lockAccount). */
+const LOCK_ACCOUNT = defineStatement<{ account: string }>(
+  (p) => sql`SELECT pg_advisory_xact_lock(hashtext('webhook_subscription'), hashtext(${p.account}))`,
+  { prepared: false },
+);
+
+const COUNT_FOR_ACCOUNT = defineStatement<{ principalType: string; principalId: string }, { n: number }>(
+  (p) => sql`SELECT count(*)::int AS n FROM webhook_subscription
+        WHERE principal_type = ${p.principalType} AND principal_id = ${p.principalId} AND deleted_at IS NULL`,
+  { prepared: false },
+);
+
+const SOFT_DELETE = defineStatement<{ subscriptionId: string; principalType: string; principalId: string }>(
+  (p) => sql`UPDATE webhook_subscription SET deleted_at = now(), enabled = false, updated_at = now()
+        WHERE id = ${p.subscriptionId} AND principal_type = ${p.principalType} AND principal_id = ${p.principalId}
+          AND deleted_at IS NULL`,
+  { prepared: false },
+);
+
+/** Re-enables a live subscription, returning since when it was disabled (null if it was enabled). */
+const ENABLE = defineStatement<{ subscriptionId: string }, { disabled_since: Date | null }>(
+  (p) => sql`UPDATE webhook_subscription s
+          SET enabled = true, consecutive_failures = 0, disabled_at = NULL, updated_at = now()
+         FROM (SELECT id, CASE WHEN enabled THEN NULL ELSE coalesce(disabled_at, created_at) END AS disabled_since
+                 FROM webhook_subscription WHERE id = ${p.subscriptionId} AND deleted_at IS NULL
+                  FOR NO KEY UPDATE) before
+        WHERE s.id = before.id
+       RETURNING before.disabled_since`,
+  { prepared: false },
+);
+
+const ROTATE_SECRET = defineStatement<{ subscriptionId: string; newSecretSealed: string; graceSeconds: number }>(
+  (p) => sql`UPDATE webhook_subscription
+          SET previous_secret_sealed = CASE WHEN ${p.graceSeconds} > 0 THEN secret_sealed END,
+              previous_secret_expires_at = CASE WHEN ${p.graceSeconds} > 0
+                                                THEN now() + ${p.graceSeconds} * interval '1 second' END,
+              secret_sealed = ${p.newSecretSealed},
+              updated_at = now()
+        WHERE id = ${p.subscriptionId} AND deleted_at IS NULL`,
+  { prepared: false },
+);
+
+const WARNINGS_OF = defineStatement<
+  { subscriptionId: string; limit: number },
+  { at: Date; kind: WebhookWarningKind; consecutive_failures: number }
+>(
+  (p) => sql`SELECT at, kind, consecutive_failures FROM webhook_warning
+          WHERE subscription_id = ${p.subscriptionId} ORDER BY id DESC LIMIT ${p.limit}`,
+  { prepared: false },
+);
+
+/** Health over the attempts of the subscription's newest deliveries (see recentAttemptFigures). */
+const RECENT_ATTEMPT_FIGURES = defineStatement<
+  { subscriptionId: string; attempts: number },
+  { n: number; ok: number; p50: number | null; p99: number | null; last_success_at: Date | null }
+>(
+  (p) => sql`WITH recent AS (
+           SELECT a.outcome ~ '^2[0-9][0-9]$' AS succeeded, a.duration_ms, a.attempted_at
+             FROM (SELECT id FROM webhook_delivery WHERE subscription_id = ${p.subscriptionId}
+                    ORDER BY seq DESC LIMIT ${p.attempts}) d
+             JOIN webhook_delivery_attempt a ON a.delivery_id = d.id
+            ORDER BY a.id DESC
+            LIMIT ${p.attempts}
+         )
+         SELECT count(*)::int AS n,
+                count(*) FILTER (WHERE succeeded)::int AS ok,
+                percentile_disc(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
+                percentile_disc(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99,
+                max(attempted_at) FILTER (WHERE succeeded) AS last_success_at
+           FROM recent`,
+  { prepared: false },
+);
+
+const SEALED_SECRETS_AFTER = defineStatement<
+  { afterId: string; limit: number },
+  { id: string; secret_sealed: string; previous_secret_sealed: string | null }
+>(
+  (p) => sql`SELECT id, secret_sealed, previous_secret_sealed FROM webhook_subscription
+          WHERE id > ${p.afterId} ORDER BY id LIMIT ${p.limit}`,
+  { prepared: false },
+);
+
+/** Compare-and-set of the stored secrets (see replaceSealedSecrets). */
+const REPLACE_SEALED_SECRETS = defineStatement<{
+  id: string;
+  secretSealedBefore: string;
+  previousSecretSealedBefore: string | null;
+  secretSealed: string;
+  previousSecretSealed: string | null;
+}>(
+  (p) => sql`UPDATE webhook_subscription
+          SET secret_sealed = ${p.secretSealed}, previous_secret_sealed = ${p.previousSecretSealed}
+        WHERE id = ${p.id} AND secret_sealed = ${p.secretSealedBefore}
+          AND previous_secret_sealed IS NOT DISTINCT FROM ${p.previousSecretSealedBefore}`,
+  { prepared: false },
+);
+
+const PURGE_DELETED = defineStatement<{ days: number; batch: number }>(
+  (p) => sql`DELETE FROM webhook_subscription
+        WHERE id IN (SELECT s.id FROM webhook_subscription s
+                      WHERE s.deleted_at < now() - ${p.days} * interval '1 day'
+                        AND NOT EXISTS (SELECT 1 FROM webhook_delivery d
+                                         WHERE d.subscription_id = s.id AND d.status = 'pending')
+                      ORDER BY s.deleted_at
+                      LIMIT ${p.batch}
+                      FOR UPDATE SKIP LOCKED)`,
+  { prepared: false },
+);
+
+const PURGE_WARNINGS = defineStatement<{ days: number; batch: number }>(
+  (p) => sql`DELETE FROM webhook_warning
+        WHERE id IN (SELECT id FROM webhook_warning WHERE at < now() - ${p.days} * interval '1 day'
+                      ORDER BY at LIMIT ${p.batch})`,
+  { prepared: false },
 );
 
 /**
@@ -66,7 +200,7 @@ const EVENT_PUBLISHED_RECIPIENTS = recipientsStatement(
 export class WebhookSubscriptionRepository {
   constructor(
     @InjectRepository(WebhookSubscriptionEntity) private readonly subscriptions: Repository<WebhookSubscriptionEntity>,
-    private readonly statements: SqlStatements,
+    private readonly database: Database,
   ) {}
 
   async listForAccount(owner: Principal): Promise<WebhookSubscriptionEntity[]> {
@@ -80,35 +214,22 @@ export class WebhookSubscriptionRepository {
    * Serialises subscription writes of one account until the transaction ends,
    * so ten concurrent creates cannot all see nine rows and all insert.
    */
-  async lockAccount(owner: Principal, manager: EntityManager): Promise<void> {
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('webhook_subscription'), hashtext($1))`, [
-      accountOf(owner),
-    ]);
+  async lockAccount(owner: Principal, tx: Transaction): Promise<void> {
+    await LOCK_ACCOUNT.rows({ account: accountOf(owner) }, tx);
   }
 
-  async countForAccount(owner: Principal, manager: EntityManager): Promise<number> {
-    const rows: Array<{ n: number }> = await manager.query(
-      `SELECT count(*)::int AS n FROM webhook_subscription
-        WHERE principal_type = $1 AND principal_id = $2 AND deleted_at IS NULL`,
-      [owner.type, owner.id],
-    );
-    return rows[0]?.n ?? 0;
+  async countForAccount(owner: Principal, tx: Transaction): Promise<number> {
+    const row = await COUNT_FOR_ACCOUNT.one({ principalType: owner.type, principalId: owner.id }, tx);
+    return row?.n ?? 0;
   }
 
-  async insert(subscription: WebhookSubscriptionEntity, manager: EntityManager): Promise<void> {
-    await manager.insert(WebhookSubscriptionEntity, subscription);
+  async insert(subscription: WebhookSubscriptionEntity, tx: Transaction): Promise<void> {
+    await tx.manager.insert(WebhookSubscriptionEntity, subscription);
   }
 
   /** Marks the subscription deleted; false when the account has no such live subscription. */
-  async softDelete(owner: Principal, subscriptionId: string, manager: EntityManager): Promise<boolean> {
-    const rows = await returningRows<{ id: string }>(
-      manager,
-      `UPDATE webhook_subscription SET deleted_at = now(), enabled = false, updated_at = now()
-        WHERE id = $1 AND principal_type = $2 AND principal_id = $3 AND deleted_at IS NULL
-        RETURNING id`,
-      [subscriptionId, owner.type, owner.id],
-    );
-    return rows.length > 0;
+  async softDelete(owner: Principal, subscriptionId: string, tx: Transaction): Promise<boolean> {
+    return (await SOFT_DELETE.affected({ subscriptionId, principalType: owner.type, principalId: owner.id }, tx)) > 0;
   }
 
   /** Includes deleted rows: the internal API can still show what was delivered for them. */
@@ -117,10 +238,8 @@ export class WebhookSubscriptionRepository {
   }
 
   /** A live (not deleted) subscription, or null. */
-  async findLive(subscriptionId: string, manager?: EntityManager): Promise<WebhookSubscriptionEntity | null> {
-    return (manager ?? this.subscriptions.manager).findOne(WebhookSubscriptionEntity, {
-      where: { id: subscriptionId, deletedAt: IsNull() },
-    });
+  async findLive(subscriptionId: string): Promise<WebhookSubscriptionEntity | null> {
+    return this.subscriptions.findOne({ where: { id: subscriptionId, deletedAt: IsNull() } });
   }
 
   /**
@@ -128,19 +247,9 @@ export class WebhookSubscriptionRepository {
    * when it had been disabled (null if it was enabled), for recovery; null
    * as a whole when unknown or deleted.
    */
-  async enable(subscriptionId: string, manager: EntityManager): Promise<{ disabledSince: Date | null } | null> {
-    const rows = await returningRows<{ disabled_since: Date | null }>(
-      manager,
-      `UPDATE webhook_subscription s
-          SET enabled = true, consecutive_failures = 0, disabled_at = NULL, updated_at = now()
-         FROM (SELECT id, CASE WHEN enabled THEN NULL ELSE coalesce(disabled_at, created_at) END AS disabled_since
-                 FROM webhook_subscription WHERE id = $1 AND deleted_at IS NULL FOR NO KEY UPDATE) before
-        WHERE s.id = before.id
-       RETURNING before.disabled_since`,
-      [subscriptionId],
-    );
-    const [row] = rows;
-    return row === undefined ? null : { disabledSince: row.disabled_since };
+  async enable(subscriptionId: string, tx: Transaction): Promise<{ disabledSince: Date | null } | null> {
+    const row = await ENABLE.one({ subscriptionId }, tx);
+    return row === null ? null : { disabledSince: row.disabled_since };
   }
 
   /**
@@ -153,28 +262,13 @@ export class WebhookSubscriptionRepository {
     newSecretSealed: string,
     graceSeconds: number,
   ): Promise<WebhookSubscriptionEntity | null> {
-    const rows = await returningRows<{ id: string }>(
-      this.subscriptions.manager,
-      `UPDATE webhook_subscription
-          SET previous_secret_sealed = CASE WHEN $3 > 0 THEN secret_sealed END,
-              previous_secret_expires_at = CASE WHEN $3 > 0 THEN now() + $3 * interval '1 second' END,
-              secret_sealed = $2,
-              updated_at = now()
-        WHERE id = $1 AND deleted_at IS NULL
-       RETURNING id`,
-      [subscriptionId, newSecretSealed, graceSeconds],
-    );
-    return rows.length === 0 ? null : this.findById(subscriptionId);
+    const rotated = await ROTATE_SECRET.affected({ subscriptionId, newSecretSealed, graceSeconds }, this.database);
+    return rotated === 0 ? null : this.findById(subscriptionId);
   }
 
   /** Newest first. */
   async warnings(subscriptionId: string, limit: number): Promise<WarningRow[]> {
-    const rows: Array<{ at: Date; kind: WebhookWarningKind; consecutive_failures: number }> =
-      await this.subscriptions.query(
-        `SELECT at, kind, consecutive_failures FROM webhook_warning
-          WHERE subscription_id = $1 ORDER BY id DESC LIMIT $2`,
-        [subscriptionId, limit],
-      );
+    const rows = await WARNINGS_OF.rows({ subscriptionId, limit }, this.database);
     return rows.map((row) => ({ at: row.at, kind: row.kind, consecutiveFailures: row.consecutive_failures }));
   }
 
@@ -184,29 +278,7 @@ export class WebhookSubscriptionRepository {
    * however long the history is).
    */
   async recentAttemptFigures(subscriptionId: string, attempts: number): Promise<HealthFigures> {
-    const rows: Array<{
-      n: number;
-      ok: number;
-      p50: number | null;
-      p99: number | null;
-      last_success_at: Date | null;
-    }> = await this.subscriptions.query(
-      `WITH recent AS (
-           SELECT a.outcome ~ '^2[0-9][0-9]$' AS succeeded, a.duration_ms, a.attempted_at
-             FROM (SELECT id FROM webhook_delivery WHERE subscription_id = $1 ORDER BY seq DESC LIMIT $2) d
-             JOIN webhook_delivery_attempt a ON a.delivery_id = d.id
-            ORDER BY a.id DESC
-            LIMIT $2
-         )
-         SELECT count(*)::int AS n,
-                count(*) FILTER (WHERE succeeded)::int AS ok,
-                percentile_disc(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50,
-                percentile_disc(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99,
-                max(attempted_at) FILTER (WHERE succeeded) AS last_success_at
-           FROM recent`,
-      [subscriptionId, attempts],
-    );
-    const row = rows[0];
+    const row = await RECENT_ATTEMPT_FIGURES.one({ subscriptionId, attempts }, this.database);
     return {
       attempts: row?.n ?? 0,
       successes: row?.ok ?? 0,
@@ -218,12 +290,7 @@ export class WebhookSubscriptionRepository {
 
   /** Every subscription's stored secrets (deleted ones too), a page at a time by id. */
   async sealedSecretsAfter(afterId: string, limit: number): Promise<SealedSecrets[]> {
-    const rows: Array<{ id: string; secret_sealed: string; previous_secret_sealed: string | null }> =
-      await this.subscriptions.query(
-        `SELECT id, secret_sealed, previous_secret_sealed FROM webhook_subscription
-          WHERE id > $1 ORDER BY id LIMIT $2`,
-        [afterId, limit],
-      );
+    const rows = await SEALED_SECRETS_AFTER.rows({ afterId, limit }, this.database);
     return rows.map((row) => ({
       id: row.id,
       secretSealed: row.secret_sealed,
@@ -233,14 +300,17 @@ export class WebhookSubscriptionRepository {
 
   /** Replaces the stored secrets only if they are still what was read (a rotation in between wins). */
   async replaceSealedSecrets(before: SealedSecrets, after: SealedSecrets): Promise<boolean> {
-    const rows = await returningRows<{ id: string }>(
-      this.subscriptions.manager,
-      `UPDATE webhook_subscription SET secret_sealed = $4, previous_secret_sealed = $5
-        WHERE id = $1 AND secret_sealed = $2 AND previous_secret_sealed IS NOT DISTINCT FROM $3
-       RETURNING id`,
-      [before.id, before.secretSealed, before.previousSecretSealed, after.secretSealed, after.previousSecretSealed],
+    const replaced = await REPLACE_SEALED_SECRETS.affected(
+      {
+        id: before.id,
+        secretSealedBefore: before.secretSealed,
+        previousSecretSealedBefore: before.previousSecretSealed,
+        secretSealed: after.secretSealed,
+        previousSecretSealed: after.previousSecretSealed,
+      },
+      this.database,
     );
-    return rows.length > 0;
+    return replaced > 0;
   }
 
   /**
@@ -249,44 +319,22 @@ export class WebhookSubscriptionRepository {
    * and warnings go with them). One small batch per call.
    */
   async purgeDeleted(days: number, batch: number): Promise<number> {
-    const rows = await returningRows<{ id: string }>(
-      this.subscriptions.manager,
-      `DELETE FROM webhook_subscription
-        WHERE id IN (SELECT s.id FROM webhook_subscription s
-                      WHERE s.deleted_at < now() - $1 * interval '1 day'
-                        AND NOT EXISTS (SELECT 1 FROM webhook_delivery d
-                                         WHERE d.subscription_id = s.id AND d.status = 'pending')
-                      ORDER BY s.deleted_at
-                      LIMIT $2
-                      FOR UPDATE SKIP LOCKED)
-       RETURNING id`,
-      [days, batch],
-    );
-    return rows.length;
+    return PURGE_DELETED.affected({ days, batch }, this.database);
   }
 
   /** Warnings older than the retention period, one small batch per call. */
   async purgeWarnings(days: number, batch: number): Promise<number> {
-    const rows = await returningRows<{ id: string }>(
-      this.subscriptions.manager,
-      `DELETE FROM webhook_warning
-        WHERE id IN (SELECT id FROM webhook_warning WHERE at < now() - $1 * interval '1 day' ORDER BY at LIMIT $2)
-       RETURNING id`,
-      [days, batch],
-    );
-    return rows.length;
+    return PURGE_WARNINGS.affected({ days, batch }, this.database);
   }
 
   /**
    * `order.confirmed` goes to the owning organiser's live subscriptions
-   * that asked for it (disabled ones record it as skipped); never to a venue's. Read with the
-   * publishing transaction's manager.
+   * that asked for it (disabled ones record it as skipped); never to a
+   * venue's. Read in the publishing transaction.
    */
-  async findOrderConfirmedRecipients(organizerId: string, manager: EntityManager): Promise<Recipient[]> {
-    return this.recipients(manager, ORDER_CONFIRMED_RECIPIENTS, [
-      'order.confirmed' satisfies WebhookEventType,
-      organizerId,
-    ]);
+  async findOrderConfirmedRecipients(organizerId: string, tx: Transaction): Promise<Recipient[]> {
+    const rows = await ORDER_CONFIRMED_RECIPIENTS.rows({ eventType: 'order.confirmed', organizerId }, tx);
+    return rows.map(recipient);
   }
 
   /**
@@ -298,30 +346,20 @@ export class WebhookSubscriptionRepository {
   async findEventPublishedRecipients(
     organizerId: string | null,
     venueIds: readonly string[],
-    manager: EntityManager,
+    tx: Transaction,
   ): Promise<Recipient[]> {
-    return this.recipients(manager, EVENT_PUBLISHED_RECIPIENTS, [
-      'event.published' satisfies WebhookEventType,
-      organizerId,
-      [...venueIds],
-    ]);
+    const rows = await EVENT_PUBLISHED_RECIPIENTS.rows(
+      { eventType: 'event.published', organizerId, venueIds: [...venueIds] },
+      tx,
+    );
+    return rows.map(recipient);
   }
+}
 
-  private async recipients(
-    manager: EntityManager,
-    statement: PreparedStatement,
-    parameters: unknown[],
-  ): Promise<Recipient[]> {
-    const rows = await this.statements.rows<{
-      id: string;
-      principal_type: SubscriberType;
-      principal_id: string;
-      enabled: boolean;
-    }>(statement, parameters, manager);
-    return rows.map((row) => ({
-      subscriptionId: row.id,
-      principal: { type: row.principal_type, id: row.principal_id },
-      enabled: row.enabled,
-    }));
-  }
+function recipient(row: RecipientRow): Recipient {
+  return {
+    subscriptionId: row.id,
+    principal: { type: row.principal_type, id: row.principal_id },
+    enabled: row.enabled,
+  };
 }

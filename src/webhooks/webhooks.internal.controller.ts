@@ -27,7 +27,10 @@ export class WebhooksInternalController {
 
   @Post(':webhookId/enable')
   @HttpCode(200)
-  enable(@Param('webhookId') webhookId: string, @ValidatedBody() body?: EnableWebhookDto): Promise<WebhookResponseDto> {
+  enable(
+    @Param('webhookId') webhookId: string,
+    @ValidatedBody({ optional: true }) body?: EnableWebhookDto,
+  ): Promise<WebhookResponseDto> {
     return this.operations.enable(webhookId, readEnableOptions(body as Record<string, unknown>));
   }
 
@@ -42,7 +45,7 @@ export class WebhooksInternalController {
   resend(
     @Param('webhookId') webhookId: string,
     @Param('deliveryId') deliveryId: string,
-    @ValidatedBody() body?: ResendDeliveryDto,
+    @ValidatedBody({ optional: true }) body?: ResendDeliveryDto,
   ): Promise<WebhookDeliveryResponseDto> {
     return this.operations.resend(webhookId, deliveryId, readResendOptions(body as Record<string, unknown>));
   }
@@ -51,7 +54,7 @@ export class WebhooksInternalController {
   @HttpCode(202)
   recover(
     @Param('webhookId') webhookId: string,
-    @ValidatedBody() body?: RecoverDeliveriesDto,
+    @ValidatedBody({ optional: true }) body?: RecoverDeliveriesDto,
   ): Promise<RecoverResultDto> {
     return this.operations.recover(webhookId, readRecoverWindow(body as Record<string, unknown>));
   }
@@ -60,7 +63,7 @@ export class WebhooksInternalController {
   @HttpCode(200)
   rotateSecret(
     @Param('webhookId') webhookId: string,
-    @ValidatedBody() body?: RotateSecretDto,
+    @ValidatedBody({ optional: true }) body?: RotateSecretDto,
   ): Promise<RotatedWebhookResponseDto> {
     return this.operations.rotateSecret(webhookId, readRotateOptions(body as Record<string, unknown>));
   }

@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { EventsModule } from '../events/events.module';
 import { OrdersModule } from '../orders/orders.module';
 import { DeliveryNotifications } from './delivery/delivery-notifications';
+import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
+import { DeliveryHistoryRepository } from './delivery-history.repository';
 import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
 import { WebhookDeliveryAttemptEntity } from './entities/webhook-delivery-attempt.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
@@ -10,7 +12,6 @@ import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entit
 import { WebhookOutboxListener } from './outbox/webhook-outbox.listener';
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
 import { OutboxSenderId } from './outbox/outbox-sender-id';
-import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksInternalController } from './webhooks.internal.controller';
@@ -18,6 +19,8 @@ import { WebhooksService } from './webhooks.service';
 import { WebhookOperationsService } from './webhook-operations.service';
 import { WebhookRetentionService } from './retention/webhook-retention.service';
 import { WebhookWarningEntity } from './entities/webhook-warning.entity';
+import { WebhookFiguresRepository } from './webhook-figures.repository';
+import { WebhookFiguresService } from './webhook-figures.service';
 
 /**
  * The Webhooks bounded context: subscriptions (public and internal API), the
@@ -41,15 +44,19 @@ import { WebhookWarningEntity } from './entities/webhook-warning.entity';
     WebhooksService,
     WebhookOperationsService,
     WebhookSubscriptionRepository,
-    WebhookDeliveryRepository,
+    DeliveryQueueRepository,
+    DeliveryHistoryRepository,
     WebhookSecretCipher,
     WebhookOutboxListener,
     DeliveryNotifications,
     OutboxSenderId,
     WebhookDeliveryWorker,
     WebhookRetentionService,
+    WebhookFiguresRepository,
+    WebhookFiguresService,
   ],
-  // The dashboard and the CLI call the operations; the worker is exported so the CLI can wait for a resend.
-  exports: [WebhooksService, WebhookOperationsService, WebhookDeliveryWorker],
+  // The dashboard and the CLI call the operations; the worker is exported so the CLI can wait for a resend;
+  // the metrics read the figures.
+  exports: [WebhooksService, WebhookOperationsService, WebhookDeliveryWorker, WebhookFiguresService],
 })
 export class WebhooksModule {}

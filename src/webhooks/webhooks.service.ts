@@ -9,7 +9,7 @@ import { UnitOfWork } from '../database/unit-of-work';
 import type { DeletedWebhookResponseDto, WebhookResponseDto } from './dto/webhook.dto';
 import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
-import { WebhookDeliveryRepository } from './webhook-delivery.repository';
+import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
 import {
   EVENT_TYPES_FOR,
   isWebhookEventType,
@@ -41,7 +41,7 @@ export class WebhooksService {
 
   constructor(
     private readonly subscriptions: WebhookSubscriptionRepository,
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly deliveries: DeliveryQueueRepository,
     private readonly cipher: WebhookSecretCipher,
     private readonly unitOfWork: UnitOfWork,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -76,15 +76,15 @@ export class WebhooksService {
     subscription.lastStatus = null;
     subscription.consecutiveFailures = 0;
 
-    await this.unitOfWork.run(async ({ manager }) => {
-      await this.subscriptions.lockAccount(owner, manager);
-      if ((await this.subscriptions.countForAccount(owner, manager)) >= MAX_SUBSCRIPTIONS_PER_ACCOUNT) {
+    await this.unitOfWork.run(async (tx) => {
+      await this.subscriptions.lockAccount(owner, tx);
+      if ((await this.subscriptions.countForAccount(owner, tx)) >= MAX_SUBSCRIPTIONS_PER_ACCOUNT) {
         throw new DomainError(
           ErrorCode.LimitReached,
           `This account already has ${MAX_SUBSCRIPTIONS_PER_ACCOUNT} webhook subscriptions; delete one first.`,
         );
       }
-      await this.subscriptions.insert(subscription, manager);
+      await this.subscriptions.insert(subscription, tx);
     });
     return this.toResponse(subscription);
   }
@@ -94,9 +94,9 @@ export class WebhooksService {
     if (webhookId === undefined || webhookId.trim() === '') {
       throw DomainError.invalidArgument('A webhookId is required in the path: DELETE /v1/webhooks/{webhookId}.');
     }
-    await this.unitOfWork.run(async ({ manager }) => {
-      if (!(await this.subscriptions.softDelete(owner, webhookId, manager))) throw DomainError.notFound('Webhook');
-      await this.deliveries.dropPending(webhookId, manager);
+    await this.unitOfWork.run(async (tx) => {
+      if (!(await this.subscriptions.softDelete(owner, webhookId, tx))) throw DomainError.notFound('Webhook');
+      await this.deliveries.dropPending(webhookId, tx);
     });
     return { id: webhookId, deleted: true };
   }

@@ -259,7 +259,7 @@ export interface components {
       /** @description Webhook event types this principal may subscribe to. */
       events_available: components['schemas']['WebhookEventType'][];
       auth: string;
-      pagination?: {
+      pagination: {
         /** @enum {string} */
         style: 'cursor';
         parameters: string[];
@@ -271,7 +271,7 @@ export interface components {
       filters: {
         [key: string]: string;
       };
-      rateLimits?: {
+      rateLimits: {
         reads: string;
         writes: string;
         writeMethods: string[];
@@ -299,7 +299,7 @@ export interface components {
       /** @description Webhook event types this principal may subscribe to. */
       events_available: components['schemas']['WebhookEventType'][];
       auth: string;
-      pagination?: {
+      pagination: {
         /** @enum {string} */
         style: 'cursor';
         parameters: string[];
@@ -311,7 +311,7 @@ export interface components {
       filters: {
         [key: string]: string;
       };
-      rateLimits?: {
+      rateLimits: {
         reads: string;
         writes: string;
         writeMethods: string[];
@@ -501,6 +501,78 @@ export interface components {
       message: string;
       /** @description Same as the `X-Request-Id` header. */
       request_id: string;
+    };
+    /** @description The EventPatch of a create: `startTime` is required. Writable event fields. Every other key is dropped silently, including the server-owned `id`, `createdAt`, `updatedAt`, `organizerId`, `firstPublishedAt`, `editorialTier`, `groupSizeMin`, `groupSizeIdeal`, `groupSizeMax`, `groupSizeUncapped`, `accessPasswordHash`, `accessPasswordSalt`, `priority`, `embedding`, `hasEmbedding`, `ticketing`, `templateId`, `venueId`, `refundOffer`. `null` clears `planning` and `onlineMeeting` and is refused elsewhere. */
+    EventCreate: {
+      /**
+       * @description Title: locale code to text. Locale keys are normalised to UPPERCASE on write.
+       * @example {
+       *       "en": "Jazz night"
+       *     }
+       */
+      title?: {
+        [key: string]: string;
+      };
+      /**
+       * @description Description: locale code to text. Locale keys are normalised to UPPERCASE on write.
+       * @example {
+       *       "en": "Live music from 8pm."
+       *     }
+       */
+      description?: {
+        [key: string]: string;
+      };
+      /** @description Required on create. ISO 8601 (Z, ±HH:MM or no offset meaning UTC; a date alone is midnight UTC) or integer epoch milliseconds. */
+      startTime: string | number;
+      /** @description Optional. ISO 8601 (Z, ±HH:MM or no offset meaning UTC; a date alone is midnight UTC) or integer epoch milliseconds. */
+      endTime?: string | number;
+      /** @description No time of day: stored as noon in the location's time zone. */
+      dateOnly?: boolean;
+      /** @description The single operative venue location; must name a live location. */
+      locationId?: string;
+      /** @description Display-only extra places, in order. Deduplicated, the primary location dropped, capped at 8. */
+      additionalLocationIds?: string[];
+      /** @description `null` clears it. */
+      planning?: components['schemas']['Planning'] | null;
+      /** @description `null` clears it. Hidden with the location by `hideLocation`. */
+      onlineMeeting?: components['schemas']['OnlineMeeting'] | null;
+      imageBlobName?: string;
+      imageBlobNames?: string[];
+      /** @description Tags. */
+      tags?: string[];
+      /** @description Subtags. */
+      subtags?: string[];
+      /** @description Languages. */
+      languages?: string[];
+      /** @description Metadata. Free-form JSON, at most 65536 characters serialised and 10 levels deep. */
+      metadata?: Record<string, never>;
+      /**
+       * @description Only `draft` or `unlisted` (`403 forbidden` otherwise). An unlisted event never returns to draft.
+       * @enum {string}
+       */
+      visibility?: 'draft' | 'unlisted';
+      themeColor?: string;
+      secondaryThemeColor?: string;
+      backgroundStyle?: string;
+      colorMode?: string;
+      backgroundColor?: string;
+      headingFont?: string;
+      titleFontScale?: number;
+      backgroundPrimaryColor?: string;
+      /** @description Background parameters. Free-form JSON, at most 65536 characters serialised and 10 levels deep. */
+      backgroundParams?: Record<string, never>;
+      /** @description Plasma preset. Free-form JSON, at most 65536 characters serialised and 10 levels deep. */
+      plasmaPreset?: Record<string, never>;
+      /** @description Also hides the online meeting link. */
+      hideLocation?: boolean;
+      hideRelatedEvents?: boolean;
+      /** @description Group size override. Free-form JSON, at most 65536 characters serialised and 10 levels deep. */
+      groupSizeOverride?: Record<string, never>;
+      seriesId?: string;
+      /** @description Objects; at most 65536 characters serialised in all. */
+      links?: Record<string, never>[];
+      /** @description Meaningful only as `true` on a save that moves `startTime` or `locationId`: the server sets a refund offer and forgets the flag. Alone it is not a writable field. */
+      refundOfferOnChange?: boolean;
     };
     /** @description Writable event fields. Every other key is dropped silently, including the server-owned `id`, `createdAt`, `updatedAt`, `organizerId`, `firstPublishedAt`, `editorialTier`, `groupSizeMin`, `groupSizeIdeal`, `groupSizeMax`, `groupSizeUncapped`, `accessPasswordHash`, `accessPasswordSalt`, `priority`, `embedding`, `hasEmbedding`, `ticketing`, `templateId`, `venueId`, `refundOffer`. `null` clears `planning` and `onlineMeeting` and is refused elsewhere. */
     EventPatch: {
@@ -1344,10 +1416,10 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description EventPatch: writable fields only; any other key is dropped silently. */
+    /** @description EventPatch with `startTime` required: writable fields only; any other key is dropped silently. */
     requestBody: {
       content: {
-        'application/json': components['schemas']['EventPatch'];
+        'application/json': components['schemas']['EventCreate'];
       };
     };
     responses: {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { recordAnsweredRequest } from '../../metrics/service-metrics';
+import { recordAnsweredRequest } from './http-metrics';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import type { ClientFailureBudget } from '../rate-limit/client-failure-budget';

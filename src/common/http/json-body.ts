@@ -37,6 +37,29 @@ export function isInternalRouteBody(value: unknown): boolean {
   return typeof value === 'object' && value !== null && internalRouteBodies.has(value);
 }
 
+/**
+ * The routes on which an empty JSON body counts as no body: their handlers
+ * take none, or take an optional one (read from the handlers' metadata once
+ * the application is built, before it listens). Clients that declare
+ * `Content-Type: application/json` on every request (a DELETE included) are
+ * then answered as if they had sent no header. Until `accept` runs, and for
+ * any route it was not given, an empty JSON body is refused as before.
+ * The dashboard's handlers read their forms from the request itself, which
+ * the metadata cannot show, so its routes always keep the refusal.
+ */
+export class EmptyBodyRoutes {
+  private routes: ReadonlySet<string> = new Set();
+
+  /** `METHOD /path/:param` of every route whose handler does not require a body. */
+  accept(routes: Iterable<string>): void {
+    this.routes = new Set(routes);
+  }
+
+  emptyMeansNone(method: string, route: string): boolean {
+    return !isDashboardRoute(route) && this.routes.has(`${method} ${route}`);
+  }
+}
+
 function tooLarge(limit: number): DomainError {
   return new DomainError(ErrorCode.InvalidArgument, `The request body is larger than ${limit} bytes.`, { status: 413 });
 }
@@ -138,7 +161,8 @@ function pathTextProblem(request: FastifyRequest): string | null {
  * - a request that matched no route (404, 405) never has its body read;
  * - the parsed value passes one bounded structural check (depth, keys,
  *   values, string length, NUL and lone surrogates) before anything else;
- * - bodies of internal routes are remembered so that only they may meet class-transformer.
+ * - bodies of internal routes are remembered so that only they may meet class-transformer;
+ * - an empty body on a route whose handler needs none is no body (`EmptyBodyRoutes`).
  * Any other media type has no parser, so Fastify answers 415 without reading it.
  */
 /** A urlencoded form as an object; a repeated field (checkboxes) becomes an array of its values. */
@@ -153,7 +177,7 @@ function formFields(text: string): Record<string, string | string[]> {
   return fields;
 }
 
-export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfig): void {
+export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfig, emptyBodies: EmptyBodyRoutes): void {
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     const url = route.url;
@@ -172,6 +196,11 @@ export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfi
     const limit = request.routeOptions.bodyLimit ?? config.bodyLimitBytes;
     readBody(request, payload, limit).then(
       (bytes) => {
+        const route = request.routeOptions.url ?? '';
+        if (bytes.length === 0 && emptyBodies.emptyMeansNone(request.method, route)) {
+          done(null, undefined);
+          return;
+        }
         let value: unknown;
         try {
           value = parseJsonBody(bytes);
@@ -179,7 +208,6 @@ export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfi
           done(error as Error, undefined);
           return;
         }
-        const route = request.routeOptions.url ?? '';
         if (typeof value === 'object' && value !== null && audienceOfRoute(route).credential === 'admin-token') {
           internalRouteBodies.add(value);
         }

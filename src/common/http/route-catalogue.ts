@@ -3,6 +3,7 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DECORATORS } from '@nestjs/swagger';
 import { ACCESS_KEY, type RequiredAccess } from '../auth-context/require-access.decorator';
+import { bodyUseOf, type BodyUse } from '../validation/validated-body';
 import { audienceOfRoute } from './listener';
 
 export interface CatalogueEntry {
@@ -12,6 +13,8 @@ export interface CatalogueEntry {
   access: RequiredAccess | undefined;
   /** Hidden from the reference and from `GET /v1` (a 400-only helper route). */
   excluded: boolean;
+  /** Whether the handler takes a body (see `bodyUseOf`). */
+  body: BodyUse;
 }
 
 function joinPath(...parts: Array<string | undefined>): string {
@@ -31,6 +34,7 @@ function joinPath(...parts: Array<string | undefined>): string {
 export class RouteCatalogue {
   private cached: CatalogueEntry[] | null = null;
   private scanned: CatalogueEntry[] | null = null;
+  private all: CatalogueEntry[] | null = null;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -42,13 +46,26 @@ export class RouteCatalogue {
     return this.cached;
   }
 
+  /**
+   * Every route, public or internal, whose handler has no use for an empty
+   * body (`METHOD /path/:param`, as Fastify registers it): no body
+   * parameter, or an optional one.
+   */
+  routesWithoutRequiredBody(): string[] {
+    this.all ??= this.scan();
+    return this.all
+      .filter((entry) => entry.body !== 'required')
+      .map((entry) => `${entry.method} ${entry.path.replace(/\{(\w+)\}/g, ':$1')}`);
+  }
+
   /** Public API routes that declare no `@RequireAccess`: the service refuses to start with any. */
   routesWithoutAccess(): CatalogueEntry[] {
     return this.allApiKeyRoutes().filter((entry) => entry.access === undefined);
   }
 
   private allApiKeyRoutes(): CatalogueEntry[] {
-    this.scanned ??= this.scan().filter(
+    this.all ??= this.scan();
+    this.scanned ??= this.all.filter(
       (entry) => audienceOfRoute(entry.path.replace(/\{(\w+)\}/g, ':$1')).credential === 'api-key',
     );
     return this.scanned;
@@ -75,6 +92,7 @@ export class RouteCatalogue {
           excluded: excluded?.disable === true,
           method: RequestMethod[method],
           path: joinPath(controllerPath, methodPath),
+          body: bodyUseOf(prototype, name),
           access: (Reflect.getMetadata(ACCESS_KEY, handler) as RequiredAccess | undefined) ?? classAccess,
         });
       }

@@ -1,9 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { EVENT_PATCH_COMPONENTS } from '../../../libs/event-rules/event-patch.schema';
 import type { AppConfig } from '../../config/app-config';
-import { webhookDeliveries, webhookDeliverySchemas } from '../../webhooks/outbox/webhook-deliveries.openapi';
 import { routeServes } from '../http/listener';
+import type { OpenApiFragment } from './openapi-fragment';
 import { ERROR_SCHEMAS, HEADER_COMPONENTS, PARAMETER_COMPONENTS, RESPONSE_COMPONENTS } from './openapi-conventions';
 import { INTERNAL_INTRODUCTION, publicIntroduction } from './openapi-introduction';
 
@@ -98,6 +97,16 @@ function withUndescribedBodiesMarked(schemas: Record<string, unknown>): Record<s
   );
 }
 
+/** One part of every fragment, merged; two contexts naming the same entry is a mistake, refused at start. */
+function fromFragments(fragments: readonly OpenApiFragment[], part: 'schemas' | 'webhooks'): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  for (const [name, value] of fragments.flatMap((fragment) => Object.entries(fragment[part] ?? {}))) {
+    if (name in merged) throw new Error(`Two OpenAPI fragments define ${part} entry ${name}`);
+    merged[name] = value;
+  }
+  return merged;
+}
+
 const hostForUrl = (host: string): string => (host.includes(':') ? `[${host}]` : host);
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -130,16 +139,21 @@ function pathsOf(scanned: OpenAPIObject, listener: 'public' | 'admin'): OpenAPIO
  * Builds both documents from one scan of the controllers' decorators, split
  * by the same rule that splits the listeners (`/internal` is admin-only), so
  * an internal route can never appear in the public document and every new
- * route lands in the right one without a list to keep.
+ * route lands in the right one without a list to keep. What the scan cannot
+ * see (tags, named schemas, outgoing deliveries) comes from the contexts'
+ * fragments.
  */
-export function buildOpenApiDocuments(app: INestApplication, config: AppConfig): OpenApiDocuments {
+export function buildOpenApiDocuments(
+  app: INestApplication,
+  config: AppConfig,
+  fragments: readonly OpenApiFragment[],
+): OpenApiDocuments {
   const scanned = SwaggerModule.createDocument(app, new DocumentBuilder().setOpenAPIVersion('3.1.0').build());
   const all: Record<ComponentKind, Record<string, unknown>> = {
     schemas: {
       ...withUndescribedBodiesMarked(scanned.components?.schemas ?? {}),
       ...ERROR_SCHEMAS,
-      ...EVENT_PATCH_COMPONENTS,
-      ...webhookDeliverySchemas(),
+      ...fromFragments(fragments, 'schemas'),
     },
     responses: RESPONSE_COMPONENTS,
     headers: HEADER_COMPONENTS,
@@ -148,7 +162,7 @@ export function buildOpenApiDocuments(app: INestApplication, config: AppConfig):
   };
 
   const publicPaths = pathsOf(scanned, 'public');
-  const webhooks = webhookDeliveries();
+  const webhooks = fromFragments(fragments, 'webhooks');
   const publicDocument = {
     openapi: '3.1.0',
     info: {
@@ -160,14 +174,7 @@ export function buildOpenApiDocuments(app: INestApplication, config: AppConfig):
     },
     servers: [{ url: config.publicWebUrl }],
     security: [{ bearer: [] }],
-    tags: [
-      { name: 'Identity', description: 'The calling key and what it may do.' },
-      { name: 'Events', description: 'Events the principal owns or that take place at its address.' },
-      { name: 'Orders', description: 'Confirmed orders of the organiser’s events. Read-only.' },
-      { name: 'Venues', description: 'The venue record of a venue key.' },
-      { name: 'Webhooks', description: 'Subscriptions to signed deliveries.' },
-      { name: 'Webhook deliveries', description: 'What the service sends to a subscription.' },
-    ],
+    tags: fragments.flatMap((fragment) => fragment.tags ?? []),
     paths: publicPaths,
     webhooks,
     components: {

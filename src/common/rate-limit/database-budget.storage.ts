@@ -3,7 +3,7 @@ import { defineStatement } from '../../database/sql/sql-statement';
 import { sql, type SqlFragment } from '../../database/sql/sql-fragment';
 import type { SqlTarget } from '../../database/sql/sql-target';
 import type { LiveInstanceCount } from '../../database/instances/instance-registry';
-import { rateLimitStoreGauges } from '../../metrics/service-metrics';
+import { rateLimitStoreMetrics } from './rate-limit-metrics';
 import { describeError } from '../logging/loggable-error';
 import { FixedWindowThrottlerStorage, type CountedHit, type CountingStorage } from './fixed-window.storage';
 import { RESERVATION_BLOCK } from './reservation-rule';
@@ -205,8 +205,8 @@ export class DatabaseBudgetStorage implements CountingStorage {
     this.logger.warn(
       `the shared rate-limit counter is unreachable; counting this instance's share of each budget locally until it is back (${describeError(error)})`,
     );
-    rateLimitStoreGauges.fallbacks.inc();
-    rateLimitStoreGauges.fallback.set(1);
+    rateLimitStoreMetrics.fallbacks.inc();
+    rateLimitStoreMetrics.fallback.set(1);
     this.fallback = { local: new FixedWindowThrottlerStorage(() => this.databaseNow()), lastTryMs: this.now() };
     return this.fallback;
   }
@@ -214,7 +214,7 @@ export class DatabaseBudgetStorage implements CountingStorage {
   private recovered(): void {
     if (this.fallback === null) return;
     this.fallback = null;
-    rateLimitStoreGauges.fallback.set(0);
+    rateLimitStoreMetrics.fallback.set(0);
     this.logger.log('the shared rate-limit counter is reachable again; budgets are shared again');
   }
 

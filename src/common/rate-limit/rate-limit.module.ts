@@ -3,7 +3,6 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { Database } from '../../database/sql/sql-target';
 import { InstanceRegistry } from '../../database/instances/instance-registry';
-import { InstancesModule } from '../../database/instances/instances.module';
 import { DatabaseBudgetStorage } from './database-budget.storage';
 import { READ_METHODS, READS_THROTTLER, WRITE_METHODS, WRITES_THROTTLER } from './account-rate-limit.guard';
 import { FixedWindowThrottlerStorage } from './fixed-window.storage';
@@ -15,7 +14,6 @@ function methodOf(context: ExecutionContext): string {
 @Module({
   imports: [
     ThrottlerModule.forRootAsync({
-      imports: [InstancesModule],
       inject: [APP_CONFIG, Database, InstanceRegistry],
       useFactory: (config: AppConfig, database: Database, registry: InstanceRegistry) => ({
         // RATE_LIMIT_STORE: `database` shares every budget among the instances on the database.

@@ -1,6 +1,7 @@
 import { Body } from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { ApiBody } from '@nestjs/swagger';
 import { BodyValidationPipe, createValidationPipe } from './validation.pipe';
 
 /** The one body pipe (validation.pipe.ts), shared by every handler that takes a body. */
@@ -15,9 +16,41 @@ const BODY_PIPE = createValidationPipe();
  * parameter and custom parameter decorator too (`@Param`, `@Auth`), through
  * half a dozen promises each per request, for values it never changes. That
  * was 4% of the CPU of `GET /v1/events/{id}` (`npm run bench -- side-by-side`, A/B).
+ *
+ * `optional: true` when every field has a default: the request may then come
+ * without a body, or with an empty one under `Content-Type: application/json`
+ * (see `EmptyBodyRoutes`), and the reference says the body is optional.
  */
-export function ValidatedBody(): ParameterDecorator {
-  return Body(BODY_PIPE);
+export function ValidatedBody(options: { optional?: boolean } = {}): ParameterDecorator {
+  const body = Body(BODY_PIPE);
+  return (target, handler, index) => {
+    body(target, handler, index);
+    if (options.optional !== true || handler === undefined) return;
+    Reflect.defineMetadata(OPTIONAL_BODY, true, target, handler);
+    const types = (Reflect.getMetadata('design:paramtypes', target, handler) ?? []) as unknown[];
+    const descriptor = Object.getOwnPropertyDescriptor(target, handler);
+    if (descriptor !== undefined) {
+      ApiBody({ required: false, type: types[index] as never })(target, handler, descriptor);
+    }
+  };
+}
+
+const OPTIONAL_BODY = 'validated-body:optional';
+
+/**
+ * What a handler does with a request body: `none` (no body parameter),
+ * `optional` (`@ValidatedBody({ optional: true })`: every field has a
+ * default) or `required`. An empty body counts as no body unless `required`.
+ */
+export type BodyUse = 'none' | 'optional' | 'required';
+
+export function bodyUseOf(prototype: object, handler: string): BodyUse {
+  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, prototype.constructor, handler) ?? {}) as Record<
+    string,
+    unknown
+  >;
+  if (!Object.keys(args).some((key) => key.split(':')[0] === BODY)) return 'none';
+  return Reflect.getMetadata(OPTIONAL_BODY, prototype, handler) === true ? 'optional' : 'required';
 }
 
 type ControllerClass = abstract new (...args: never[]) => unknown;

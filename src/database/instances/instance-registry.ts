@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { describeError } from '../../common/logging/loggable-error';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { NO_PARAMS } from '../sql/sql-statement';
 import { Database, type SqlTarget } from '../sql/sql-target';
 import { UnitOfWork } from '../unit-of-work';
-import { serviceInstancesGauge } from '../../metrics/service-metrics';
 import { serviceVersion } from './service-version';
 import { connectionBudgetProblem, DEDICATED_CONNECTIONS } from './connection-budget';
 import {
@@ -26,6 +24,10 @@ export const MISSED_HEARTBEATS_WHEN_GONE = 3;
 /** How many instances serve this database now, as last seen (at least this one). */
 export interface LiveInstanceCount {
   liveInstances(): number;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** What an instance records as its role until roles exist: every part of the service. */
@@ -87,7 +89,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     try {
       await DEREGISTER.affected({ id: this.id }, this.database);
     } catch (error) {
-      this.logger.warn(`could not remove this instance from the registry (it ages out): ${describeError(error)}`);
+      this.logger.warn(`could not remove this instance from the registry (it ages out): ${errorText(error)}`);
     }
   }
 
@@ -100,11 +102,6 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     return LIVE_INSTANCES.rows({ goneAfterSeconds: this.goneAfterSeconds }, this.database);
   }
 
-  /** Sets the `service_instances` gauge from the table (at scrape time). */
-  async collect(): Promise<void> {
-    serviceInstancesGauge.set((await this.listLive()).length);
-  }
-
   /** One heartbeat (the timer's; also callable, so a test need not wait for the timer). */
   async heartbeat(): Promise<void> {
     try {
@@ -112,7 +109,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
       if (this.failing) this.logger.log('the instance registry is reachable again');
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.logger.warn(`instance heartbeat failed (retrying): ${describeError(error)}`);
+      if (!this.failing) this.logger.warn(`instance heartbeat failed (retrying): ${errorText(error)}`);
       this.failing = true;
     }
   }
@@ -134,6 +131,5 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     if (row === null) return;
     this.startedAt ??= row.started_at;
     this.liveCount = row.live_others + 1;
-    serviceInstancesGauge.set(this.liveCount);
   }
 }

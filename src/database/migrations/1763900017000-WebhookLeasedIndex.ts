@@ -3,8 +3,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The pending rows that carry a lease (in flight, or a lease that expired):
  * a handful per subscription, so counting a subscription's attempts in
- * flight reads only these. Without it a claim (src/webhooks/
- * webhook-delivery.repository.ts) read every pending row of each
+ * flight reads only these. Without it a claim (src/webhooks/delivery/
+ * delivery-queue.repository.ts) read every pending row of each
  * subscription to count them, so a backlog after an outage made every claim
  * slower exactly while catching up.
  */

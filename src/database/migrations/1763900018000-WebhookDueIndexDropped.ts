@@ -2,8 +2,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Drops the index of pending deliveries by due time. Only the webhook lag
- * metric used it, and it misled the claim (src/webhooks/
- * webhook-delivery.repository.ts): statistics taken while the queue is empty
+ * metric used it, and it misled the claim (src/webhooks/delivery/
+ * delivery-queue.repository.ts): statistics taken while the queue is empty
  * (autovacuum's ANALYZE between bursts) say no delivery is pending or due, so
  * the planner took this small index as a free way to read "all pending
  * deliveries" and sorted them, for every subscription on every claim, where

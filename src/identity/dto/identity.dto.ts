@@ -93,6 +93,8 @@ export class ApiDescriptionDto {
   @ApiProperty({
     type: 'object',
     required: ['style', 'parameters', 'maxLimit', 'defaultLimit', 'envelope'],
+    // An array `required` names the members of the object; the member itself is required too (always present).
+    selfRequired: true,
     properties: {
       style: { type: 'string', enum: ['cursor'] },
       parameters: { type: 'array', items: { type: 'string' } },
@@ -106,6 +108,8 @@ export class ApiDescriptionDto {
   @ApiProperty({
     type: 'object',
     required: ['reads', 'writes', 'writeMethods', 'headers', 'scope'],
+    // An array `required` names the members of the object; the member itself is required too (always present).
+    selfRequired: true,
     properties: {
       reads: { type: 'string' },
       writes: { type: 'string' },

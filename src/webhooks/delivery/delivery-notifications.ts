@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Client } from 'pg';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { OutboxSenderId } from '../outbox/outbox-sender-id';
-import { DELIVERY_CHANNEL } from '../webhook-delivery.repository';
+import { DELIVERY_CHANNEL } from './delivery-queue.repository';
 
 const RECONNECT_MS = 2_000;
 

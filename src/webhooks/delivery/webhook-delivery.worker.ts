@@ -10,9 +10,11 @@ import {
   type ParsedCidr,
 } from '../../../libs/webhooks';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import { countDeliveryAttempt } from '../../metrics/service-metrics';
+import { countDeliveryAttempt } from './delivery-metrics';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
-import { WebhookDeliveryRepository, type AttemptTrigger, type ClaimedDelivery } from '../webhook-delivery.repository';
+import type { AttemptTrigger } from '../webhook-event-types';
+import type { ClaimedDelivery } from './claimed-delivery';
+import { DeliveryQueueRepository } from './delivery-queue.repository';
 import { planAfterAttempt, planManualAttempt, type RetrySchedule } from './attempt-plan';
 import { DeliveryNotifications } from './delivery-notifications';
 import { WebhookSender } from './webhook-sender';
@@ -57,7 +59,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private lastSweepAt: number | null = null;
 
   constructor(
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly deliveries: DeliveryQueueRepository,
     private readonly cipher: WebhookSecretCipher,
     private readonly notifications: DeliveryNotifications,
     private readonly scheduler: SchedulerRegistry,

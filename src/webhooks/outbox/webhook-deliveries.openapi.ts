@@ -1,4 +1,5 @@
 import { DEFAULT_SIGNATURE_TOLERANCE_SECONDS } from '../../../libs/webhooks';
+import type { OpenApiFragment } from '../../common/openapi/openapi-fragment';
 import type { EventPublishedData } from '../../events/dto/event.dto';
 import type { OrderWebhookData } from '../../orders/dto/order.dto';
 import {
@@ -204,4 +205,16 @@ export function webhookDeliveries(): Record<string, Json> {
     };
   }
   return webhooks;
+}
+
+/** Webhooks' part of the public document: its tags, and the deliveries with their schemas. */
+export function webhooksOpenApiFragment(): OpenApiFragment {
+  return {
+    tags: [
+      { name: 'Webhooks', description: 'Subscriptions to signed deliveries.' },
+      { name: 'Webhook deliveries', description: 'What the service sends to a subscription.' },
+    ],
+    schemas: webhookDeliverySchemas(),
+    webhooks: webhookDeliveries(),
+  };
 }

@@ -9,7 +9,7 @@ import { EventsService } from '../../events/events.service';
 import { OrderConfirmedDomainEvent } from '../../orders/domain-events/order-confirmed.domain-event';
 import { OrdersService } from '../../orders/orders.service';
 import { WebhookDeliveryWorker } from '../delivery/webhook-delivery.worker';
-import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { DeliveryQueueRepository } from '../delivery/delivery-queue.repository';
 import type { WebhookEventType } from '../webhook-event-types';
 import { WebhookSubscriptionRepository, type Recipient } from '../webhook-subscription.repository';
 import { serialiseEnvelope } from './webhook-envelope';
@@ -27,7 +27,7 @@ import { serialiseEnvelope } from './webhook-envelope';
 export class WebhookOutboxListener {
   constructor(
     private readonly subscriptions: WebhookSubscriptionRepository,
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly deliveries: DeliveryQueueRepository,
     private readonly orders: OrdersService,
     private readonly events: EventsService,
     private readonly worker: WebhookDeliveryWorker,
@@ -36,7 +36,7 @@ export class WebhookOutboxListener {
   @OnEvent(OrderConfirmedDomainEvent.type, { suppressErrors: false })
   async onOrderConfirmed(event: OrderConfirmedDomainEvent, tx: Transaction): Promise<void> {
     if (event.organizerId === null) return;
-    const recipients = await this.subscriptions.findOrderConfirmedRecipients(event.organizerId, tx.manager);
+    const recipients = await this.subscriptions.findOrderConfirmedRecipients(event.organizerId, tx);
     if (recipients.length === 0) return;
     const data = await this.orders.webhookData(event.orderId, tx.manager);
     if (data === null)
@@ -46,11 +46,7 @@ export class WebhookOutboxListener {
 
   @OnEvent(EventPublishedDomainEvent.type, { suppressErrors: false })
   async onEventPublished(event: EventPublishedDomainEvent, tx: Transaction): Promise<void> {
-    const recipients = await this.subscriptions.findEventPublishedRecipients(
-      event.organizerId,
-      event.venueIds,
-      tx.manager,
-    );
+    const recipients = await this.subscriptions.findEventPublishedRecipients(event.organizerId, event.venueIds, tx);
     if (recipients.length === 0) return;
     const data = await this.events.webhookData(event.eventId, tx.manager);
     if (data === null)
@@ -89,7 +85,7 @@ export class WebhookOutboxListener {
           status: recipient.enabled ? 'pending' : 'skipped',
         };
       }),
-      tx.manager,
+      tx,
     );
   }
 }

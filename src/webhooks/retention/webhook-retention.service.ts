@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import { WebhookDeliveryRepository } from '../webhook-delivery.repository';
+import { DeliveryHistoryRepository } from '../delivery-history.repository';
 import { WebhookSubscriptionRepository } from '../webhook-subscription.repository';
 
 export const RETENTION_INTERVAL_NAME = 'webhook-retention-purge';
@@ -35,7 +35,7 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
   private stopped = false;
 
   constructor(
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly deliveries: DeliveryHistoryRepository,
     private readonly subscriptions: WebhookSubscriptionRepository,
     private readonly scheduler: SchedulerRegistry,
     @Inject(APP_CONFIG) private readonly config: AppConfig,

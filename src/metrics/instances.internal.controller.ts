@@ -1,8 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { InternalOperations } from '../../common/openapi/internal-operations.decorator';
-import { InstanceRegistry } from './instance-registry';
-import type { InstanceRow } from './instance-statements';
+import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import { InstanceRegistry } from '../database/instances/instance-registry';
+import type { InstanceRow } from '../database/instances/instance-statements';
 
 const INSTANCE_SCHEMA = {
   type: 'object',

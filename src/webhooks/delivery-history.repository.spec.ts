@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../test/support/webhook-rows';
+import type { WebhookTables } from '../../test/support/webhook-rows';
+import { DeliveryHistoryRepository } from './delivery-history.repository';
+
+const LEASE = { leaseMs: 60_000, leaseToken: 'resend' };
+
+/** The operations' side of the deliveries on real PostgreSQL: every statement of DeliveryHistoryRepository. */
+describe('DeliveryHistoryRepository', () => {
+  let tables: WebhookTables;
+  let history: DeliveryHistoryRepository;
+
+  before(async () => {
+    tables = await webhookTables();
+    history = new DeliveryHistoryRepository(tables.database, tables.unitOfWork);
+  });
+  after(async () => tables.dataSource.destroy());
+  beforeEach(async () => {
+    await tables.dataSource.query('TRUNCATE webhook_subscription, webhook_delivery, webhook_delivery_attempt CASCADE');
+  });
+
+  it('lists a subscription’s deliveries newest first, each with its attempt log oldest first', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const older = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
+    const newer = await insertDelivery(tables.dataSource, { subscriptionId, dueInSeconds: 30 });
+    await insertDelivery(tables.dataSource, { subscriptionId: await insertSubscription(tables.dataSource) });
+    await tables.dataSource.query(
+      `INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
+       VALUES ($1, now() - interval '2 minutes', '500', 10, 'scheduled'), ($1, now(), 'timeout', 20, 'manual')`,
+      [older],
+    );
+    const rows = await history.listForSubscription(subscriptionId, 10);
+    assert.deepEqual(
+      rows.map((row) => [row.id, row.status, row.nextAttemptAt !== null]),
+      [
+        [newer, 'pending', true],
+        [older, 'failed', false],
+      ],
+    );
+    assert.deepEqual(
+      rows[1]?.attemptLog.map((a) => [a.outcome, a.durationMs, a.trigger]),
+      [
+        ['500', 10, 'scheduled'],
+        ['timeout', 20, 'manual'],
+      ],
+    );
+    assert.deepEqual(
+      (await history.listForSubscription(subscriptionId, 1)).map((row) => row.id),
+      [newer],
+    );
+    assert.deepEqual(
+      (await history.listForSubscription(subscriptionId, 10, older)).map((row) => row.id),
+      [older],
+    );
+  });
+
+  it('leases a final delivery for a resend: pending under a lease, on a fresh schedule, with its subscription’s secrets', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const id = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
+    await tables.dataSource.query(`UPDATE webhook_delivery SET attempts = 7 WHERE id = $1`, [id]);
+    const leased = await history.leaseForResend(subscriptionId, id, LEASE);
+    assert.ok(leased !== null && leased !== 'pending');
+    assert.deepEqual(
+      [leased.id, leased.attempts, leased.retryFrom, leased.leaseToken, leased.secretSealed],
+      [id, 7, 7, 'resend', 'sealed'],
+    );
+    assert.equal((await deliveryRow(tables.dataSource, id))?.status, 'pending');
+  });
+
+  it('refuses to lease a pending delivery for a resend, and knows no other subscription’s delivery', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const pending = await insertDelivery(tables.dataSource, { subscriptionId });
+    const final = await insertDelivery(tables.dataSource, { subscriptionId, status: 'succeeded' });
+    assert.equal(await history.leaseForResend(subscriptionId, pending, LEASE), 'pending');
+    const other = await insertSubscription(tables.dataSource);
+    assert.equal(await history.leaseForResend(other, final, LEASE), null);
+    assert.equal(await history.leaseForResend(subscriptionId, 'no-such-delivery', LEASE), null);
+    assert.equal((await deliveryRow(tables.dataSource, final))?.status, 'succeeded');
+  });
+
+  it('recovers a window [since, until): final unsuccessful deliveries only, oldest first, at most the limit', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const before = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', createdDaysAgo: 5 });
+    const first = await insertDelivery(tables.dataSource, { subscriptionId, status: 'skipped', createdDaysAgo: 3 });
+    const second = await insertDelivery(tables.dataSource, { subscriptionId, status: 'dropped', createdDaysAgo: 2.5 });
+    const third = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', createdDaysAgo: 2 });
+    const succeeded = await insertDelivery(tables.dataSource, {
+      subscriptionId,
+      status: 'succeeded',
+      createdDaysAgo: 2,
+    });
+    const atUntil = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', createdDaysAgo: 1 });
+    const [{ since, until }] = await tables.dataSource.query(
+      `SELECT (SELECT created_at FROM webhook_delivery WHERE id = $1) AS since,
+              (SELECT created_at FROM webhook_delivery WHERE id = $2) AS until`,
+      [first, atUntil],
+    );
+    assert.deepEqual(await history.requeueWindow(subscriptionId, { since, until }, 2), { queued: 2, remaining: 1 });
+    const statusOf = async (id: string) => (await deliveryRow(tables.dataSource, id))?.status;
+    assert.deepEqual(
+      [await statusOf(first), await statusOf(second), await statusOf(third)],
+      ['pending', 'pending', 'failed'],
+    );
+    assert.deepEqual(await history.requeueWindow(subscriptionId, { since, until }, 2), { queued: 1, remaining: 0 });
+    assert.equal(await statusOf(before), 'failed', 'before `since` is outside the window');
+    assert.equal(await statusOf(atUntil), 'failed', '`until` itself is outside the window');
+    assert.equal(await statusOf(succeeded), 'succeeded');
+    assert.deepEqual(await history.requeueWindow(subscriptionId, { since, until: null }, 10), {
+      queued: 1,
+      remaining: 0,
+    });
+    assert.equal(await statusOf(atUntil), 'pending', 'no `until`: up to now');
+    const [replay] = await tables.dataSource.query(
+      `SELECT bool_and(replay) AS all FROM webhook_delivery WHERE status = 'pending'`,
+    );
+    assert.equal(replay.all, true, 'recovered deliveries are replayed in order');
+  });
+
+  it('purges final deliveries completed before the retention period, never a pending one, in batches', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const old = [
+      await insertDelivery(tables.dataSource, { subscriptionId, status: 'succeeded', completedDaysAgo: 40 }),
+      await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', completedDaysAgo: 31 }),
+    ];
+    const recent = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', completedDaysAgo: 29 });
+    const pending = await insertDelivery(tables.dataSource, { subscriptionId, createdDaysAgo: 90 });
+    assert.equal(await history.purgeFinished(30, 1), 1);
+    assert.equal(await history.purgeFinished(30, 10), 1);
+    assert.equal(await history.purgeFinished(30, 10), 0);
+    for (const id of old) assert.equal(await deliveryRow(tables.dataSource, id), undefined);
+    assert.equal((await deliveryRow(tables.dataSource, recent))?.status, 'failed');
+    assert.equal((await deliveryRow(tables.dataSource, pending))?.status, 'pending');
+  });
+});

@@ -1,0 +1,24 @@
+import { Counter } from 'prom-client';
+import { metricsRegistry } from '../../common/metrics/metrics-registry';
+import type { AttemptOutcome } from '../webhook-event-types';
+
+const webhookDeliveries = new Counter({
+  name: 'webhook_deliveries_total',
+  help: 'Recorded webhook delivery attempts, by outcome (success, http_3xx/4xx/5xx, timeout, network_error, blocked_host).',
+  labelNames: ['outcome'] as const,
+  registers: [metricsRegistry],
+});
+
+// Series that exist from the start at 0, so rates and alerts have a baseline before the first attempt.
+for (const outcome of ['success', 'http_4xx', 'http_5xx', 'timeout', 'network_error'])
+  webhookDeliveries.inc({ outcome }, 0);
+
+/** A bounded label for an attempt's outcome: an HTTP status is reduced to its class. */
+export function deliveryOutcomeLabel(outcome: AttemptOutcome): string {
+  if (typeof outcome !== 'number') return outcome;
+  return outcome >= 200 && outcome <= 299 ? 'success' : `http_${Math.floor(outcome / 100)}xx`;
+}
+
+export function countDeliveryAttempt(outcome: AttemptOutcome): void {
+  webhookDeliveries.inc({ outcome: deliveryOutcomeLabel(outcome) });
+}

@@ -1,0 +1,307 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { Client, type Notification } from 'pg';
+import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../../test/support/webhook-rows';
+import type { WebhookTables } from '../../../test/support/webhook-rows';
+import { OutboxSenderId } from '../outbox/outbox-sender-id';
+import { FAILURES_BEFORE_DISABLE } from '../webhook-event-types';
+import type { ClaimedDelivery } from './claimed-delivery';
+import { DELIVERY_CHANNEL, DeliveryQueueRepository, type AttemptRecord } from './delivery-queue.repository';
+
+const LIMITS = { maxDeliveries: 64, perSubscription: 4, leaseMs: 60_000 };
+
+/** The worker's queue on real PostgreSQL: every statement of DeliveryQueueRepository. */
+describe('DeliveryQueueRepository', () => {
+  let tables: WebhookTables;
+  let queue: DeliveryQueueRepository;
+  const sender = new OutboxSenderId();
+
+  before(async () => {
+    tables = await webhookTables();
+    queue = new DeliveryQueueRepository(tables.database, tables.unitOfWork, sender);
+  });
+  after(async () => tables.dataSource.destroy());
+  beforeEach(async () => {
+    await tables.dataSource.query('TRUNCATE webhook_subscription, webhook_delivery, webhook_delivery_attempt CASCADE');
+  });
+
+  const claim = (leaseToken: string = randomUUID(), limits: Partial<typeof LIMITS> = {}): Promise<ClaimedDelivery[]> =>
+    queue.claim({ ...LIMITS, ...limits, leaseToken });
+
+  function attempt(delivery: ClaimedDelivery, overrides: Partial<AttemptRecord> = {}): AttemptRecord {
+    return {
+      delivery,
+      attemptedAt: new Date(),
+      outcome: 500,
+      durationMs: 12,
+      succeeded: false,
+      trigger: 'scheduled',
+      next: { status: 'pending', retryInMs: 0 },
+      ...overrides,
+    };
+  }
+
+  it('enqueues pending and skipped deliveries once per fact, and wakes the workers at commit only for pending ones', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const listener = new Client({ connectionString: tables.url });
+    await listener.connect();
+    const heard: Notification[] = [];
+    listener.on('notification', (notification) => heard.push(notification));
+    await listener.query(`LISTEN ${DELIVERY_CHANNEL}`);
+    try {
+      const row = (id: string, status: 'pending' | 'skipped') => ({
+        id,
+        subscriptionId,
+        eventType: 'order.confirmed' as const,
+        subjectId: `ord_${status}`,
+        payload: Buffer.from('{}'),
+        traceId: 'trace',
+        status,
+      });
+      const inserted = await tables.unitOfWork.run((tx) => queue.enqueue([row(randomUUID(), 'pending')], tx));
+      assert.equal(inserted, 1);
+      const again = await tables.unitOfWork.run((tx) => queue.enqueue([row(randomUUID(), 'pending')], tx));
+      assert.equal(again, 0, 'the same fact for the same subscription is not queued twice');
+      const skipped = await tables.unitOfWork.run((tx) => queue.enqueue([row(randomUUID(), 'skipped')], tx));
+      assert.equal(skipped, 0, 'a skipped delivery is recorded but counts as nothing to send');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.deepEqual(
+        heard.map((n) => n.payload),
+        [sender.id],
+        'one wake-up, signed by this instance',
+      );
+      const statuses: Array<{ status: string; due: boolean; completed: boolean }> = await tables.dataSource.query(
+        `SELECT status, next_attempt_at IS NOT NULL AS due, completed_at IS NOT NULL AS completed
+           FROM webhook_delivery ORDER BY seq`,
+      );
+      assert.deepEqual(statuses, [
+        { status: 'pending', due: true, completed: false },
+        { status: 'skipped', due: false, completed: true },
+      ]);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('enqueues nothing, and inserts nothing, in a transaction that rolls back', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await assert.rejects(
+      tables.unitOfWork.run(async (tx) => {
+        await queue.enqueue(
+          [
+            {
+              id: randomUUID(),
+              subscriptionId,
+              eventType: 'order.confirmed',
+              subjectId: 'ord_rolled_back',
+              payload: Buffer.from('{}'),
+              traceId: 'trace',
+              status: 'pending',
+            },
+          ],
+          tx,
+        );
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.deepEqual(await tables.dataSource.query('SELECT id FROM webhook_delivery'), []);
+  });
+
+  it('drops a deleted subscription’s pending deliveries, but leaves a leased one to finish', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const waiting = await insertDelivery(tables.dataSource, { subscriptionId });
+    const inFlight = await insertDelivery(tables.dataSource, { subscriptionId, leasedBy: 'worker' });
+    const other = await insertDelivery(tables.dataSource, {
+      subscriptionId: await insertSubscription(tables.dataSource),
+    });
+    await tables.unitOfWork.run((tx) => queue.dropPending(subscriptionId, tx));
+    assert.equal((await deliveryRow(tables.dataSource, waiting))?.status, 'dropped');
+    assert.equal((await deliveryRow(tables.dataSource, inFlight))?.status, 'pending');
+    assert.equal((await deliveryRow(tables.dataSource, other))?.status, 'pending');
+  });
+
+  it('claims due deliveries only: not one due later, not one leased to another worker', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const due = await insertDelivery(tables.dataSource, { subscriptionId });
+    await insertDelivery(tables.dataSource, { subscriptionId, dueInSeconds: 60 });
+    await insertDelivery(tables.dataSource, { subscriptionId, leasedBy: 'another worker' });
+    const claimed = await claim('mine');
+    assert.deepEqual(
+      claimed.map((d) => [d.id, d.leaseToken, d.url, d.secretSealed]),
+      [[due, 'mine', 'https://receiver.example/hook', 'sealed']],
+    );
+    assert.equal((await deliveryRow(tables.dataSource, due))?.lease_token, 'mine');
+    assert.deepEqual(await claim(), [], 'a leased delivery is not claimed again while its lease lasts');
+  });
+
+  it('claims at most the per-subscription cap in flight, counting the leases other workers hold', async () => {
+    const busy = await insertSubscription(tables.dataSource);
+    const quiet = await insertSubscription(tables.dataSource);
+    await insertDelivery(tables.dataSource, { subscriptionId: busy, leasedBy: 'another worker' });
+    for (let i = 0; i < 6; i += 1) await insertDelivery(tables.dataSource, { subscriptionId: busy });
+    await insertDelivery(tables.dataSource, { subscriptionId: quiet });
+    const claimed = await claim();
+    assert.equal(claimed.filter((d) => d.subscriptionId === busy).length, LIMITS.perSubscription - 1);
+    assert.equal(claimed.filter((d) => d.subscriptionId === quiet).length, 1);
+    assert.deepEqual(await claim(), [], 'the cap is reached: nothing more until an attempt ends');
+  });
+
+  it('claims no more than the worker’s free capacity in all', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    for (let i = 0; i < 3; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.equal((await claim(randomUUID(), { maxDeliveries: 2 })).length, 2);
+  });
+
+  it('claims a failing subscription’s oldest delivery alone, one probe at a time, and only when it is due', async () => {
+    const failing = await insertSubscription(tables.dataSource, { consecutiveFailures: 3 });
+    const oldest = await insertDelivery(tables.dataSource, { subscriptionId: failing });
+    await insertDelivery(tables.dataSource, { subscriptionId: failing });
+    const claimed = await claim();
+    assert.deepEqual(
+      claimed.map((d) => d.id),
+      [oldest],
+    );
+    assert.deepEqual(await claim(), [], 'nothing else while the probe is in flight');
+
+    const waiting = await insertSubscription(tables.dataSource, { consecutiveFailures: 3 });
+    await insertDelivery(tables.dataSource, { subscriptionId: waiting, dueInSeconds: 60 });
+    await insertDelivery(tables.dataSource, { subscriptionId: waiting });
+    assert.deepEqual(await claim(), [], 'a later due delivery does not jump the backoff of the oldest');
+  });
+
+  it('claims nothing of a disabled or deleted subscription', async () => {
+    await insertDelivery(tables.dataSource, {
+      subscriptionId: await insertSubscription(tables.dataSource, { enabled: false }),
+    });
+    await insertDelivery(tables.dataSource, {
+      subscriptionId: await insertSubscription(tables.dataSource, { deleted: true }),
+    });
+    assert.deepEqual(await claim(), []);
+  });
+
+  it('records an attempt: the attempt log, the subscription’s failure count and the delivery’s next state', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const id = await insertDelivery(tables.dataSource, { subscriptionId });
+    const [claimed] = await claim();
+    assert.ok(claimed);
+    const recorded = await queue.recordAttempt(attempt(claimed, { next: { status: 'pending', retryInMs: 60_000 } }));
+    assert.deepEqual(recorded, { deliveryUpdated: true, disabledNow: false, warnings: [] });
+    assert.deepEqual(await deliveryRow(tables.dataSource, id), {
+      status: 'pending',
+      attempts: 1,
+      lease_token: null,
+      last_status: '500',
+    });
+    const [subscription] = await tables.dataSource.query(
+      `SELECT consecutive_failures, last_status, enabled FROM webhook_subscription WHERE id = $1`,
+      [subscriptionId],
+    );
+    assert.deepEqual(subscription, { consecutive_failures: 1, last_status: '500', enabled: true });
+    const [log] = await tables.dataSource.query(
+      `SELECT outcome, duration_ms, triggered_by FROM webhook_delivery_attempt WHERE delivery_id = $1`,
+      [id],
+    );
+    assert.deepEqual(log, { outcome: '500', duration_ms: 12, triggered_by: 'scheduled' });
+  });
+
+  it('records the attempt but leaves the delivery alone when the lease is no longer this worker’s', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const id = await insertDelivery(tables.dataSource, { subscriptionId });
+    const [claimed] = await claim('expired');
+    assert.ok(claimed);
+    await tables.dataSource.query(`UPDATE webhook_delivery SET lease_token = 'another worker' WHERE id = $1`, [id]);
+    const recorded = await queue.recordAttempt(attempt(claimed, { succeeded: true, outcome: 200 }));
+    assert.equal(recorded.deliveryUpdated, false);
+    assert.deepEqual(await deliveryRow(tables.dataSource, id), {
+      status: 'pending',
+      attempts: 0,
+      lease_token: 'another worker',
+      last_status: null,
+    });
+  });
+
+  it('disables the subscription at the twentieth consecutive failure, with a warning, and not before', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource, {
+      consecutiveFailures: FAILURES_BEFORE_DISABLE - 2,
+    });
+    await tables.dataSource.query(`UPDATE webhook_subscription SET alert_open = true WHERE id = $1`, [subscriptionId]);
+    await insertDelivery(tables.dataSource, { subscriptionId });
+    const first = await claim();
+    assert.equal(first.length, 1);
+    const nineteenth = await queue.recordAttempt(attempt(first[0]!));
+    assert.equal(nineteenth.disabledNow, false);
+    const second = await claim();
+    assert.equal(second.length, 1, 'still enabled after nineteen');
+    const twentieth = await queue.recordAttempt(attempt(second[0]!, { next: { status: 'failed', retryInMs: null } }));
+    assert.equal(twentieth.disabledNow, true);
+    assert.deepEqual(twentieth.warnings, [{ kind: 'disabled', consecutiveFailures: FAILURES_BEFORE_DISABLE }]);
+    const [row] = await tables.dataSource.query(
+      `SELECT enabled, disabled_at IS NOT NULL AS disabled FROM webhook_subscription WHERE id = $1`,
+      [subscriptionId],
+    );
+    assert.deepEqual(row, { enabled: false, disabled: true });
+    const warnings = await tables.dataSource.query(
+      `SELECT kind, consecutive_failures FROM webhook_warning WHERE subscription_id = $1`,
+      [subscriptionId],
+    );
+    assert.deepEqual(warnings, [{ kind: 'disabled', consecutive_failures: FAILURES_BEFORE_DISABLE }]);
+  });
+
+  it('raises failing at five consecutive failures and recovered at the next success', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource, { consecutiveFailures: 4 });
+    await insertDelivery(tables.dataSource, { subscriptionId });
+    const [failing] = await claim();
+    assert.deepEqual((await queue.recordAttempt(attempt(failing!))).warnings, [
+      { kind: 'failing', consecutiveFailures: 5 },
+    ]);
+    const [probe] = await claim();
+    const recovered = await queue.recordAttempt(
+      attempt(probe!, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
+    );
+    assert.deepEqual(recovered.warnings, [{ kind: 'recovered', consecutiveFailures: 0 }]);
+  });
+
+  it('does not count a failed manual attempt towards disabling', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource, {
+      consecutiveFailures: FAILURES_BEFORE_DISABLE - 1,
+    });
+    await insertDelivery(tables.dataSource, { subscriptionId });
+    const [claimed] = await claim();
+    const recorded = await queue.recordAttempt(
+      attempt(claimed!, { trigger: 'manual', next: { status: 'failed', retryInMs: null } }),
+    );
+    assert.deepEqual(recorded, { deliveryUpdated: true, disabledNow: false, warnings: [] });
+    const [row] = await tables.dataSource.query(
+      `SELECT enabled, consecutive_failures FROM webhook_subscription WHERE id = $1`,
+      [subscriptionId],
+    );
+    assert.deepEqual(row, { enabled: true, consecutive_failures: FAILURES_BEFORE_DISABLE - 1 });
+  });
+
+  it('drops a retry planned for a subscription deleted while the attempt was in flight', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const id = await insertDelivery(tables.dataSource, { subscriptionId });
+    const [claimed] = await claim();
+    await tables.dataSource.query(`UPDATE webhook_subscription SET deleted_at = now() WHERE id = $1`, [subscriptionId]);
+    await queue.recordAttempt(attempt(claimed!));
+    assert.equal((await deliveryRow(tables.dataSource, id))?.status, 'dropped');
+  });
+
+  it('releases only the leases it holds: the deliveries are due again', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const mine = await insertDelivery(tables.dataSource, { subscriptionId, leasedBy: 'mine' });
+    const theirs = await insertDelivery(tables.dataSource, { subscriptionId, leasedBy: 'theirs' });
+    await queue.releaseLeases([
+      { id: mine, leaseToken: 'mine' },
+      { id: theirs, leaseToken: 'not theirs' },
+    ]);
+    assert.equal((await deliveryRow(tables.dataSource, mine))?.lease_token, null);
+    assert.equal((await deliveryRow(tables.dataSource, theirs))?.lease_token, 'theirs');
+    assert.deepEqual(
+      (await claim()).map((d) => d.id),
+      [mine],
+    );
+  });
+});

@@ -1,0 +1,502 @@
+import { Injectable } from '@nestjs/common';
+import { sql, sqlText, type SqlFragment } from '../../database/sql/sql-fragment';
+import { defineStatement } from '../../database/sql/sql-statement';
+import { Database } from '../../database/sql/sql-target';
+import { UnitOfWork, type Transaction } from '../../database/unit-of-work';
+import type { DeliveryStatus } from '../entities/webhook-delivery.entity';
+import type { WebhookWarningKind } from '../entities/webhook-warning.entity';
+import { OutboxSenderId } from '../outbox/outbox-sender-id';
+import {
+  FAILURES_BEFORE_DISABLE,
+  type AttemptOutcome,
+  type AttemptTrigger,
+  type WebhookEventType,
+} from '../webhook-event-types';
+import { CLAIMED_COLUMNS, claimedDelivery, type ClaimedDelivery, type ClaimedRow } from './claimed-delivery';
+
+/** PostgreSQL channel on which every instance's worker is woken when deliveries are written. */
+export const DELIVERY_CHANNEL = 'webhook_delivery';
+
+export interface NewDelivery {
+  id: string;
+  subscriptionId: string;
+  eventType: WebhookEventType;
+  subjectId: string;
+  payload: Buffer;
+  traceId: string;
+  /** `skipped` for a disabled subscription: recorded, never attempted, recoverable. */
+  status: 'pending' | 'skipped';
+}
+
+export interface ClaimLimits {
+  /** At most this many deliveries in all (the worker's free capacity). */
+  maxDeliveries: number;
+  /** At most this many attempts in flight per subscription at once. */
+  perSubscription: number;
+  leaseMs: number;
+  leaseToken: string;
+}
+
+export interface AttemptRecord {
+  delivery: ClaimedDelivery;
+  attemptedAt: Date;
+  outcome: AttemptOutcome;
+  durationMs: number;
+  succeeded: boolean;
+  /** A resend: its failure does not count towards disabling, its success still clears the failures. */
+  trigger: AttemptTrigger;
+  /** What becomes of the delivery. */
+  next: { status: DeliveryStatus; retryInMs: number | null };
+}
+
+export interface AttemptRecorded {
+  /** False when the lease had expired and another worker owns the delivery now. */
+  deliveryUpdated: boolean;
+  /** This attempt was the twentieth consecutive failure. */
+  disabledNow: boolean;
+  /** Warnings this attempt raised (failing at 5, 10, 15; disabled; recovered). */
+  warnings: Array<{ kind: WebhookWarningKind; consecutiveFailures: number }>;
+}
+
+/** The first count of consecutive failures that opens an alert (a `failing` warning). */
+export const FIRST_FAILING_WARNING_AT = 5;
+/** Consecutive failures at which a `failing` warning is recorded. */
+export const FAILING_WARNING_AT: readonly number[] = [FIRST_FAILING_WARNING_AT, 10, 15];
+
+/**
+ * Warnings an attempt raises, from the subscription as the attempt left it:
+ * `failing` at 5, 10 and 15 consecutive failures, `disabled` at the failure
+ * that disabled it, `recovered` at the first success after either.
+ */
+function warningsRaised(
+  succeeded: boolean,
+  manual: boolean,
+  row: { failures: number | null; enabled: boolean | null; was_alerting: boolean | null } | null,
+): Array<{ kind: WebhookWarningKind; consecutiveFailures: number }> {
+  if (row === null || row.failures === null) return [];
+  if (succeeded) return row.was_alerting === true ? [{ kind: 'recovered', consecutiveFailures: 0 }] : [];
+  if (manual) return [];
+  const raised: Array<{ kind: WebhookWarningKind; consecutiveFailures: number }> = [];
+  if (FAILING_WARNING_AT.includes(row.failures)) raised.push({ kind: 'failing', consecutiveFailures: row.failures });
+  if (row.enabled === false && row.failures === FAILURES_BEFORE_DISABLE) {
+    raised.push({ kind: 'disabled', consecutiveFailures: row.failures });
+  }
+  return raised;
+}
+
+/** Pending, due, and not leased (or its lease expired); `alias` names the delivery row. */
+function due(alias: string): SqlFragment {
+  return sqlText(`${alias}.status = 'pending' AND ${alias}.next_attempt_at <= now()
+          AND (${alias}.lease_expires_at IS NULL OR ${alias}.lease_expires_at <= now())`);
+}
+
+/** The attempts in flight for a subscription: its pending rows with a live lease (read from the leased rows' index). */
+function leasesHeldBy(subscriptionId: string): SqlFragment {
+  return sqlText(`(SELECT count(*)::int FROM webhook_delivery b
+            WHERE b.subscription_id = ${subscriptionId} AND b.status = 'pending' AND b.lease_expires_at > now())`);
+}
+
+/**
+ * Lets the statement's transaction commit without waiting for the WAL flush
+ * (`synchronous_commit = off`, for that transaction only). Used for what the
+ * worker writes about attempts: leases and attempt records. A database crash
+ * can forget the last fraction of a second of them (never an event: the
+ * outbox rows are committed by the publishing transaction, flushed as
+ * always), and forgetting one only makes the delivery due again, which
+ * at-least-once delivery covers. Waiting for the flush would hold each
+ * subscription's row lock through it, so its attempts would be recorded one
+ * flush at a time.
+ */
+const COMMIT_WITHOUT_FLUSH = sqlText(`set_config('synchronous_commit', 'off', true)`);
+
+/**
+ * The outbox insert (see enqueue): a confirmation's deliveries, one row per
+ * recipient, and the wake-up for every instance's worker in the same round
+ * trip (`pg_notify` only when a pending row was inserted; PostgreSQL sends it
+ * at commit). Prepared: every confirmation runs it.
+ */
+export const ENQUEUE_DELIVERIES = defineStatement<
+  {
+    ids: string[];
+    subscriptionIds: string[];
+    eventTypes: string[];
+    subjectIds: string[];
+    payloads: Buffer[];
+    traceIds: string[];
+    statuses: string[];
+    channel: string;
+    sender: string;
+  },
+  { pending: number }
+>(
+  (p) => sql`WITH inserted AS (
+      INSERT INTO webhook_delivery
+             (id, subscription_id, event_type, subject_id, payload, trace_id, status, next_attempt_at, completed_at)
+      SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, r.status,
+             CASE WHEN r.status = 'pending' THEN now() END, CASE WHEN r.status = 'skipped' THEN now() END
+        FROM unnest(${p.ids}::text[], ${p.subscriptionIds}::text[], ${p.eventTypes}::text[], ${p.subjectIds}::text[],
+                    ${p.payloads}::bytea[], ${p.traceIds}::text[], ${p.statuses}::text[])
+             AS r(id, subscription_id, event_type, subject_id, payload, trace_id, status)
+      ON CONFLICT (subscription_id, event_type, subject_id) DO NOTHING
+      RETURNING status
+    ), counted AS (
+      SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM inserted
+    )
+    -- pg_notify returns void: selecting it is how a statement sends the notification.
+    SELECT counted.pending, (SELECT pg_notify(${p.channel}, ${p.sender}) WHERE counted.pending > 0) AS wake_workers
+      FROM counted`,
+  { prepared: true },
+);
+
+/** A deleted subscription's queue, dropped; what is leased (in flight) is left to finish. */
+const DROP_PENDING = defineStatement<{ subscriptionId: string }>(
+  (p) => sql`UPDATE webhook_delivery SET status = 'dropped', next_attempt_at = NULL, completed_at = now()
+        WHERE subscription_id = ${p.subscriptionId} AND status = 'pending'
+          AND (lease_expires_at IS NULL OR lease_expires_at <= now())`,
+  { prepared: false },
+);
+
+/**
+ * How stale the subscription row's last success time may be. A busy
+ * subscription succeeds many times a second, and writing its row for each
+ * success (a new row version, under the row's lock, which every other
+ * attempt of the subscription then queues for) would dominate the cost of a
+ * delivery. So a success that changes nothing else is written only when the
+ * stored time is this old; the health read takes the latest success from the
+ * attempt log as well, which every success is written to.
+ */
+const SUCCESS_TIME_GRANULARITY = sqlText(`interval '1 second'`);
+
+interface RecordAttemptParams {
+  deliveryId: string;
+  leaseToken: string;
+  attemptedAt: Date;
+  outcome: string;
+  durationMs: number;
+  succeeded: boolean;
+  failuresBeforeDisable: number;
+  subscriptionId: string;
+  nextStatus: DeliveryStatus;
+  retryInMs: number;
+  manual: boolean;
+  failingWarningFrom: number;
+}
+
+interface RecordAttemptRow {
+  failures: number | null;
+  enabled: boolean | null;
+  was_alerting: boolean | null;
+  delivery_updated: boolean;
+}
+
+/** One attempt and its consequences (see recordAttempt): the statement of every delivery, so prepared. */
+export const RECORD_ATTEMPT = defineStatement<RecordAttemptParams, RecordAttemptRow>(
+  (p) => sql`WITH before AS (
+      SELECT alert_open FROM webhook_subscription WHERE id = ${p.subscriptionId}
+    ), attempt AS (
+      INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
+      VALUES (${p.deliveryId}, ${p.attemptedAt}, ${p.outcome}, ${p.durationMs},
+              CASE WHEN ${p.manual}::boolean THEN 'manual' ELSE 'scheduled' END)
+    ), subscription AS (
+      UPDATE webhook_subscription s
+         SET last_status = ${p.outcome},
+             consecutive_failures = CASE WHEN ${p.succeeded}::boolean THEN 0
+                                         WHEN ${p.manual}::boolean THEN s.consecutive_failures
+                                         ELSE s.consecutive_failures + 1 END,
+             enabled = CASE WHEN NOT ${p.succeeded}::boolean AND NOT ${p.manual}::boolean
+                                 AND s.consecutive_failures + 1 >= ${p.failuresBeforeDisable}
+                            THEN false ELSE s.enabled END,
+             disabled_at = CASE WHEN NOT ${p.succeeded}::boolean AND NOT ${p.manual}::boolean AND s.enabled
+                                     AND s.consecutive_failures + 1 >= ${p.failuresBeforeDisable}
+                                THEN ${p.attemptedAt} ELSE s.disabled_at END,
+             last_success_at = CASE WHEN ${p.succeeded}::boolean THEN ${p.attemptedAt} ELSE s.last_success_at END,
+             last_failure_at = CASE WHEN ${p.succeeded}::boolean THEN s.last_failure_at ELSE ${p.attemptedAt} END,
+             alert_open = CASE WHEN ${p.succeeded}::boolean THEN false
+                               WHEN NOT ${p.manual}::boolean
+                                    AND s.consecutive_failures + 1 >= ${p.failingWarningFrom} THEN true
+                               ELSE s.alert_open END,
+             updated_at = now()
+       WHERE s.id = ${p.subscriptionId}
+         -- A routine success (healthy subscription, same lastStatus, last success stored less than a
+         -- second before) leaves the row alone: see SUCCESS_TIME_GRANULARITY. Its next state is never
+         -- 'pending', so the next CTE needs no row from it.
+         AND NOT (${p.succeeded}::boolean AND s.consecutive_failures = 0 AND NOT s.alert_open
+                  AND s.last_status IS NOT DISTINCT FROM ${p.outcome}
+                  AND coalesce(s.last_success_at > ${p.attemptedAt}::timestamptz - ${SUCCESS_TIME_GRANULARITY}, false))
+      RETURNING s.deleted_at IS NOT NULL AS deleted, s.consecutive_failures AS failures, s.enabled
+    ), next AS (
+      SELECT CASE WHEN ${p.nextStatus}::text = 'pending' AND coalesce((SELECT deleted FROM subscription), true)
+                  THEN 'dropped' ELSE ${p.nextStatus}::text END AS status
+    ), delivery AS (
+      UPDATE webhook_delivery d
+         SET attempts = d.attempts + 1,
+             last_status = ${p.outcome},
+             status = next.status,
+             next_attempt_at = CASE WHEN next.status = 'pending'
+                                    THEN now() + ${p.retryInMs}::double precision * interval '1 millisecond' END,
+             completed_at = CASE WHEN next.status = 'pending' THEN NULL ELSE now() END,
+             replay = d.replay AND next.status = 'pending',
+             lease_expires_at = NULL,
+             lease_token = NULL
+        FROM next
+       WHERE d.id = ${p.deliveryId} AND d.lease_token = ${p.leaseToken}
+      RETURNING d.id
+    )
+    SELECT (SELECT failures FROM subscription) AS failures,
+           (SELECT enabled FROM subscription) AS enabled,
+           (SELECT alert_open FROM before) AS was_alerting,
+           EXISTS (SELECT 1 FROM delivery) AS delivery_updated,
+           ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush`,
+  { prepared: true },
+);
+
+/** The warnings an attempt raised, in order; rare (a handful per outage), so apart from the hot statement. */
+const INSERT_WARNINGS = defineStatement<{
+  subscriptionId: string;
+  at: Date;
+  kinds: WebhookWarningKind[];
+  failures: number[];
+}>(
+  (p) => sql`INSERT INTO webhook_warning (subscription_id, at, kind, consecutive_failures)
+         SELECT ${p.subscriptionId}, ${p.at}, w.kind, w.failures
+           FROM unnest(${p.kinds}::text[], ${p.failures}::int[]) WITH ORDINALITY AS w(kind, failures, n)
+          ORDER BY w.n`,
+  { prepared: false },
+);
+
+/** Leases given back without an attempt: the deliveries are due again. */
+const RELEASE_LEASES = defineStatement<{ ids: string[]; leaseTokens: string[] }>(
+  (p) => sql`UPDATE webhook_delivery d SET lease_expires_at = NULL, lease_token = NULL
+         FROM unnest(${p.ids}::text[], ${p.leaseTokens}::text[]) AS l(id, token)
+        WHERE d.id = l.id AND d.lease_token = l.token`,
+  { prepared: false },
+);
+
+/** Step 1 of a claim (see claim): lock the subscriptions that have something sendable. */
+const CLAIM_SUBSCRIPTIONS = defineStatement<
+  { maxDeliveries: number; perSubscription: number },
+  { id: string; serial: boolean }
+>(
+  (p) => sql`WITH RECURSIVE pending AS (
+      -- The subscriptions with pending deliveries, one index probe each (a skip scan), never the whole backlog.
+      (SELECT d.subscription_id AS id FROM webhook_delivery d
+        WHERE d.status = 'pending' ORDER BY d.subscription_id LIMIT 1)
+      UNION ALL
+      SELECT (SELECT d.subscription_id FROM webhook_delivery d
+               WHERE d.status = 'pending' AND d.subscription_id > pending.id
+               ORDER BY d.subscription_id LIMIT 1)
+        FROM pending WHERE pending.id IS NOT NULL
+    ), due AS (
+      -- Each one's oldest due delivery (in queue order, past the few leased ones) says when it became due.
+      SELECT pending.id AS subscription_id, oldest_due.next_attempt_at AS first_due
+        FROM pending
+       CROSS JOIN LATERAL (
+             SELECT x.next_attempt_at FROM webhook_delivery x
+              WHERE x.subscription_id = pending.id AND ${due('x')}
+              ORDER BY x.seq LIMIT 1
+            ) oldest_due
+    )
+    SELECT s.id, mode.serial, ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
+      FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
+     CROSS JOIN LATERAL (
+           SELECT s.consecutive_failures > 0 OR EXISTS (
+                    SELECT 1 FROM webhook_delivery r
+                     WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
+          ) mode
+     WHERE s.enabled AND s.deleted_at IS NULL
+       AND ${leasesHeldBy('s.id')} < CASE WHEN NOT mode.serial THEN ${p.perSubscription} ELSE 1 END
+       AND (NOT mode.serial OR EXISTS (
+             SELECT 1 FROM (SELECT o.next_attempt_at, o.lease_expires_at FROM webhook_delivery o
+                             WHERE o.subscription_id = s.id AND o.status = 'pending'
+                             ORDER BY o.seq LIMIT 1) oldest
+              WHERE oldest.next_attempt_at <= now()
+                AND (oldest.lease_expires_at IS NULL OR oldest.lease_expires_at <= now())))
+     ORDER BY due.first_due
+     LIMIT ${p.maxDeliveries}
+     FOR NO KEY UPDATE OF s SKIP LOCKED`,
+  { prepared: true },
+);
+
+/** Step 2 of a claim: lease each locked subscription's due deliveries, up to its cap. */
+const CLAIM_DELIVERIES = defineStatement<
+  {
+    subscriptionIds: string[];
+    serial: boolean[];
+    perSubscription: number;
+    maxDeliveries: number;
+    leaseMs: number;
+    leaseToken: string;
+  },
+  ClaimedRow
+>(
+  (p) => sql`WITH picked AS (
+      SELECT c.id
+        FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
+       CROSS JOIN LATERAL (SELECT ${leasesHeldBy('sub.id')} AS n) busy
+       CROSS JOIN LATERAL (
+             SELECT x.id, x.next_attempt_at FROM webhook_delivery x
+              WHERE x.subscription_id = sub.id AND ${due('x')}
+                AND (NOT sub.serial OR NOT EXISTS (
+                      SELECT 1 FROM webhook_delivery o
+                       WHERE o.subscription_id = sub.id AND o.status = 'pending' AND o.seq < x.seq))
+              ORDER BY x.seq
+              LIMIT GREATEST(0, CASE WHEN NOT sub.serial THEN ${p.perSubscription} ELSE 1 END - busy.n)
+              FOR UPDATE SKIP LOCKED
+            ) c
+       ORDER BY c.next_attempt_at
+       LIMIT ${p.maxDeliveries}
+    )
+    UPDATE webhook_delivery d
+       SET lease_expires_at = now() + ${p.leaseMs} * interval '1 millisecond', lease_token = ${p.leaseToken}
+      FROM picked, webhook_subscription s
+     WHERE d.id = picked.id AND s.id = d.subscription_id
+    RETURNING ${CLAIMED_COLUMNS}`,
+  { prepared: true },
+);
+
+/** The claim's two statements, for the test that their cost does not grow with the backlog. */
+export const CLAIM_STATEMENTS = { subscriptions: CLAIM_SUBSCRIPTIONS, deliveries: CLAIM_DELIVERIES } as const;
+
+/**
+ * The worker's queue: the outbox's inserts, claims, attempt records and
+ * released leases. Everything the delivery worker decides is written here,
+ * in PostgreSQL, so that a crash at any moment leaves either a pending
+ * delivery (sent again) or a recorded outcome, never a lost one.
+ */
+@Injectable()
+export class DeliveryQueueRepository {
+  constructor(
+    private readonly database: Database,
+    private readonly unitOfWork: UnitOfWork,
+    private readonly sender: OutboxSenderId,
+  ) {}
+
+  /**
+   * Inserts pending deliveries in the publishing transaction, due at once,
+   * and tells every instance's worker (NOTIFY is sent at commit, and only
+   * then). A fact already delivered to a subscription is not inserted twice.
+   */
+  async enqueue(rows: NewDelivery[], tx: Transaction): Promise<number> {
+    if (rows.length === 0) return 0;
+    const counted = await ENQUEUE_DELIVERIES.one(
+      {
+        ids: rows.map((r) => r.id),
+        subscriptionIds: rows.map((r) => r.subscriptionId),
+        eventTypes: rows.map((r) => r.eventType),
+        subjectIds: rows.map((r) => r.subjectId),
+        payloads: rows.map((r) => r.payload),
+        traceIds: rows.map((r) => r.traceId),
+        statuses: rows.map((r) => r.status),
+        channel: DELIVERY_CHANNEL,
+        // Signed with this instance's id: its own worker is woken in process at commit (the outbox listener).
+        sender: this.sender.id,
+      },
+      tx,
+    );
+    return counted?.pending ?? 0;
+  }
+
+  /** A deleted subscription's queue is dropped; an attempt in flight (leased) finishes and is recorded. */
+  async dropPending(subscriptionId: string, tx: Transaction): Promise<void> {
+    await DROP_PENDING.affected({ subscriptionId }, tx);
+  }
+
+  /**
+   * Leases due deliveries to the caller. Two statements in one transaction:
+   *
+   * 1. lock the subscriptions that have something sendable, `FOR NO KEY
+   *    UPDATE SKIP LOCKED` (workers never wait on each other, and outbox
+   *    inserts, which only take KEY SHARE through the foreign key, never
+   *    wait on a claim). A failing subscription (consecutive failures > 0)
+   *    is sendable only when its oldest pending delivery is due and nothing
+   *    of it is in flight: one probe at a time, on the backoff schedule.
+   * 2. with those locks held, and a fresh snapshot that sees every earlier
+   *    claim, count each subscription's attempts in flight and lease up to
+   *    the cap, oldest first, `FOR UPDATE SKIP LOCKED`.
+   *
+   * A lease that expires (a crashed or stuck worker) makes the delivery due
+   * again; the attempt is then made again (at least once).
+   */
+  async claim(limits: ClaimLimits): Promise<ClaimedDelivery[]> {
+    return this.unitOfWork.run(async (tx) => {
+      const subscriptions = await CLAIM_SUBSCRIPTIONS.rows(
+        { maxDeliveries: limits.maxDeliveries, perSubscription: limits.perSubscription },
+        tx,
+      );
+      if (subscriptions.length === 0) return [];
+      const rows = await CLAIM_DELIVERIES.rows(
+        {
+          subscriptionIds: subscriptions.map((s) => s.id),
+          serial: subscriptions.map((s) => s.serial),
+          perSubscription: limits.perSubscription,
+          maxDeliveries: limits.maxDeliveries,
+          leaseMs: limits.leaseMs,
+          leaseToken: limits.leaseToken,
+        },
+        tx,
+      );
+      return rows.map((row) => claimedDelivery(row, limits.leaseToken));
+    });
+  }
+
+  /**
+   * Writes one attempt and its consequences in one statement (one round trip
+   * per attempt): the attempt log row, the subscription's lastStatus, health
+   * times and failure count (twenty in a row disable it), and the delivery's
+   * next state; then, rarely, the warnings it raised. The UPDATE's row lock
+   * orders concurrent attempts of a subscription, so each failure count is
+   * reached once; `recovered` compares with the row as the statement found
+   * it, exact because a failing subscription has one attempt in flight. The
+   * delivery is only updated while this worker still holds its lease; a
+   * retry planned for a since-deleted subscription becomes `dropped`. A
+   * manual attempt (resend) that fails is not counted: an operator's probe
+   * never disables a subscription.
+   */
+  async recordAttempt(record: AttemptRecord): Promise<AttemptRecorded> {
+    const { delivery } = record;
+    const manual = record.trigger === 'manual';
+    const row = await RECORD_ATTEMPT.one(
+      {
+        deliveryId: delivery.id,
+        leaseToken: delivery.leaseToken,
+        attemptedAt: record.attemptedAt,
+        outcome: String(record.outcome),
+        durationMs: record.durationMs,
+        succeeded: record.succeeded,
+        failuresBeforeDisable: FAILURES_BEFORE_DISABLE,
+        subscriptionId: delivery.subscriptionId,
+        nextStatus: record.next.status,
+        retryInMs: record.next.retryInMs ?? 0,
+        manual,
+        failingWarningFrom: FIRST_FAILING_WARNING_AT,
+      },
+      this.database,
+    );
+    const warnings = warningsRaised(record.succeeded, manual, row);
+    if (warnings.length > 0) {
+      await INSERT_WARNINGS.affected(
+        {
+          subscriptionId: delivery.subscriptionId,
+          at: record.attemptedAt,
+          kinds: warnings.map((warning) => warning.kind),
+          failures: warnings.map((warning) => warning.consecutiveFailures),
+        },
+        this.database,
+      );
+    }
+    return {
+      deliveryUpdated: row?.delivery_updated ?? false,
+      disabledNow: warnings.some((warning) => warning.kind === 'disabled'),
+      warnings,
+    };
+  }
+
+  /** Gives leases back without an attempt (shutdown cut an attempt short): the deliveries are due again. */
+  async releaseLeases(leases: Array<{ id: string; leaseToken: string }>): Promise<void> {
+    if (leases.length === 0) return;
+    await RELEASE_LEASES.affected(
+      { ids: leases.map((l) => l.id), leaseTokens: leases.map((l) => l.leaseToken) },
+      this.database,
+    );
+  }
+}

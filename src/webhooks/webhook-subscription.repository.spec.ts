@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { insertDelivery, insertSubscription, webhookTables } from '../../test/support/webhook-rows';
+import type { WebhookTables } from '../../test/support/webhook-rows';
+import type { Principal } from '../common/auth-context/access';
+import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
+import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
+
+const ORGANISER_A: Principal = { type: 'organiser', id: 'org_a' };
+const ORGANISER_B: Principal = { type: 'organiser', id: 'org_b' };
+
+/** Subscriptions on real PostgreSQL: every statement of WebhookSubscriptionRepository. */
+describe('WebhookSubscriptionRepository', () => {
+  let tables: WebhookTables;
+  let subscriptions: WebhookSubscriptionRepository;
+
+  before(async () => {
+    tables = await webhookTables();
+    subscriptions = new WebhookSubscriptionRepository(
+      tables.dataSource.getRepository(WebhookSubscriptionEntity),
+      tables.database,
+    );
+  });
+  after(async () => tables.dataSource.destroy());
+  beforeEach(async () => {
+    await tables.dataSource.query('TRUNCATE webhook_subscription, webhook_delivery, webhook_warning CASCADE');
+  });
+
+  const idsOf = (rows: Array<{ subscriptionId: string } | { id: string }>): string[] =>
+    rows.map((row) => ('subscriptionId' in row ? row.subscriptionId : row.id));
+
+  it('lists and counts only the account’s own live subscriptions: another account’s are never returned', async () => {
+    const mine = await insertSubscription(tables.dataSource, { principalId: 'org_a' });
+    await insertSubscription(tables.dataSource, { principalId: 'org_a', deleted: true });
+    await insertSubscription(tables.dataSource, { principalId: 'org_b' });
+    await insertSubscription(tables.dataSource, { principalType: 'venue', principalId: 'org_a' });
+    assert.deepEqual(idsOf(await subscriptions.listForAccount(ORGANISER_A)), [mine]);
+    assert.equal(await tables.unitOfWork.run((tx) => subscriptions.countForAccount(ORGANISER_A, tx)), 1);
+  });
+
+  it('deletes only the account’s own live subscription: another account’s is left as it was', async () => {
+    const theirs = await insertSubscription(tables.dataSource, { principalId: 'org_b' });
+    assert.equal(await tables.unitOfWork.run((tx) => subscriptions.softDelete(ORGANISER_A, theirs, tx)), false);
+    assert.notEqual(await subscriptions.findLive(theirs), null);
+    assert.equal(await tables.unitOfWork.run((tx) => subscriptions.softDelete(ORGANISER_B, theirs, tx)), true);
+    assert.equal(await subscriptions.findLive(theirs), null);
+    assert.equal((await subscriptions.findById(theirs))?.enabled, false, 'a deleted row stays, disabled');
+    assert.equal(await tables.unitOfWork.run((tx) => subscriptions.softDelete(ORGANISER_B, theirs, tx)), false);
+  });
+
+  it('inserts in the caller’s transaction, under the account’s lock', async () => {
+    const row = Object.assign(new WebhookSubscriptionEntity(), {
+      id: 'whk_inserted',
+      principalType: 'organiser',
+      principalId: 'org_a',
+      url: 'https://receiver.example/hook',
+      events: ['order.confirmed'],
+      secretSealed: 'sealed',
+      enabled: true,
+      disabledAt: null,
+      description: null,
+      lastStatus: null,
+      consecutiveFailures: 0,
+    });
+    await tables.unitOfWork.run(async (tx) => {
+      await subscriptions.lockAccount(ORGANISER_A, tx);
+      await subscriptions.insert(row, tx);
+    });
+    assert.deepEqual(idsOf(await subscriptions.listForAccount(ORGANISER_A)), ['whk_inserted']);
+  });
+
+  it('finds order.confirmed recipients: the organiser’s live subscriptions asking for it, disabled ones marked', async () => {
+    const on = await insertSubscription(tables.dataSource, { principalId: 'org_a' });
+    const off = await insertSubscription(tables.dataSource, { principalId: 'org_a', enabled: false });
+    await insertSubscription(tables.dataSource, { principalId: 'org_a', events: ['event.published'] });
+    await insertSubscription(tables.dataSource, { principalId: 'org_a', deleted: true });
+    await insertSubscription(tables.dataSource, { principalId: 'org_b' });
+    await insertSubscription(tables.dataSource, { principalType: 'venue', principalId: 'org_a' });
+    const recipients = await tables.unitOfWork.run((tx) => subscriptions.findOrderConfirmedRecipients('org_a', tx));
+    assert.deepEqual(
+      recipients.map((r) => [r.subscriptionId, r.principal, r.enabled]),
+      [
+        [on, { type: 'organiser', id: 'org_a' }, true],
+        [off, { type: 'organiser', id: 'org_a' }, false],
+      ],
+    );
+  });
+
+  it('finds event.published recipients: the organiser’s and those of the venues named, nobody else’s', async () => {
+    const organiser = await insertSubscription(tables.dataSource, { principalId: 'org_a' });
+    const venue = await insertSubscription(tables.dataSource, { principalType: 'venue', principalId: 'ven_1' });
+    await insertSubscription(tables.dataSource, { principalType: 'venue', principalId: 'ven_2' });
+    await insertSubscription(tables.dataSource, { principalId: 'org_b' });
+    await insertSubscription(tables.dataSource, { principalId: 'org_a', events: ['order.confirmed'] });
+    const found = await tables.unitOfWork.run((tx) =>
+      subscriptions.findEventPublishedRecipients('org_a', ['ven_1'], tx),
+    );
+    assert.deepEqual(idsOf(found), [organiser, venue]);
+    const noOrganiser = await tables.unitOfWork.run((tx) =>
+      subscriptions.findEventPublishedRecipients(null, ['ven_1'], tx),
+    );
+    assert.deepEqual(idsOf(noOrganiser), [venue]);
+  });
+
+  it('enables a disabled subscription and says since when it was off; a deleted one is not found', async () => {
+    const off = await insertSubscription(tables.dataSource, { enabled: false, consecutiveFailures: 20 });
+    await tables.dataSource.query(
+      `UPDATE webhook_subscription SET disabled_at = '2030-01-02T03:04:05Z' WHERE id = $1`,
+      [off],
+    );
+    const enabled = await tables.unitOfWork.run((tx) => subscriptions.enable(off, tx));
+    assert.equal(enabled?.disabledSince?.toISOString(), '2030-01-02T03:04:05.000Z');
+    const row = await subscriptions.findLive(off);
+    assert.deepEqual([row?.enabled, row?.consecutiveFailures, row?.disabledAt], [true, 0, null]);
+    assert.deepEqual(await tables.unitOfWork.run((tx) => subscriptions.enable(off, tx)), { disabledSince: null });
+    const gone = await insertSubscription(tables.dataSource, { deleted: true });
+    assert.equal(await tables.unitOfWork.run((tx) => subscriptions.enable(gone, tx)), null);
+  });
+
+  it('rotates a secret: the old one signs during the grace period, none with no grace, a deleted one is not found', async () => {
+    const id = await insertSubscription(tables.dataSource);
+    const rotated = await subscriptions.rotateSecret(id, 'sealed-2', 60);
+    assert.equal(rotated?.secretSealed, 'sealed-2');
+    assert.equal(rotated?.previousSecretSealed, 'sealed');
+    assert.ok((rotated?.previousSecretExpiresAt?.getTime() ?? 0) > Date.now() + 50_000);
+    const again = await subscriptions.rotateSecret(id, 'sealed-3', 0);
+    assert.deepEqual(
+      [again?.secretSealed, again?.previousSecretSealed, again?.previousSecretExpiresAt],
+      ['sealed-3', null, null],
+    );
+    const gone = await insertSubscription(tables.dataSource, { deleted: true });
+    assert.equal(await subscriptions.rotateSecret(gone, 'sealed-4', 60), null);
+  });
+
+  it('pages stored secrets by id, deleted subscriptions too, and replaces them only if unchanged since read', async () => {
+    const a = await insertSubscription(tables.dataSource, { id: 'whk_a' });
+    await insertSubscription(tables.dataSource, { id: 'whk_b', deleted: true });
+    await insertSubscription(tables.dataSource, { id: 'whk_c' });
+    assert.deepEqual(idsOf(await subscriptions.sealedSecretsAfter('', 2)), ['whk_a', 'whk_b']);
+    assert.deepEqual(idsOf(await subscriptions.sealedSecretsAfter('whk_b', 2)), ['whk_c']);
+    const [stored] = await subscriptions.sealedSecretsAfter('', 1);
+    assert.ok(stored);
+    const resealed = { id: a, secretSealed: 'resealed', previousSecretSealed: null };
+    await subscriptions.rotateSecret(a, 'rotated meanwhile', 60);
+    assert.equal(await subscriptions.replaceSealedSecrets(stored, resealed), false, 'a rotation in between wins');
+    const [current] = await subscriptions.sealedSecretsAfter('', 1);
+    assert.ok(current);
+    assert.equal(await subscriptions.replaceSealedSecrets(current, resealed), true);
+    assert.equal((await subscriptions.findById(a))?.secretSealed, 'resealed');
+  });
+
+  it('reads warnings newest first, and health over the attempts of the newest deliveries', async () => {
+    const id = await insertSubscription(tables.dataSource);
+    await tables.dataSource.query(
+      `INSERT INTO webhook_warning (subscription_id, at, kind, consecutive_failures)
+       VALUES ($1, now() - interval '1 hour', 'failing', 5), ($1, now(), 'recovered', 0)`,
+      [id],
+    );
+    assert.deepEqual(
+      (await subscriptions.warnings(id, 10)).map((w) => [w.kind, w.consecutiveFailures]),
+      [
+        ['recovered', 0],
+        ['failing', 5],
+      ],
+    );
+    assert.equal((await subscriptions.warnings(id, 1)).length, 1);
+
+    assert.deepEqual(await subscriptions.recentAttemptFigures(id, 100), {
+      attempts: 0,
+      successes: 0,
+      p50Ms: null,
+      p99Ms: null,
+      lastSuccessAt: null,
+    });
+    const old = await insertDelivery(tables.dataSource, { subscriptionId: id, status: 'failed' });
+    const recent = await insertDelivery(tables.dataSource, { subscriptionId: id, status: 'succeeded' });
+    await tables.dataSource.query(
+      `INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
+       VALUES ($1, now(), '500', 900, 'scheduled'), ($2, now(), '503', 30, 'scheduled'),
+              ($2, '2030-01-01T00:00:00Z', '200', 10, 'scheduled')`,
+      [old, recent],
+    );
+    const figures = await subscriptions.recentAttemptFigures(id, 2);
+    assert.deepEqual(figures, {
+      attempts: 2,
+      successes: 1,
+      p50Ms: 10,
+      p99Ms: 30,
+      lastSuccessAt: new Date('2030-01-01T00:00:00Z'),
+    });
+  });
+
+  it('purges subscriptions deleted before the retention period once nothing of theirs is pending, and old warnings', async () => {
+    const purgeable = await insertSubscription(tables.dataSource, { deletedDaysAgo: 40 });
+    const stillSending = await insertSubscription(tables.dataSource, { deletedDaysAgo: 40 });
+    await insertDelivery(tables.dataSource, { subscriptionId: stillSending, leasedBy: 'worker' });
+    const recentlyDeleted = await insertSubscription(tables.dataSource, { deletedDaysAgo: 10 });
+    assert.equal(await subscriptions.purgeDeleted(30, 10), 1);
+    assert.equal(await subscriptions.findById(purgeable), null);
+    assert.notEqual(await subscriptions.findById(stillSending), null);
+    assert.notEqual(await subscriptions.findById(recentlyDeleted), null);
+
+    await tables.dataSource.query(
+      `INSERT INTO webhook_warning (subscription_id, at, kind, consecutive_failures)
+       VALUES ($1, now() - interval '40 days', 'failing', 5), ($1, now() - interval '35 days', 'failing', 10),
+              ($1, now(), 'failing', 15)`,
+      [recentlyDeleted],
+    );
+    assert.equal(await subscriptions.purgeWarnings(30, 1), 1);
+    assert.equal(await subscriptions.purgeWarnings(30, 10), 1);
+    assert.deepEqual(
+      (await subscriptions.warnings(recentlyDeleted, 10)).map((w) => w.consecutiveFailures),
+      [15],
+    );
+  });
+});

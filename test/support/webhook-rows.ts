@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { Database } from '../../src/database/sql/sql-target';
+import { UnitOfWork } from '../../src/database/unit-of-work';
+import { WebhookDeliveryAttemptEntity } from '../../src/webhooks/entities/webhook-delivery-attempt.entity';
+import { WebhookDeliveryEntity } from '../../src/webhooks/entities/webhook-delivery.entity';
+import { WebhookSubscriptionEntity } from '../../src/webhooks/entities/webhook-subscription.entity';
+import { WebhookWarningEntity } from '../../src/webhooks/entities/webhook-warning.entity';
+import { freshDatabase } from './test-database';
+
+/** A fresh migrated database with Webhooks' entities, for the specs beside its repositories. */
+export interface WebhookTables {
+  url: string;
+  dataSource: DataSource;
+  database: Database;
+  unitOfWork: UnitOfWork;
+}
+
+export async function webhookTables(): Promise<WebhookTables> {
+  const url = await freshDatabase();
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url,
+    entities: [WebhookSubscriptionEntity, WebhookDeliveryEntity, WebhookDeliveryAttemptEntity, WebhookWarningEntity],
+  });
+  await dataSource.initialize();
+  return { url, dataSource, database: new Database(dataSource), unitOfWork: new UnitOfWork(dataSource) };
+}
+
+export interface SubscriptionFixture {
+  id?: string;
+  principalType?: 'organiser' | 'venue';
+  principalId?: string;
+  events?: string[];
+  enabled?: boolean;
+  consecutiveFailures?: number;
+  deleted?: boolean;
+  /** How long ago it was deleted (implies deleted). */
+  deletedDaysAgo?: number;
+}
+
+/** One subscription written directly; returns its id. */
+export async function insertSubscription(db: DataSource, fixture: SubscriptionFixture = {}): Promise<string> {
+  const id = fixture.id ?? `whk_${randomUUID().slice(0, 12)}`;
+  const deletedDaysAgo = fixture.deletedDaysAgo ?? (fixture.deleted === true ? 0 : null);
+  await db.query(
+    `INSERT INTO webhook_subscription
+            (id, principal_type, principal_id, url, events, secret_sealed, enabled, consecutive_failures, deleted_at)
+     VALUES ($1, $2, $3, 'https://receiver.example/hook', $4, 'sealed', $5, $6,
+             CASE WHEN $7::int IS NULL THEN NULL ELSE now() - $7::int * interval '1 day' END)`,
+    [
+      id,
+      fixture.principalType ?? 'organiser',
+      fixture.principalId ?? 'org_a',
+      fixture.events ?? ['order.confirmed', 'event.published'],
+      fixture.enabled ?? true,
+      fixture.consecutiveFailures ?? 0,
+      deletedDaysAgo,
+    ],
+  );
+  return id;
+}
+
+export interface DeliveryFixture {
+  subscriptionId: string;
+  id?: string;
+  status?: 'pending' | 'succeeded' | 'failed' | 'dropped' | 'skipped';
+  /** Seconds from now the delivery is (or was) due; negative is in the past. Pending only. */
+  dueInSeconds?: number;
+  /** A live lease held by this token. */
+  leasedBy?: string;
+  replay?: boolean;
+  /** When it was created, days ago (with a fraction for hours). */
+  createdDaysAgo?: number;
+  /** When a final delivery completed, days ago. */
+  completedDaysAgo?: number;
+}
+
+/** One delivery written directly, in queue order of the calls; returns its id. */
+export async function insertDelivery(db: DataSource, fixture: DeliveryFixture): Promise<string> {
+  const id = fixture.id ?? randomUUID();
+  const status = fixture.status ?? 'pending';
+  await db.query(
+    `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, next_attempt_at,
+                                   lease_expires_at, lease_token, replay, created_at, completed_at)
+     VALUES ($1, $2, 'order.confirmed', $1, '\\x7b7d', $3::text,
+             CASE WHEN $3 = 'pending' THEN now() + $4::int * interval '1 second' END,
+             CASE WHEN $5::text IS NOT NULL THEN now() + interval '1 minute' END, $5, $6,
+             now() - $7::float8 * interval '1 day',
+             CASE WHEN $3 <> 'pending' THEN now() - $8::float8 * interval '1 day' END)`,
+    [
+      id,
+      fixture.subscriptionId,
+      status,
+      fixture.dueInSeconds ?? -1,
+      fixture.leasedBy ?? null,
+      fixture.replay ?? false,
+      fixture.createdDaysAgo ?? 0,
+      fixture.completedDaysAgo ?? 0,
+    ],
+  );
+  return id;
+}
+
+/** A delivery's row as stored, for assertions. */
+export async function deliveryRow(
+  db: DataSource,
+  id: string,
+): Promise<{ status: string; attempts: number; lease_token: string | null; last_status: string | null } | undefined> {
+  const rows: Array<{ status: string; attempts: number; lease_token: string | null; last_status: string | null }> =
+    await db.query(`SELECT status, attempts, lease_token, last_status FROM webhook_delivery WHERE id = $1`, [id]);
+  return rows[0];
+}
