@@ -22,6 +22,7 @@ const TABLE_OWNERS: Record<string, readonly string[]> = {
   events: ['event', 'idempotency_key'],
   orders: ['order', 'order_line_item'],
   webhooks: ['webhook_subscription', 'webhook_delivery', 'webhook_delivery_attempt', 'webhook_warning'],
+  dashboard: ['dashboard_session'],
 };
 
 /** Shared infrastructure, owned by no context (src/database, src/common). */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { csrfUserInfo } from './dashboard-plugins';
+import { csrfTokenFor } from './dashboard-csrf';
 import { dashboardFolder } from './dashboard-files';
 import { DASHBOARD_BASE, dashboardPath, withQuery } from './dashboard-paths';
 import { sessionOf } from './dashboard-request';
@@ -37,7 +37,7 @@ export class DashboardPages {
   ): FastifyReply {
     const html = this.eta.render(view, {
       ...data,
-      csrf: reply.generateCsrf({ userInfo: csrfUserInfo(request) }),
+      csrf: csrfTokenFor(request, reply),
       flashes: this.sessions.takeFlashes(request),
       signedIn: sessionOf(request) !== null,
       base: DASHBOARD_BASE,

@@ -1,20 +1,48 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DashboardAccess, DashboardRouteKind } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
-import { DASHBOARD_COOKIE_OPTIONS } from './dashboard-plugins';
+import { DASHBOARD_COOKIE_OPTIONS, SESSION_COOKIE } from './dashboard-cookies';
+import { csrfTokenValid, newCsrfSecret } from './dashboard-csrf';
 import { SIGN_IN_PATH } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
-import { attachSession, sessionOf } from './dashboard-request';
-import { keepOnce, SessionStore, takeOnce, type DashboardSession, type Flash } from './session-store';
+import { attachedSession, attachSession, sessionOf } from './dashboard-request';
+import { DashboardSessionRepository, type SessionLifetimes } from './dashboard-session.repository';
+import { OneTimeSeal } from './one-time-seal';
+import {
+  change,
+  dropFlashes,
+  keepFlash,
+  keepOnce,
+  newFlash,
+  takeOnce,
+  type DashboardSession,
+  type Flash,
+  type SessionState,
+} from './session-store';
 
-export const SESSION_COOKIE = 'dashboard_session';
+export { SESSION_COOKIE } from './dashboard-cookies';
 /** A console left alone for half an hour signs out; a working day is the most any session lasts. */
 export const SESSION_IDLE_MS = 30 * 60 * 1000;
 export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
+/** The idle clock is written at most twice a minute: a session ends at most this much before its half hour. */
+export const SESSION_TOUCH_MS = 30 * 1000;
+
+const LIFETIMES: SessionLifetimes = {
+  idleSeconds: SESSION_IDLE_MS / 1000,
+  absoluteSeconds: SESSION_ABSOLUTE_MS / 1000,
+  touchSeconds: SESSION_TOUCH_MS / 1000,
+};
+
+/** Expired rows deleted per sign-in: enough to keep up with the people signing in, never a long statement. */
+const PURGE_ON_SIGN_IN = 100;
+/** Expired rows deleted per scheduled purge. */
+const PURGE_BATCH = 1000;
+/** Longer values are no cookie this service issued (it issues 43 characters); refused before hashing. */
+const MAX_COOKIE_LENGTH = 200;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
 
@@ -23,29 +51,54 @@ function digest(value: string): Buffer {
 }
 
 function cookieOf(request: FastifyRequest): string | undefined {
-  return request.cookies?.[SESSION_COOKIE];
+  const value = request.cookies?.[SESSION_COOKIE];
+  return value === undefined || value.length === 0 || value.length > MAX_COOKIE_LENGTH ? undefined : value;
 }
+
+/** Work a request started on its session (a sign-in's row, a sign-out's delete), finished before the answer leaves. */
+const PENDING = Symbol('dashboard-session-pending');
+type RequestWithPending = FastifyRequest & { [PENDING]?: Array<Promise<unknown>> };
 
 /**
  * Who may use the dashboard: a person who typed the admin token once into
  * the sign-in form. The admin-token guard hands every `@DashboardRoute()`
  * request to `allows`, which finds the session, sends visitors without one
  * to the sign-in form (303), and checks the CSRF token of every form post.
+ *
+ * Sessions are rows of `dashboard_session`, shared by every instance and read
+ * on every dashboard request. The handlers' calls stay synchronous: what a
+ * request changes is written by `settle`, which the dashboard plugins run
+ * before the answer is sent, so the next request (on any instance) sees it.
  */
 @Injectable()
 export class DashboardSessionsService implements DashboardAccess {
-  private readonly store = new SessionStore({ idleMs: SESSION_IDLE_MS, absoluteMs: SESSION_ABSOLUTE_MS });
   private readonly expected: Buffer | null;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly sessions: DashboardSessionRepository,
+  ) {
     this.expected = config.adminToken === null ? null : digest(config.adminToken);
   }
 
   async allows(request: FastifyRequest, kind: DashboardRouteKind): Promise<boolean> {
-    const session = this.store.touch(cookieOf(request));
-    attachSession(request, session);
-    if (kind === 'session' && session === null) throw new DashboardRedirect(SIGN_IN_PATH);
-    if (!SAFE_METHODS.has(request.method)) await this.checkCsrf(request);
+    const cookieValue = cookieOf(request);
+    const tokenHash = cookieValue === undefined ? null : digest(cookieValue);
+    const found = tokenHash === null ? null : await this.sessions.touch(tokenHash, LIFETIMES);
+    if (found === null || cookieValue === undefined || tokenHash === null) {
+      attachSession(request, null);
+    } else {
+      const oneTime = await this.claimOneTime(request, tokenHash, found.state);
+      const session = sessionFrom(cookieValue, found.csrfSecret, { flashes: found.state.flashes, oneTime });
+      attachSession(request, { session, cookieValue });
+    }
+    if (kind === 'session' && found === null) throw new DashboardRedirect(SIGN_IN_PATH);
+    if (!SAFE_METHODS.has(request.method) && !csrfTokenValid(request)) {
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        'This form has expired or did not come from this dashboard. Go back, reload the page and try again.',
+      );
+    }
     return true;
   }
 
@@ -57,62 +110,126 @@ export class DashboardSessionsService implements DashboardAccess {
 
   /** A fresh session on every sign-in (never the one the browser came with: no session fixation). */
   signIn(request: FastifyRequest, reply: FastifyReply): DashboardSession {
-    this.store.destroy(cookieOf(request));
-    const { token, session } = this.store.create();
-    void reply.setCookie(SESSION_COOKIE, token, DASHBOARD_COOKIE_OPTIONS);
-    attachSession(request, session);
+    const previous = cookieOf(request);
+    const cookieValue = randomBytes(32).toString('base64url');
+    const session = sessionFrom(cookieValue, newCsrfSecret(), { flashes: [], oneTime: new Map() });
+    this.pending(request, async () => {
+      if (previous !== undefined) await this.sessions.delete(digest(previous));
+      await this.sessions.insert(digest(cookieValue), session.csrfSecret, LIFETIMES);
+      // Sign-ins are when expired sessions are swept, as the people using the dashboard come and go.
+      await this.sessions.purgeExpired(PURGE_ON_SIGN_IN);
+    });
+    void reply.setCookie(SESSION_COOKIE, cookieValue, DASHBOARD_COOKIE_OPTIONS);
+    attachSession(request, { session, cookieValue });
     return session;
   }
 
   signOut(request: FastifyRequest, reply: FastifyReply): void {
-    this.store.destroy(cookieOf(request));
+    const cookieValue = cookieOf(request);
+    if (cookieValue !== undefined) this.pending(request, () => this.sessions.delete(digest(cookieValue)));
     attachSession(request, null);
     void reply.clearCookie(SESSION_COOKIE, DASHBOARD_COOKIE_OPTIONS);
   }
 
   flash(request: FastifyRequest, flash: Flash): void {
-    sessionOf(request)?.flashes.push(flash);
+    const session = sessionOf(request);
+    if (session === null) return;
+    const kept = newFlash(flash);
+    change(session, (state) => keepFlash(state, kept));
   }
 
   takeFlashes(request: FastifyRequest): Flash[] {
     const session = sessionOf(request);
-    if (session === null) return [];
-    return session.flashes.splice(0, session.flashes.length);
+    if (session === null || session.flashes.length === 0) return [];
+    const taken = session.flashes;
+    const ids = new Set(taken.map((flash) => flash.id));
+    change(session, (state) => dropFlashes(state, ids));
+    return taken.map(({ kind, text }) => ({ kind, text }));
   }
 
   /**
    * Keeps a new key or secret for the page at `path` (the page a form post
-   * redirects to), so that it travels neither in the URL nor in a form. The
-   * oldest untaken value goes first when a session keeps too many.
+   * redirects to), so that it travels neither in the URL nor in a form. It is
+   * stored sealed with a key from the cookie value, which the database never
+   * sees. The oldest untaken value goes first when a session keeps too many.
    */
   putFlash(request: FastifyRequest, path: string, value: string): void {
-    const session = sessionOf(request);
-    if (session !== null) keepOnce(session, path, value);
+    const found = attachedSession(request);
+    if (found === null) return;
+    const sealed = new OneTimeSeal(found.cookieValue).seal(path, value);
+    change(found.session, (state) => keepOnce(state, path, sealed));
   }
 
   /** The value kept for the page at `path`, forgotten as it is read: a second request of that page gets null. */
   takeFlash(request: FastifyRequest, path: string): string | null {
-    const session = sessionOf(request);
-    return session === null ? null : takeOnce(session, path);
+    const found = attachedSession(request);
+    const sealed = found === null ? null : takeOnce(found.session, path);
+    return found === null || sealed === null ? null : new OneTimeSeal(found.cookieValue).open(path, sealed);
+  }
+
+  /** Deletes a bounded batch of expired sessions (a scheduled job may call this); returns how many. */
+  purgeExpired(): Promise<number> {
+    return this.sessions.purgeExpired(PURGE_BATCH);
   }
 
   /**
-   * @fastify/csrf-protection's check, called here rather than as a hook so
-   * that a missing session redirects first and a refusal is an HTML page of
-   * the dashboard. It answers through `reply.send(error)`, which this reply
-   * stand-in turns into a rejection.
+   * Finishes what the request started and writes what it changed; null when
+   * it touched no session (every request that is not the dashboard's), so
+   * the hook costs nothing there. A failure here fails the request: a
+   * session half written is not answered as if it were fine.
    */
-  private checkCsrf(request: FastifyRequest): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const refuse = (): void =>
-        reject(
-          new DomainError(
-            ErrorCode.Forbidden,
-            'This form has expired or did not come from this dashboard. Go back, reload the page and try again.',
-          ),
-        );
-      const reply = { send: refuse } as unknown as FastifyReply;
-      request.server.csrfProtection(request, reply, () => resolve());
-    });
+  settle(request: FastifyRequest): Promise<void> | null {
+    const pending = (request as RequestWithPending)[PENDING];
+    const found = attachedSession(request);
+    const changes = found?.session.changes ?? [];
+    if (pending === undefined && changes.length === 0) return null;
+    return (async () => {
+      delete (request as RequestWithPending)[PENDING];
+      if (pending !== undefined) await Promise.all(pending);
+      if (found !== null && changes.length > 0) {
+        const written = changes.splice(0, changes.length);
+        await this.sessions.modify(digest(found.cookieValue), (state) => {
+          for (const apply of written) apply(state);
+        });
+      }
+    })();
   }
+
+  /**
+   * A GET of the page a value waits for takes it from the row before the
+   * handler runs, row locked: of two requests of that page at once (two
+   * tabs, two instances) only one gets it, as "shown once" promises. Any
+   * other request (a HEAD included) takes nothing and costs no write.
+   */
+  private async claimOneTime(
+    request: FastifyRequest,
+    tokenHash: Buffer,
+    state: SessionState,
+  ): Promise<Map<string, string>> {
+    const claimed = new Map<string, string>();
+    if (request.method !== 'GET') return claimed;
+    const path = request.url.split('?', 1)[0] ?? '';
+    if (!state.oneTime.has(path)) return claimed;
+    const sealed = await this.sessions.modify(tokenHash, (stored) => takeOnce(stored, path));
+    if (sealed !== null) claimed.set(path, sealed);
+    return claimed;
+  }
+
+  /** Starts `work` now; `settle` waits for it. Its failure is kept for `settle`, never left unhandled. */
+  private pending(request: FastifyRequest, work: () => Promise<unknown>): void {
+    const started = work();
+    started.catch(() => undefined);
+    const holder = request as RequestWithPending;
+    (holder[PENDING] ??= []).push(started);
+  }
+}
+
+function sessionFrom(cookieValue: string, csrfSecret: string, state: SessionState): DashboardSession {
+  return {
+    id: digest(cookieValue).toString('hex'),
+    csrfSecret,
+    flashes: state.flashes,
+    oneTime: state.oneTime,
+    changes: [],
+  };
 }

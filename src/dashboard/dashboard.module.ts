@@ -13,6 +13,7 @@ import { DashboardInstancesController } from './dashboard-instances.controller';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardKeysController } from './dashboard-keys.controller';
 import { DashboardPages } from './dashboard-pages';
+import { DashboardSessionRepository } from './dashboard-session.repository';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { DashboardSignInController } from './dashboard-sign-in.controller';
 import { DashboardWebhooksController } from './dashboard-webhooks.controller';
@@ -35,6 +36,7 @@ import { DashboardWebhooksController } from './dashboard-webhooks.controller';
   ],
   providers: [
     DashboardSessionsService,
+    DashboardSessionRepository,
     { provide: DASHBOARD_ACCESS, useExisting: DashboardSessionsService },
     DashboardPages,
     DashboardHtmlFilter,
