@@ -84,13 +84,19 @@ export default tseslint.config(
     },
   },
   {
-    // The dashboard's one browser script: plain JavaScript, no type information.
-    files: ['src/dashboard/assets/**/*.js'],
+    // The dashboard's and the portal's browser scripts: plain JavaScript, no type information.
+    files: ['src/dashboard/assets/**/*.js', 'src/portal/assets/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { projectService: false, project: false },
       sourceType: 'script',
-      globals: { document: 'readonly', navigator: 'readonly', Element: 'readonly' },
+      globals: {
+        document: 'readonly',
+        navigator: 'readonly',
+        Element: 'readonly',
+        window: 'readonly',
+        fetch: 'readonly',
+      },
     },
   },
   {

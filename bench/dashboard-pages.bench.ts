@@ -132,13 +132,9 @@ export async function main(): Promise<void> {
   const seedSeconds = Math.round((performance.now() - seedStarted) / 100) / 10;
   try {
     const adminUrl = environment.service.adminUrl;
-    if (adminUrl === null) throw new Error('no admin listener');
-    const webhookId = await webhookWithLog(
-      environment.service.publicUrl,
-      adminUrl,
-      environment.adminToken,
-      environment.databaseUrl,
-    );
+    const publicUrl = environment.service.publicUrl;
+    if (adminUrl === null || publicUrl === null) throw new Error('the bench needs both listeners');
+    const webhookId = await webhookWithLog(publicUrl, adminUrl, environment.adminToken, environment.databaseUrl);
     const client = new DashboardClient(adminUrl);
     await client.signIn(environment.adminToken);
     const organiser = `/internal/dashboard/organisers/${ORGANISER}`;

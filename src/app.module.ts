@@ -5,6 +5,7 @@ import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { AdminTokenGuard } from './common/auth-context/admin-token.guard';
 import { ApiKeyGuard } from './common/auth-context/api-key.guard';
+import { PortalSessionGuard } from './common/auth-context/portal-session.guard';
 import { ScopeGuard } from './common/auth-context/scope.guard';
 import { DomainEventsModule } from './common/domain-events/domain-events.module';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter';
@@ -22,6 +23,7 @@ import { HealthModule } from './health/health.module';
 import { IdentityModule } from './identity/identity.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { OrdersModule } from './orders/orders.module';
+import { PortalModule } from './portal/portal.module';
 import { VenuesModule } from './venues/venues.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
@@ -45,6 +47,7 @@ export class AppModule {
         WebhooksModule,
         OpenApiModule,
         DashboardModule,
+        PortalModule,
         HealthModule,
         MetricsModule,
       ],
@@ -58,11 +61,14 @@ export class AppModule {
         { provide: APP_GUARD, useClass: AdminTokenGuard },
         // 2. an API key's principal, required on every public API route;
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        // 3. the account's rate budget, before scopes so that refused (403) requests cost the account too;
+        // 3. a portal session (its own account only), required on every /portal route but the link's entry page;
+        { provide: APP_GUARD, useClass: PortalSessionGuard },
+        // 4. the account's rate budget (API keys and portal sessions alike), before scopes so that refused
+        //    (403) requests cost the account too;
         { provide: APP_GUARD, useClass: AccountRateLimitGuard },
-        // 4. scope and principal type, read from @RequireAccess; a route without it is refused;
+        // 5. scope and principal type, read from @RequireAccess; a route without it is refused;
         { provide: APP_GUARD, useClass: ScopeGuard },
-        // 5. unknown query parameters, counted against the budget like any request.
+        // 6. unknown query parameters, counted against the budget like any request.
         { provide: APP_GUARD, useClass: QueryParametersGuard },
       ],
     };

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { ApiKeysService } from './identity/api-keys.service';
 import type { AppConfig } from './config/app-config';
+import { roleDuties } from './config/service-role';
 import { answerFrameworkError } from './common/errors/framework-errors';
 import { EnvelopingFastifyAdapter } from './common/envelope/enveloping-fastify-adapter';
 import { installRequestAuthentication } from './common/auth-context/request-authentication';
@@ -26,12 +27,14 @@ import { PinoNestLogger } from './common/logging/logger';
 import { requestIdFor } from './common/request-id/request-id';
 import { unvalidatedInputsOf } from './common/validation/validated-body';
 import { registerDashboardPlugins } from './dashboard/dashboard-plugins';
+import { installPortalHeaders } from './portal/portal-headers';
 import { drainAndClose } from './health/graceful-shutdown';
 import { installHealthRoutes } from './health/health-routes';
 
 export interface RunningService {
   app: NestFastifyApplication;
-  publicUrl: string;
+  /** Null on a worker (SERVICE_ROLE=worker), which serves only the admin listener. */
+  publicUrl: string | null;
   /** Null when the internal listener is off (no ADMIN_TOKEN outside the embedded default). */
   adminUrl: string | null;
   /** Graceful: readiness 503, listeners stop, requests in flight finish (SHUTDOWN_TIMEOUT_MS), then Nest closes. */
@@ -99,6 +102,11 @@ function serveOpenApi(app: NestFastifyApplication, config: AppConfig): void {
  * it accepts and the conventions hook keeps each listener to its own paths.
  */
 export async function startService(config: AppConfig, logger: Logger): Promise<RunningService> {
+  const { servesApi } = roleDuties(config);
+  // Fail closed: a worker's probes and metrics are on the admin listener, its only one.
+  if (!servesApi && config.adminToken === null) {
+    throw new Error('SERVICE_ROLE=worker needs the admin listener (ADMIN_TOKEN) for its probes and metrics');
+  }
   const routes = new RouteTable();
   const failures = new ClientFailureBudget(config.rateLimit.failuresPerClient, config.rateLimit.windowSeconds);
   let handler: RequestHandler | undefined;
@@ -127,6 +135,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   for (const path of ID_LESS_DELETE_PATHS) routes.record('DELETE', path);
   const emptyBodies = new EmptyBodyRoutes();
   installJsonBodyParser(adapter.getInstance(), config, emptyBodies);
+  installPortalHeaders(adapter.getInstance(), config);
 
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, routes), adapter, {
     logger: new PinoNestLogger(logger),
@@ -150,6 +159,7 @@ async function serve(
   handler: RequestHandler | undefined,
   emptyBodies: EmptyBodyRoutes,
 ): Promise<RunningService> {
+  const { servesApi } = roleDuties(config);
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
   installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService));
   refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));
@@ -160,8 +170,15 @@ async function serve(
   await registerDashboardPlugins(app);
   serveOpenApi(app, config);
   installHealthRoutes(app);
-  await app.listen(config.port, config.host);
-  const publicUrl = urlOf(app.getHttpServer(), config.host);
+  let publicUrl: string | null = null;
+  if (servesApi) {
+    await app.listen(config.port, config.host);
+    publicUrl = urlOf(app.getHttpServer(), config.host);
+  } else {
+    // The admin server below hands its requests to Fastify: it must be ready without listening itself.
+    await app.init();
+    await adapter.getInstance().ready();
+  }
 
   let adminServer: Server | null = null;
   if (config.adminToken !== null && handler !== undefined) {
@@ -178,15 +195,11 @@ async function serve(
   }
   const adminUrl = adminServer === null ? null : urlOf(adminServer, config.adminHost);
 
+  const servers = [...(servesApi ? [app.getHttpServer()] : []), ...(adminServer === null ? [] : [adminServer])];
   return {
     app,
     publicUrl,
     adminUrl,
-    close: () =>
-      drainAndClose({
-        app,
-        servers: adminServer === null ? [app.getHttpServer()] : [app.getHttpServer(), adminServer],
-        timeoutMs: config.shutdownTimeoutMs,
-      }),
+    close: () => drainAndClose({ app, servers, timeoutMs: config.shutdownTimeoutMs }),
   };
 }

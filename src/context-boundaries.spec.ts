@@ -23,10 +23,17 @@ const TABLE_OWNERS: Record<string, readonly string[]> = {
   orders: ['order', 'order_line_item'],
   webhooks: ['webhook_subscription', 'webhook_delivery', 'webhook_delivery_attempt', 'webhook_warning'],
   dashboard: ['dashboard_session'],
+  portal: ['portal_link', 'portal_session'],
 };
 
 /** Shared infrastructure, owned by no context (src/database, src/common). */
-const SHARED_TABLES: readonly string[] = ['service_setting', 'migrations', 'rate_limit_counter', 'service_instance'];
+const SHARED_TABLES: readonly string[] = [
+  'service_setting',
+  'migrations',
+  'job_lease',
+  'rate_limit_counter',
+  'service_instance',
+];
 
 /**
  * Crossings that are allowed, each with the reason. Keep it short: a new

@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { DemoKeys } from './demo/demo-seed';
 
 export interface StartupFacts {
-  publicUrl: string;
+  /** Null on a worker (SERVICE_ROLE=worker). */
+  publicUrl: string | null;
   /** Null when the internal API is off. */
   adminUrl: string | null;
   /** The embedded default's data folder, or null when `DATABASE_URL` names the database. */
@@ -18,7 +19,9 @@ export interface StartupFacts {
 export function startupBanner(facts: StartupFacts): string[] {
   const { publicUrl, adminUrl, embeddedDataDir: dataDir } = facts;
   const lines = [
-    `Public API    ${publicUrl}/v1   (reference: ${publicUrl}/docs, ${publicUrl}/openapi.json)`,
+    publicUrl === null
+      ? 'Public API    off (SERVICE_ROLE=worker: the delivery worker and the scheduled jobs)'
+      : `Public API    ${publicUrl}/v1   (reference: ${publicUrl}/docs, ${publicUrl}/openapi.json)`,
     adminUrl === null ? 'Internal API  off (set ADMIN_TOKEN to enable it)' : `Internal API  ${adminUrl}/internal`,
     `Database      ${dataDir === null ? 'DATABASE_URL' : `embedded PostgreSQL in ${join(dataDir, 'pg')}`}`,
   ];
@@ -37,9 +40,9 @@ export function startupBanner(facts: StartupFacts): string[] {
       'First start: demo data created. These keys are shown once and cannot be recovered:',
       `  organiser ${demo.organiserId}  key ${demo.organiserKey}`,
       `  venue     ${demo.venueId}  key ${demo.venueKey}`,
-      '',
-      `Try: curl -H 'Authorization: Bearer ${demo.organiserKey}' ${publicUrl}/v1/me`,
     );
+    if (publicUrl !== null)
+      lines.push('', `Try: curl -H 'Authorization: Bearer ${demo.organiserKey}' ${publicUrl}/v1/me`);
   }
   lines.push(`Ready in ${facts.readyInMs} ms.`);
   return lines;

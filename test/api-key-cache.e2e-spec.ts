@@ -3,7 +3,8 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hashApiKey } from '../libs/keys/api-key-format';
 import { API_KEY_STALENESS_BOUND_MS, ApiKeyCache } from '../src/identity/api-key-cache';
-import { ApiKeyRevocationsListener } from '../src/identity/api-key-revocations.listener';
+import { NotificationHub } from '../src/database/notifications/notification-hub';
+import { API_KEY_CHANGED_CHANNEL } from '../src/identity/api-key-revocations.listener';
 import { assertErrorBody } from './support/error-body';
 import { publicApi, type HttpResult } from './support/http-client';
 import { ops, opsEnvFor } from './support/ops-cli';
@@ -18,7 +19,8 @@ interface MintedKey {
 }
 
 const cacheOf = (service: TestService) => service.running.app.get(ApiKeyCache);
-const listenerOf = (service: TestService) => service.running.app.get(ApiKeyRevocationsListener);
+/** The instance's one notification connection, which carries the key changes. */
+const listenerOf = (service: TestService) => service.running.app.get(NotificationHub);
 
 async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -238,12 +240,14 @@ describe('API key cache across instances (revocations via LISTEN/NOTIFY)', () =>
 });
 
 describe('API key cache turned off (API_KEY_CACHE_MAX_ENTRIES=0)', () => {
-  const app = withApp({ API_KEY_CACHE_MAX_ENTRIES: '0' });
+  // An `api` instance: the delivery worker, which would listen for its wake-ups, runs elsewhere.
+  const app = withApp({ API_KEY_CACHE_MAX_ENTRIES: '0', SERVICE_ROLE: 'api' });
 
   it('reads every key from the database and opens no listening connection', async () => {
     const organiser = await app.make.organiser();
     assert.equal((await app.api('GET', '/v1/me', { key: organiser.key })).status, 200);
     assert.equal(cacheOf(app.service).size, 0);
     assert.equal(listenerOf(app.service).backendPid, null);
+    assert.equal(listenerOf(app.service).channels.includes(API_KEY_CHANGED_CHANNEL), false);
   });
 });

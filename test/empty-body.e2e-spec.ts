@@ -4,7 +4,7 @@ import { before, describe, it } from 'node:test';
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { isDashboardRoute } from '../src/common/http/listener';
+import { acceptsFormBodies } from '../src/common/http/listener';
 import { RouteTable } from '../src/common/http/route-table';
 import { bodyUseOf, type BodyUse } from '../src/common/validation/validated-body';
 import { type Organiser } from './support/fixtures';
@@ -94,8 +94,8 @@ function writeRoutes(): Array<{ key: string; method: string; url: string; base: 
 describe('an empty body is no body', () => {
   it('answers every operation that takes no body, sent with Content-Type: application/json and no body, as if no body was sent', async () => {
     const routes = writeRoutes().filter(
-      // The dashboard's forms are urlencoded and read from the request itself: an empty JSON body is refused there.
-      (route) => !isDashboardRoute(route.key.split(' ')[1] ?? '') && bodyUse.get(route.key) !== 'required',
+      // The dashboard's and the portal's forms are urlencoded and read from the request itself: an empty JSON body is refused there.
+      (route) => !acceptsFormBodies(route.key.split(' ')[1] ?? '') && bodyUse.get(route.key) !== 'required',
     );
     const keys = routes.map((route) => route.key);
     for (const expected of ['DELETE /v1/webhooks/:webhookId', 'POST /internal/events/:eventId/publish']) {

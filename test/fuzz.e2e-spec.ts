@@ -400,8 +400,10 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
     const what = `${request.method} ${request.path.slice(0, 300)} ${JSON.stringify(request.headers).slice(0, 300)} ${String(request.body).slice(0, 300)}`;
     assert.ok(result.status < 500, `${what} answered ${result.status}: ${result.text.slice(0, 300)}`);
     // 431 (request target or headers over Node's 16 KiB) is answered by Node's HTTP parser itself, without a body.
-    // The dashboard's pages (admin listener) answer people, so their refusals are HTML pages, not the API's error body.
-    const dashboardPage = listener === 'admin' && result.contentType.startsWith('text/html');
+    // The dashboard's pages (admin listener) and the portal's (/portal) answer people, so their refusals are HTML
+    // pages, not the API's error body.
+    const dashboardPage =
+      (listener === 'admin' || /^\/portal(?:[/?]|$)/.test(request.path)) && result.contentType.startsWith('text/html');
     if (result.status >= 400 && request.method !== 'HEAD' && result.status !== 431 && !dashboardPage) {
       const body = JSON.parse(result.text) as Record<string, unknown>;
       assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'request_id'], what);

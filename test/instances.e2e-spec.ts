@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DEDICATED_CONNECTIONS } from '../src/database/instances/connection-budget';
 import {
   INSTANCE_HEARTBEAT,
   InstanceRegistry,
@@ -26,7 +27,7 @@ describe('the instance registry', () => {
   let b: TestService | undefined;
 
   before(async () => {
-    b = await secondInstance(a.service);
+    b = await secondInstance(a.service, { SERVICE_ROLE: 'api' });
   });
   after(async () => {
     await b?.close();
@@ -38,7 +39,7 @@ describe('the instance registry', () => {
     return result.body.data as Array<Record<string, string>>;
   }
 
-  it('lists the live instances on GET /internal/instances with id, host, role, version, startedAt and lastSeenAt', async () => {
+  it('lists the live instances on GET /internal/instances with id, host, role (SERVICE_ROLE), version, startedAt and lastSeenAt', async () => {
     const instances = await listed();
     assert.deepEqual(
       instances.map((instance) => instance['id']).sort(),
@@ -46,7 +47,7 @@ describe('the instance registry', () => {
     );
     for (const instance of instances) {
       assert.deepEqual(Object.keys(instance).sort(), ['host', 'id', 'lastSeenAt', 'role', 'startedAt', 'version']);
-      assert.equal(instance['role'], 'all');
+      assert.equal(instance['role'], instance['id'] === registryOf(a.service).id ? 'all' : 'api', 'SERVICE_ROLE');
       assert.equal(instance['version'], PACKAGE_VERSION);
       assert.ok(instance['host']);
       assert.match(instance['startedAt'] ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -128,22 +129,23 @@ describe('the connection budget', () => {
       startTestService({ DB_POOL_MAX: '5000' }),
       (error: Error) =>
         error.message.includes('DB_POOL_MAX=5000') &&
-        error.message.includes('would need 5002 connections') &&
+        error.message.includes(`would need ${5000 + DEDICATED_CONNECTIONS} connections`) &&
         error.message.includes(`the server allows ${available} `),
     );
   });
 
   it("adds up the live instances' pools: a pool that fits alone is refused beside a live instance", async () => {
-    const poolMax = available - 2 - 10; // fits on its own, not beside the first instance's 20 + 2
+    const first = 20 + DEDICATED_CONNECTIONS;
+    const poolMax = available - DEDICATED_CONNECTIONS - 10; // fits on its own, not beside the first instance
     const refused = secondInstance(a.service, { DB_POOL_MAX: String(poolMax) });
     await assert.rejects(
       refused,
       (error: Error) =>
-        error.message.includes(`1 other instance(s) with 22`) &&
-        error.message.includes(`would need ${22 + poolMax + 2} connections`) &&
+        error.message.includes(`1 other instance(s) with ${first}`) &&
+        error.message.includes(`would need ${first + poolMax + DEDICATED_CONNECTIONS} connections`) &&
         error.message.includes(`the server allows ${available} `),
     );
-    const fits = await secondInstance(a.service, { DB_POOL_MAX: String(available - 22 - 2) });
+    const fits = await secondInstance(a.service, { DB_POOL_MAX: String(available - first - DEDICATED_CONNECTIONS) });
     await fits.close();
   });
 });

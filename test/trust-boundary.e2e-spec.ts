@@ -20,10 +20,22 @@ const OPEN_DASHBOARD_ROUTES = [
   '/internal/dashboard/assets/:name',
 ];
 
-/** The one credential a route accepts (mirrors src/common/http/listener.ts and the dashboard's @DashboardRoute). */
+/** Open portal routes: the page a link opens, the token exchange, the pages that need no session, the assets. */
+const OPEN_PORTAL_ROUTES = [
+  '/portal',
+  '/portal/session',
+  '/portal/link-refused',
+  '/portal/signed-out',
+  '/portal/assets/:name',
+];
+
+/**
+ * The one credential a route accepts (mirrors src/common/http/listener.ts, the dashboard's @DashboardRoute and
+ * the portal's @PortalRoute): `session` is a dashboard or portal session, which none of the credentials tried has.
+ */
 function credentialOf(path: string): 'apiKey' | 'adminToken' | 'session' | 'none' {
-  if (OPEN_DASHBOARD_ROUTES.includes(path)) return 'none';
-  if (path.startsWith('/internal/dashboard')) return 'session';
+  if (OPEN_DASHBOARD_ROUTES.includes(path) || OPEN_PORTAL_ROUTES.includes(path)) return 'none';
+  if (path.startsWith('/internal/dashboard') || path === '/portal' || path.startsWith('/portal/')) return 'session';
   if (path.startsWith('/internal')) return 'adminToken';
   const open = ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml'].includes(path) || path.startsWith('/docs');
   return open ? 'none' : 'apiKey';

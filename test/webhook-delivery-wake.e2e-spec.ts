@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
-import type { AppConfig } from '../src/config/app-config';
+import { NotificationHub } from '../src/database/notifications/notification-hub';
 import { DeliveryNotifications } from '../src/webhooks/delivery/delivery-notifications';
 import { OutboxSenderId } from '../src/webhooks/outbox/outbox-sender-id';
 import { DELIVERY_CHANNEL } from '../src/webhooks/delivery/delivery-queue.repository';
@@ -20,6 +20,7 @@ async function eventually(condition: () => boolean, what: string, timeoutMs = 5_
 
 describe('waking the delivery worker by NOTIFY', () => {
   let db: Client;
+  let hub: NotificationHub;
   let notifications: DeliveryNotifications;
   const sender = new OutboxSenderId();
   let wakes = 0;
@@ -27,13 +28,15 @@ describe('waking the delivery worker by NOTIFY', () => {
   before(async () => {
     const url = await freshDatabase();
     db = await databaseClient(url);
-    notifications = new DeliveryNotifications({ databaseUrl: url } as AppConfig, sender);
+    hub = new NotificationHub({ databaseUrl: url });
+    notifications = new DeliveryNotifications(hub, sender);
     notifications.start(() => (wakes += 1));
     // The listener wakes once as soon as it listens (for what was written while it was not).
     await eventually(() => wakes === 1, 'the listener to connect');
   });
   after(async () => {
     await notifications.stop();
+    await hub.onApplicationShutdown();
     await db.end();
   });
 

@@ -27,6 +27,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** False for `npm run ops`: a one-shot command must not start delivery workers or other timers. */
   runBackgroundWork: boolean;
+  /** What this instance does (SERVICE_ROLE); see src/config/service-role.ts for what each role runs. */
+  serviceRole: ServiceRole;
   /**
    * `failuresPerClient`: 401s and unknown routes per client address per window; 0 turns it off.
    * `store` (RATE_LIMIT_STORE): where account budgets are counted; `database` is shared by every instance.
@@ -42,6 +44,8 @@ export interface AppConfig {
   dbPoolMax: number;
   /** CIDRs (or addresses) whose `X-Forwarded-For` is believed when the client address is taken. */
   trustedProxies: string[];
+  /** The webhook portal: where its links point (PORTAL_URL) and who may frame it (PORTAL_FRAME_ANCESTORS). */
+  portal: { url: string; frameAncestors: string[] };
   /** Bound of the in-process API-key lookup cache (API_KEY_CACHE_MAX_ENTRIES); 0 turns the cache off. */
   apiKeyCacheMaxEntries: number;
   webhooks: {
@@ -67,6 +71,14 @@ export interface AppConfig {
 export class ConfigError extends Error {}
 
 export type RateLimitStore = 'database' | 'memory';
+
+/**
+ * `all`: everything; `api`: both listeners, no delivery worker and no
+ * scheduled jobs; `worker`: the delivery worker and the scheduled jobs, with
+ * only the admin listener (probes and metrics).
+ */
+export const SERVICE_ROLES = ['all', 'api', 'worker'] as const;
+export type ServiceRole = (typeof SERVICE_ROLES)[number];
 
 type Env = Record<string, string | undefined>;
 
@@ -119,6 +131,35 @@ function url(env: Env, name: string, fallback: string): string {
   return value.replace(/\/+$/, '');
 }
 
+/**
+ * Origins allowed to frame the portal, as CSP `frame-ancestors` sources:
+ * scheme, host and optional port, nothing else (a path, a wildcard scheme
+ * or a keyword would widen or break the policy).
+ */
+function frameAncestors(env: Env): string[] {
+  const raw = optionalText(env, 'PORTAL_FRAME_ANCESTORS');
+  if (raw === null) return [];
+  return raw.split(/\s+/).map((origin) => {
+    let parsed: URL | null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = null;
+    }
+    if (
+      parsed === null ||
+      (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
+      parsed.origin !== origin.replace(/\/$/, '') ||
+      origin.includes('*')
+    ) {
+      throw new ConfigError(
+        `PORTAL_FRAME_ANCESTORS must be space-separated origins such as https://app.example.com, got "${origin}"`,
+      );
+    }
+    return parsed.origin;
+  });
+}
+
 function list(env: Env, name: string, fallback: string): string[] {
   return text(env, name, fallback)
     .split(',')
@@ -134,6 +175,23 @@ function rateLimitStore(env: Env): RateLimitStore {
     throw new ConfigError(`RATE_LIMIT_STORE must be database or memory, got "${value}"`);
   }
   return value;
+}
+
+/**
+ * A worker serves no public listener, so the admin listener is its only way
+ * to be probed and scraped: without ADMIN_TOKEN (and outside the embedded
+ * default, which generates one) it would run unobserved, so it does not start.
+ */
+function serviceRole(env: Env, adminToken: string | null): ServiceRole {
+  const value = text(env, 'SERVICE_ROLE', 'all').toLowerCase();
+  const role = SERVICE_ROLES.find((known) => known === value);
+  if (role === undefined) throw new ConfigError(`SERVICE_ROLE must be all, api or worker, got "${value}"`);
+  if (role === 'worker' && adminToken === null && optionalText(env, 'DATABASE_URL') !== null) {
+    throw new ConfigError(
+      'SERVICE_ROLE=worker needs the admin listener (its only listener, for probes and metrics): set ADMIN_TOKEN',
+    );
+  }
+  return role;
 }
 
 function logFormat(env: Env): AppConfig['logFormat'] {
@@ -199,12 +257,13 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (it guards every tenant)`);
   }
   const webhookSecrets = webhookSecretSettings(env, secretKey);
+  const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
     databaseUrl: optionalText(env, 'DATABASE_URL'),
     dataDir: text(env, 'DATA_DIR', '.data'),
     embeddedPgHome: embeddedPgHome(env),
     host: text(env, 'HOST', '0.0.0.0'),
-    port: integer(env, 'PORT', 3000, 0, 65535),
+    port,
     adminHost: text(env, 'ADMIN_HOST', '127.0.0.1'),
     adminPort: integer(env, 'ADMIN_PORT', 3001, 0, 65535),
     adminToken,
@@ -214,6 +273,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     runBackgroundWork: true,
+    serviceRole: serviceRole(env, adminToken),
     rateLimit: {
       reads: integer(env, 'RATE_LIMIT_READS', 600, 1, 10_000_000),
       writes: integer(env, 'RATE_LIMIT_WRITES', 120, 1, 10_000_000),
@@ -224,6 +284,10 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     // At least two: a request's statement and a background job's must not wait on each other.
     dbPoolMax: integer(env, 'DB_POOL_MAX', 20, 2, 10_000),
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
+    portal: {
+      url: url(env, 'PORTAL_URL', `http://localhost:${port}/portal`),
+      frameAncestors: frameAncestors(env),
+    },
     apiKeyCacheMaxEntries: integer(env, 'API_KEY_CACHE_MAX_ENTRIES', 10_000, 0, 1_000_000),
     webhooks: {
       allowPrivateCidrs: cidrList(env, 'WEBHOOK_ALLOW_PRIVATE_CIDRS'),

@@ -6,7 +6,7 @@ import { ApiKeysService } from '../identity/api-keys.service';
 import { KEY_MANAGER_ROLES, type KeySummary } from '../identity/dto/identity.dto';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
-import type { WebhookResponseDto } from '../webhooks/dto/webhook.dto';
+import { healthOf } from '../webhooks/dto/webhook-health';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { dashboardPath } from './dashboard-paths';
 
@@ -16,14 +16,6 @@ export interface Account {
   principal: Principal & { type: AccountType };
   name: string;
   href: string;
-}
-
-export type WebhookHealth = 'healthy' | 'failing' | 'disabled';
-
-/** The badge of the issue: disabled outranks failing; any failure since the last success is failing. */
-export function healthOf(webhook: Pick<WebhookResponseDto, 'enabled' | 'consecutiveFailures'>): WebhookHealth {
-  if (!webhook.enabled) return 'disabled';
-  return webhook.consecutiveFailures > 0 ? 'failing' : 'healthy';
 }
 
 /** What an account page shows, gathered from the domain services (the pages never query the database). */

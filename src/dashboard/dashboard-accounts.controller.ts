@@ -7,7 +7,7 @@ import { OrganisersService } from '../identity/organisers.service';
 import { CreateLocationDto, CreateVenueDto } from '../venues/dto/venue.dto';
 import { VenuesService } from '../venues/venues.service';
 import { DashboardAccountViews } from './dashboard-account-views.service';
-import { DashboardForm, filled, validateAs } from './dashboard-form';
+import { HtmlForm, filled, validateAs } from '../common/html/html-form';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
 import { dashboardPath, withQuery } from './dashboard-paths';
@@ -17,7 +17,7 @@ import { DashboardSessionsService } from './dashboard-sessions.service';
 const LIST_LIMIT = 25;
 const ACCOUNTS = dashboardPath('accounts');
 
-function locationFields(form: DashboardForm): Record<string, string | null> {
+function locationFields(form: HtmlForm): Record<string, string | null> {
   return {
     displayName: form.text('displayName'),
     address: form.text('address'),
@@ -94,7 +94,7 @@ export class DashboardAccountsController {
 
   @Post('organisers')
   async createOrganiser(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
-    const form = new DashboardForm(request);
+    const form = new HtmlForm(request);
     const name = form.text('name');
     const placeholder = form.checked('placeholder');
     if (name === null || name.length > 500) {
@@ -114,7 +114,7 @@ export class DashboardAccountsController {
 
   @Post('venues')
   async createVenue(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
-    const form = new DashboardForm(request);
+    const form = new HtmlForm(request);
     const location = filled(locationFields(form));
     const input = filled({ name: form.text('name') });
     const { value, errors } = await validateAs(CreateVenueDto, {
@@ -157,7 +157,7 @@ export class DashboardAccountsController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
-    const fields = filled(locationFields(new DashboardForm(request)));
+    const fields = filled(locationFields(new HtmlForm(request)));
     const { value, errors } = await validateAs(CreateLocationDto, fields);
     if (Object.keys(errors).length > 0) {
       const view = await this.accounts.venuePage(venueId);

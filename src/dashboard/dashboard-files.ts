@@ -1,13 +1,6 @@
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { sourceFolder } from '../common/html/html-assets';
 
-/**
- * Templates and assets are not TypeScript, so the compiler does not copy
- * them to dist/: they are read from beside this file when present (a build
- * that copies them), otherwise from the source tree the build came from.
- */
+/** The dashboard's templates and scripts (see sourceFolder). */
 export function dashboardFolder(name: 'views' | 'assets'): string {
-  const beside = join(__dirname, name);
-  if (existsSync(beside)) return beside;
-  return resolve(__dirname, '..', '..', '..', 'src', 'dashboard', name);
+  return sourceFolder(__dirname, 'dashboard', name);
 }

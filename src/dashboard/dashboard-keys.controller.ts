@@ -7,7 +7,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import { ApiKeysService } from '../identity/api-keys.service';
 import { KEY_MANAGER_ROLES, type CreatedKeyResponse } from '../identity/dto/identity.dto';
 import { DashboardAccountViews, type Account, type AccountType } from './dashboard-account-views.service';
-import { DashboardForm } from './dashboard-form';
+import { HtmlForm } from '../common/html/html-form';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
 import { DashboardRedirect } from './dashboard-redirect';
@@ -108,7 +108,7 @@ export class DashboardKeysController {
     reply: FastifyReply,
   ): Promise<FastifyReply> {
     const account = await this.accounts.account(type, accountId);
-    const form = new DashboardForm(request);
+    const form = new HtmlForm(request);
     const scopes = form.list('scopes');
     const keyForm = { name: form.text('name'), scopes, actorRole: form.text('actorRole') ?? '' };
     let created: CreatedKeyResponse;
@@ -179,7 +179,7 @@ export class DashboardKeysController {
   private async revoke(type: AccountType, accountId: string, keyId: string, request: FastifyRequest): Promise<never> {
     const account = await this.accounts.account(type, accountId);
     const key = await this.accounts.keyOf(account, keyId);
-    await this.keys.revoke(key.id, new DashboardForm(request).text('actorRole') ?? '');
+    await this.keys.revoke(key.id, new HtmlForm(request).text('actorRole') ?? '');
     this.sessions.flash(request, { kind: 'success', text: `Key ${key.keyPrefix} revoked.` });
     throw new DashboardRedirect(account.href);
   }

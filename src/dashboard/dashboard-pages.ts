@@ -6,7 +6,7 @@ import { dashboardFolder } from './dashboard-files';
 import { DASHBOARD_BASE, dashboardPath, withQuery } from './dashboard-paths';
 import { sessionOf } from './dashboard-request';
 import { DashboardSessionsService } from './dashboard-sessions.service';
-import * as format from './dashboard-format';
+import * as format from '../common/html/html-format';
 
 /**
  * Headers of every dashboard page: nothing cached (pages show keys and

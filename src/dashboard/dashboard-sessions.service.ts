@@ -1,10 +1,11 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DashboardAccess, DashboardRouteKind } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { ScheduledJobs } from '../database/jobs/scheduled-jobs';
 import { DASHBOARD_COOKIE_OPTIONS, SESSION_COOKIE } from './dashboard-cookies';
 import { csrfTokenValid, newCsrfSecret } from './dashboard-csrf';
 import { SIGN_IN_PATH } from './dashboard-paths';
@@ -39,8 +40,10 @@ const LIFETIMES: SessionLifetimes = {
 
 /** Expired rows deleted per sign-in: enough to keep up with the people signing in, never a long statement. */
 const PURGE_ON_SIGN_IN = 100;
-/** Expired rows deleted per scheduled purge. */
+/** Expired rows deleted per scheduled purge, which runs on one instance at a time (ScheduledJobs). */
 const PURGE_BATCH = 1000;
+export const SESSION_PURGE_JOB = 'dashboard-session-purge';
+const SESSION_PURGE_EVERY_MS = 10 * 60 * 1000;
 /** Longer values are no cookie this service issued (it issues 43 characters); refused before hashing. */
 const MAX_COOKIE_LENGTH = 200;
 
@@ -71,14 +74,19 @@ type RequestWithPending = FastifyRequest & { [PENDING]?: Array<Promise<unknown>>
  * before the answer is sent, so the next request (on any instance) sees it.
  */
 @Injectable()
-export class DashboardSessionsService implements DashboardAccess {
+export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
   private readonly expected: Buffer | null;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly sessions: DashboardSessionRepository,
+    private readonly jobs: ScheduledJobs,
   ) {
     this.expected = config.adminToken === null ? null : digest(config.adminToken);
+  }
+
+  onModuleInit(): void {
+    this.jobs.every(SESSION_PURGE_JOB, SESSION_PURGE_EVERY_MS, () => this.purgeExpired());
   }
 
   async allows(request: FastifyRequest, kind: DashboardRouteKind): Promise<boolean> {

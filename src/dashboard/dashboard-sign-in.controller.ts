@@ -2,7 +2,7 @@ import { Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
-import { DashboardForm } from './dashboard-form';
+import { HtmlForm } from '../common/html/html-form';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
 import { DASHBOARD_BASE, SIGN_IN_PATH } from './dashboard-paths';
@@ -38,7 +38,7 @@ export class DashboardSignInController {
   @Post('sign-in')
   @DashboardRoute('sign-in')
   signIn(@Req() request: FastifyRequest, @Res() reply: FastifyReply): FastifyReply {
-    if (!this.sessions.tokenMatches(new DashboardForm(request).text('token'))) {
+    if (!this.sessions.tokenMatches(new HtmlForm(request).text('token'))) {
       request.log.warn('dashboard sign-in refused: wrong admin token');
       return this.pages.send(
         request,

@@ -5,8 +5,9 @@ import { parseInstant } from '../../libs/time/instant';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
-import { DashboardAccountViews, healthOf } from './dashboard-account-views.service';
-import { DashboardForm } from './dashboard-form';
+import { healthOf } from '../webhooks/dto/webhook-health';
+import { DashboardAccountViews } from './dashboard-account-views.service';
+import { HtmlForm } from '../common/html/html-form';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
 import { dashboardPath } from './dashboard-paths';
@@ -49,7 +50,7 @@ export class DashboardWebhooksController {
 
   @Post('enable')
   async enable(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
-    const recover = new DashboardForm(request).checked('recover');
+    const recover = new HtmlForm(request).checked('recover');
     await this.attempt(request, async () => {
       await this.operations.enable(webhookId, { recover });
       return recover ? 'Re-enabled; what it missed while disabled is queued again.' : 'Re-enabled.';
@@ -63,7 +64,7 @@ export class DashboardWebhooksController {
     @Param('deliveryId') deliveryId: string,
     @Req() request: FastifyRequest,
   ): Promise<never> {
-    const force = new DashboardForm(request).checked('force');
+    const force = new HtmlForm(request).checked('force');
     await this.attempt(request, async () => {
       await this.operations.resend(webhookId, deliveryId, { force });
       return `Delivery ${deliveryId} is being sent again.`;
@@ -73,7 +74,7 @@ export class DashboardWebhooksController {
 
   @Post('recover')
   async recover(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
-    const form = new DashboardForm(request);
+    const form = new HtmlForm(request);
     const sinceText = form.text('since');
     const untilText = form.text('until');
     await this.attempt(request, async () => {
@@ -93,7 +94,7 @@ export class DashboardWebhooksController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
-    const graceText = new DashboardForm(request).text('graceSeconds');
+    const graceText = new HtmlForm(request).text('graceSeconds');
     const graceSeconds =
       graceText === null ? DEFAULT_GRACE_SECONDS : /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
     try {

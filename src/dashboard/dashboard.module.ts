@@ -3,6 +3,7 @@ import { DASHBOARD_ACCESS } from '../common/auth-context/dashboard-access';
 import { EventsModule } from '../events/events.module';
 import { IdentityModule } from '../identity/identity.module';
 import { OrdersModule } from '../orders/orders.module';
+import { PortalModule } from '../portal/portal.module';
 import { VenuesModule } from '../venues/venues.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DashboardAccountViews } from './dashboard-account-views.service';
@@ -13,6 +14,7 @@ import { DashboardInstancesController } from './dashboard-instances.controller';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardKeysController } from './dashboard-keys.controller';
 import { DashboardPages } from './dashboard-pages';
+import { DashboardPortalLinksController } from './dashboard-portal-links.controller';
 import { DashboardSessionRepository } from './dashboard-session.repository';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import { DashboardSignInController } from './dashboard-sign-in.controller';
@@ -24,7 +26,7 @@ import { DashboardWebhooksController } from './dashboard-webhooks.controller';
  * the admin-token guard asks about every `@DashboardRoute()` request.
  */
 @Module({
-  imports: [IdentityModule, VenuesModule, EventsModule, OrdersModule, WebhooksModule],
+  imports: [IdentityModule, VenuesModule, EventsModule, OrdersModule, WebhooksModule, PortalModule],
   controllers: [
     DashboardSignInController,
     DashboardAssetsController,
@@ -32,6 +34,7 @@ import { DashboardWebhooksController } from './dashboard-webhooks.controller';
     DashboardKeysController,
     DashboardEventsController,
     DashboardWebhooksController,
+    DashboardPortalLinksController,
     DashboardInstancesController,
   ],
   providers: [

@@ -3,7 +3,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
 import { SqlStatements } from './sql-statements';
+import { NotificationHub } from './notifications/notification-hub';
 import { ServiceSettings } from './service-settings';
+import { ScheduledJobs } from './jobs/scheduled-jobs';
 import { Database } from './sql/sql-target';
 import { InstanceRegistry } from './instances/instance-registry';
 import { UnitOfWork } from './unit-of-work';
@@ -27,7 +29,7 @@ import { UnitOfWork } from './unit-of-work';
     }),
   ],
   // InstanceRegistry: which instances serve this database (the rate limiter's fallback, the connection check).
-  providers: [UnitOfWork, Database, ServiceSettings, SqlStatements, InstanceRegistry],
-  exports: [UnitOfWork, Database, ServiceSettings, SqlStatements, InstanceRegistry],
+  providers: [UnitOfWork, Database, ServiceSettings, SqlStatements, NotificationHub, ScheduledJobs, InstanceRegistry],
+  exports: [UnitOfWork, Database, ServiceSettings, SqlStatements, NotificationHub, ScheduledJobs, InstanceRegistry],
 })
 export class DatabaseModule {}

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { roleDuties } from '../config/service-role';
 import { WebhookDeliveryWorker } from '../webhooks/delivery/webhook-delivery.worker';
 
 /** A probe must answer well inside a platform's probe timeout (often 1 s): each check gets this long. */
@@ -33,7 +34,8 @@ export interface Readiness {
 /**
  * What `/readyz` answers: can this instance serve? It can when the database
  * answers within the timeout, every migration this build knows is applied,
- * and the delivery worker's loop has run recently. The checks run through
+ * and, where its role runs the delivery worker, the worker's loop has run
+ * recently. The checks run through
  * @nestjs/terminus (its TypeORM ping and its indicator sessions with
  * timeouts); only the answer's shape is ours (the contract's
  * `{status, checks}`). From the moment shutdown begins the answer is
@@ -78,7 +80,8 @@ export class ReadinessService implements OnModuleInit {
       result = await this.health.check([
         () => this.database.pingCheck('database', { timeout: CHECK_TIMEOUT_MS }),
         () => this.migrationsApplied(),
-        () => this.deliveryWorkerAlive(),
+        // Only where the worker runs (not on an `api` instance): the body names the checks this instance makes.
+        ...(roleDuties(this.config).runsDeliveryWorker ? [() => this.deliveryWorkerAlive()] : []),
       ]);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
@@ -109,7 +112,6 @@ export class ReadinessService implements OnModuleInit {
 
   private deliveryWorkerAlive(): HealthIndicatorResult<'deliveryWorker'> {
     const session = this.indicators.check('deliveryWorker');
-    if (!this.config.runBackgroundWork) return session.up();
     const ageMs = Date.now() - (this.worker?.lastLoopAt ?? this.startedAt);
     return ageMs <= workerStaleAfterMs(this.config.webhooks.pollMs)
       ? session.up()

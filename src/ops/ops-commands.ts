@@ -2,6 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { EventsService } from '../events/events.service';
 import { ApiKeysService } from '../identity/api-keys.service';
 import { OrdersService } from '../orders/orders.service';
+import { PortalLinksService } from '../portal/portal-links.service';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
 import { WebhookDeliveryWorker } from '../webhooks/delivery/webhook-delivery.worker';
@@ -128,6 +129,22 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'webhooks:reseal-secrets': {
     usage: '',
     run: (app) => app.get(WebhookOperationsService).resealSecrets(),
+  },
+  'portal:link': {
+    usage: '--account <organiserId|venueId> [--read-only] [--ttl <60..3600 seconds>]',
+    run: (app, args) => {
+      const ttl = optionalFlag(args, 'ttl');
+      if (ttl !== undefined && !/^\d+$/.test(ttl)) throw new OpsUsageError('--ttl must be a whole number of seconds');
+      return app.get(PortalLinksService).mint({
+        accountId: requiredFlag(args, 'account'),
+        readOnly: args.flags.get('read-only') === true,
+        ttlSeconds: ttl === undefined ? undefined : Number(ttl),
+      });
+    },
+  },
+  'portal:revoke': {
+    usage: '--account <organiserId|venueId>',
+    run: (app, args) => app.get(PortalLinksService).revoke(requiredFlag(args, 'account')),
   },
   'orders:confirm': {
     usage: '--order <orderId>',

@@ -23,6 +23,7 @@ export async function secondInstance(
     options.logTo === undefined ? pino({ level: config.logLevel }) : pino({ level: config.logLevel }, options.logTo);
   const running = await startService(config, logger);
   if (running.adminUrl === null) throw new Error('the admin listener did not start');
+  if (running.publicUrl === null) throw new Error('the public listener did not start');
   return {
     publicUrl: running.publicUrl,
     adminUrl: running.adminUrl,

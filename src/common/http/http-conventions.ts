@@ -3,7 +3,7 @@ import { recordAnsweredRequest } from './http-metrics';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import type { ClientFailureBudget } from '../rate-limit/client-failure-budget';
-import { audienceOfRequest, isDashboardRoute, listenerOf, pathOf } from './listener';
+import { acceptsFormBodies, audienceOfRequest, listenerOf, pathOf } from './listener';
 import { RouteMiss } from './route-miss';
 import type { RouteTable } from './route-table';
 import { REQUEST_ID_HEADER } from '../request-id/request-id';
@@ -94,8 +94,8 @@ function assertJsonObjectBody(request: FastifyRequest): void {
   // NUL and lone surrogates in bodies, path parameters and query values: see installJsonBodyParser.
   if (!BODY_METHODS.has(request.method) || request.body === undefined) return;
   const contentType = request.headers['content-type'] ?? '';
-  // The dashboard's HTML forms post urlencoded bodies; nothing else may.
-  if (FORM_MEDIA_TYPE.test(contentType) && isDashboardRoute(request.routeOptions.url ?? '')) return;
+  // The dashboard's and the portal's HTML forms post urlencoded bodies; nothing else may.
+  if (FORM_MEDIA_TYPE.test(contentType) && acceptsFormBodies(request.routeOptions.url ?? '')) return;
   if (!JSON_MEDIA_TYPE.test(contentType)) {
     throw new DomainError(ErrorCode.InvalidArgument, 'Request bodies must be JSON (Content-Type: application/json).', {
       status: 415,

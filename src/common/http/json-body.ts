@@ -5,7 +5,7 @@ import { jsonShapeProblem, jsonTextShapeProblem, unstorableTextProblem } from '.
 import type { AppConfig } from '../../config/app-config';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import { audienceOfRoute, isDashboardRoute } from './listener';
+import { audienceOfRoute, acceptsFormBodies } from './listener';
 
 /** Bodies of DELETE requests: at most `{"actorRole": "org_manager"}`. */
 export const SMALL_BODY_LIMIT = 1024;
@@ -56,7 +56,7 @@ export class EmptyBodyRoutes {
   }
 
   emptyMeansNone(method: string, route: string): boolean {
-    return !isDashboardRoute(route) && this.routes.has(`${method} ${route}`);
+    return !acceptsFormBodies(route) && this.routes.has(`${method} ${route}`);
   }
 }
 
@@ -217,9 +217,9 @@ export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfi
     );
   });
 
-  // The dashboard's HTML forms post urlencoded bodies; no other route has a parser for them (415).
+  // The dashboard's and the portal's HTML forms post urlencoded bodies; no other route has a parser for them (415).
   fastify.addContentTypeParser('application/x-www-form-urlencoded', (request, payload, done) => {
-    if (!isDashboardRoute(request.routeOptions.url ?? '')) {
+    if (!acceptsFormBodies(request.routeOptions.url ?? '')) {
       done(
         new DomainError(ErrorCode.InvalidArgument, 'Request bodies must be JSON (Content-Type: application/json).', {
           status: 415,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { audienceOfRoute, routeServes, stripPrefixBeforeVersion } from './listener';
+import { acceptsFormBodies, audienceOfRoute, routeServes, stripPrefixBeforeVersion } from './listener';
 
 describe('stripPrefixBeforeVersion', () => {
   it('routes a path prefix in front of the v1 segment as the path from v1 on', () => {
@@ -35,8 +35,25 @@ describe('audienceOfRoute', () => {
     }
   });
 
+  it('serves the portal under /portal on the public listener only, with a portal session and no other credential', () => {
+    for (const pattern of ['/portal', '/portal/subscriptions/:webhookId', '/portal/anything/not/planned']) {
+      assert.deepEqual(audienceOfRoute(pattern), { listeners: ['public'], credential: 'portal-session' });
+      assert.equal(routeServes(pattern, 'admin'), false);
+    }
+    for (const pattern of ['/portals', '/v1/portal', '/internal/portal-links']) {
+      assert.notEqual(audienceOfRoute(pattern).credential, 'portal-session');
+    }
+  });
+
+  it('parses urlencoded form bodies on dashboard and portal routes only', () => {
+    assert.equal(acceptsFormBodies('/portal/subscriptions/:webhookId/recover'), true);
+    assert.equal(acceptsFormBodies('/internal/dashboard/organisers'), true);
+    assert.equal(acceptsFormBodies('/v1/webhooks'), false);
+    assert.equal(acceptsFormBodies('/portalx'), false);
+  });
+
   it('requires an API key on every other route, including ones nobody planned for (fail closed)', () => {
-    for (const pattern of ['/v1/me', '/internals', '/healthz/extra', '/openapi.json.bak', '/anything']) {
+    for (const pattern of ['/v1/me', '/internals', '/healthz/extra', '/openapi.json.bak', '/anything', '/portals']) {
       assert.deepEqual(audienceOfRoute(pattern), { listeners: ['public'], credential: 'api-key' });
     }
   });

@@ -11,7 +11,7 @@ const ADMIN_LISTENER = Symbol('admin-listener');
 export type Listener = 'public' | 'admin';
 
 /** The credential a route requires, decided by the route, never by the request. */
-export type Credential = 'api-key' | 'admin-token' | 'none';
+export type Credential = 'api-key' | 'admin-token' | 'portal-session' | 'none';
 
 export interface RouteAudience {
   /** The listeners whose sockets may reach the route. */
@@ -31,6 +31,7 @@ const INTERNAL: RouteAudience = { listeners: ['admin'], credential: 'admin-token
 const PROBE: RouteAudience = { listeners: ['public', 'admin'], credential: 'none' };
 const REFERENCE: RouteAudience = { listeners: ['public'], credential: 'none' };
 const PUBLIC_API: RouteAudience = { listeners: ['public'], credential: 'api-key' };
+const PORTAL: RouteAudience = { listeners: ['public'], credential: 'portal-session' };
 
 /** Routes that answer without a credential. Anything not named here needs one (fail closed). */
 const PROBES = new Set(['/healthz', '/readyz']);
@@ -42,8 +43,9 @@ const REFERENCE_ROUTES = /^\/(?:openapi\.(?:json|yaml)|docs(?:\/.*)?)$/;
  * this codebase at start, never the URL a caller sent. Internal routes live
  * under `/internal` and answer only on the admin listener with the admin
  * token; the probes answer on both without a credential; the API reference
- * on the public listener without one; every other route is the public API
- * and needs an API key.
+ * on the public listener without one; the webhook portal's pages (under
+ * `/portal`) on the public listener with a portal session, and nothing
+ * else; every other route is the public API and needs an API key.
  */
 export function audienceOfRoute(pattern: string): RouteAudience {
   let audience = AUDIENCES.get(pattern);
@@ -63,6 +65,7 @@ function classify(pattern: string): RouteAudience {
   if (pattern === '/internal' || pattern.startsWith('/internal/')) return INTERNAL;
   if (PROBES.has(pattern)) return PROBE;
   if (REFERENCE_ROUTES.test(pattern)) return REFERENCE;
+  if (isPortalRoute(pattern)) return PORTAL;
   return PUBLIC_API;
 }
 
@@ -73,6 +76,16 @@ export function routeServes(pattern: string, listener: Listener): boolean {
 /** Dashboard pages (HTML forms, session cookie), by the route pattern they registered. */
 export function isDashboardRoute(pattern: string): boolean {
   return pattern === '/internal/dashboard' || pattern.startsWith('/internal/dashboard/');
+}
+
+/** The webhook portal's pages (HTML forms, portal session cookie), by the route pattern they registered. */
+export function isPortalRoute(pattern: string): boolean {
+  return pattern === '/portal' || pattern.startsWith('/portal/');
+}
+
+/** Routes whose HTML forms post urlencoded bodies: the dashboard's and the portal's; no other route parses them. */
+export function acceptsFormBodies(pattern: string): boolean {
+  return isDashboardRoute(pattern) || isPortalRoute(pattern);
 }
 
 export function pathOf(url: string): string {

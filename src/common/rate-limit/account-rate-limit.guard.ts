@@ -7,8 +7,9 @@ import {
   type ThrottlerStorage,
 } from '@nestjs/throttler';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { accountOf } from '../auth-context/access';
+import { accountOf, type Principal } from '../auth-context/access';
 import { authContextOf } from '../auth-context/auth.decorator';
+import { portalAccountOf } from '../auth-context/portal-access';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { audienceOfRequest } from '../http/listener';
@@ -39,6 +40,24 @@ function accountBudgetsOf(options: ThrottlerModuleOptions): AccountBudget[] {
     }
     return { name, ttl, limit, skipIf };
   });
+}
+
+/**
+ * The account a request draws on: an API key's principal, or a portal
+ * session's account (the portal counts like the API, internal-api.md
+ * "Webhook portal"); null for routes outside the budget. Authentication
+ * runs before this guard, so a counted route without its account is a bug.
+ */
+function budgetAccountOf(request: FastifyRequest): Principal | null {
+  const credential = audienceOfRequest(request)?.credential;
+  if (credential === 'api-key') {
+    const auth = authContextOf(request);
+    if (auth === undefined) throw new Error('rate limiting needs an authenticated principal');
+    return auth.principal;
+  }
+  // Portal routes without a session (the page that opens a link) are not any account's.
+  if (credential === 'portal-session') return portalAccountOf(request) ?? null;
+  return null;
 }
 
 function failOpen(request: FastifyRequest, error: unknown): true {
@@ -81,15 +100,13 @@ export class AccountRateLimitGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (audienceOfRequest(request)?.credential !== 'api-key') return true;
-    const auth = authContextOf(request);
-    // Authentication runs before every guard, so an unauthenticated request never gets here.
-    if (auth === undefined) throw new Error('rate limiting needs an authenticated principal');
+    const principal = budgetAccountOf(request);
+    if (principal === null) return true;
     // The reads and writes budgets skip each other's methods: a request draws on one of them (or none).
     const budget = this.budgets.find((candidate) => !candidate.skipIf(context));
     if (budget === undefined) return true;
     const reply = context.switchToHttp().getResponse<FastifyReply>();
-    const key = `${budget.name}:${accountOf(auth.principal)}`;
+    const key = `${budget.name}:${accountOf(principal)}`;
     if (!countsImmediately(this.storage)) {
       return this.storage.increment(key, budget.ttl, budget.limit, budget.ttl, budget.name).then(
         (record) => this.admit(budget, record, reply),

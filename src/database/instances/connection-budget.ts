@@ -1,12 +1,11 @@
 import type { ConnectionFigures } from './instance-statements';
 
 /**
- * Connections an instance opens outside its pool, each a dedicated client
- * that LISTENs: the API-key change listener (src/identity/
- * api-key-revocations.listener.ts) and the delivery wake-up listener
- * (src/webhooks/delivery/delivery-notifications.ts).
+ * Connections an instance opens outside its pool: the one dedicated client
+ * of the notification hub (src/database/notifications/notification-hub.ts),
+ * which LISTENs for every channel (key changes, delivery wake-ups, session ends).
  */
-export const DEDICATED_CONNECTIONS = 2;
+export const DEDICATED_CONNECTIONS = 1;
 
 export interface OwnConnections {
   poolMax: number;

@@ -30,9 +30,6 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** What an instance records as its role until roles exist: every part of the service. */
-const ROLE = 'all';
-
 /**
  * The instances serving this database, in PostgreSQL (table
  * `service_instance`): each records itself at start, heartbeats every few
@@ -119,7 +116,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
       {
         id: this.id,
         host: this.host,
-        role: ROLE,
+        role: this.config.serviceRole,
         version: this.version,
         poolMax: this.config.dbPoolMax,
         dedicatedConnections: DEDICATED_CONNECTIONS,

@@ -1,5 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { Cron, CronExpression } from '@nestjs/schedule';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { DataSource } from 'typeorm';
@@ -7,10 +6,14 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { preparedStatement } from '../../common/persistence/prepared-statement';
 import { SqlStatements } from '../../common/persistence/sql-statements';
+import { ScheduledJobs } from '../../database/jobs/scheduled-jobs';
 import { Transaction, UnitOfWork } from '../../database/unit-of-work';
 import type { RequestContext } from '../../common/request-id/request-context';
 
 export const IDEMPOTENCY_RETENTION_DAYS = 7;
+/** The scheduled job that deletes keys past their retention, hourly. */
+export const IDEMPOTENCY_PURGE_JOB = 'idempotency-purge';
+const IDEMPOTENCY_PURGE_EVERY_MS = 60 * 60 * 1000;
 /**
  * At most this many keys are kept per organiser: past it the oldest are
  * forgotten (a retry with one of those creates again). 10,000 is far more
@@ -102,7 +105,7 @@ function fingerprintOf(body: unknown): string {
  * A reuse with a different body replays all the same (as documented) and is logged.
  */
 @Injectable()
-export class IdempotencyService {
+export class IdempotencyService implements OnModuleInit {
   private readonly logger = new Logger(IdempotencyService.name);
   /** Creates per organiser since its last trim (by this process). */
   private readonly createsSinceTrim = new LRUCache<string, number>({ max: TRACKED_ORGANISERS });
@@ -111,7 +114,12 @@ export class IdempotencyService {
     private readonly unitOfWork: UnitOfWork,
     private readonly dataSource: DataSource,
     private readonly statements: SqlStatements,
+    private readonly jobs: ScheduledJobs,
   ) {}
+
+  onModuleInit(): void {
+    this.jobs.every(IDEMPOTENCY_PURGE_JOB, IDEMPOTENCY_PURGE_EVERY_MS, () => this.purgeExpired());
+  }
 
   static validKey(raw: string | string[] | undefined): string {
     if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) {
@@ -184,8 +192,7 @@ export class IdempotencyService {
     }
   }
 
-  /** Deletes keys past their retention. */
-  @Cron(CronExpression.EVERY_HOUR)
+  /** Deletes keys past their retention (the hourly job, on one instance at a time). */
   async purgeExpired(): Promise<number> {
     const result: [unknown[], number] = await this.dataSource.query(
       `DELETE FROM idempotency_key WHERE created_at < now() - interval '${IDEMPOTENCY_RETENTION_DAYS} days'`,

@@ -10,6 +10,7 @@ import {
   type ParsedCidr,
 } from '../../../libs/webhooks';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { roleDuties } from '../../config/service-role';
 import { countDeliveryAttempt } from './delivery-metrics';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
 import type { AttemptTrigger } from '../webhook-event-types';
@@ -74,8 +75,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   onApplicationBootstrap(): void {
-    // `npm run ops` boots the same module for one command: it writes deliveries, a running service sends them.
-    if (!this.config.runBackgroundWork) return;
+    // `npm run ops` boots the same module for one command, and an `api` instance only writes deliveries:
+    // the instances whose role runs the worker send them.
+    if (!roleDuties(this.config).runsDeliveryWorker) return;
     this.running = true;
     const interval = setInterval(() => this.wake(), this.config.webhooks.pollMs);
     interval.unref();

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { ScheduledJobs } from '../../database/jobs/scheduled-jobs';
 import { DeliveryHistoryRepository } from '../delivery-history.repository';
 import { WebhookSubscriptionRepository } from '../webhook-subscription.repository';
 
@@ -25,7 +25,7 @@ export interface PurgeCounts {
  * (with their attempt logs) and warnings older than that are deleted, and so
  * are subscriptions deleted that long ago once nothing of theirs is pending.
  * Pending deliveries are never touched, whatever their age. It runs every
- * ten minutes in small batches that skip locked rows, so it never blocks
+ * ten minutes (on one instance at a time) in small batches that skip locked rows, so it never blocks
  * delivery.
  */
 @Injectable()
@@ -37,22 +37,17 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
   constructor(
     private readonly deliveries: DeliveryHistoryRepository,
     private readonly subscriptions: WebhookSubscriptionRepository,
-    private readonly scheduler: SchedulerRegistry,
+    private readonly jobs: ScheduledJobs,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /** On one instance at a time, wherever the role runs scheduled jobs. */
   onApplicationBootstrap(): void {
-    if (!this.config.runBackgroundWork) return;
-    const interval = setInterval(() => void this.purge().catch(() => undefined), PURGE_EVERY_MS);
-    interval.unref();
-    this.scheduler.addInterval(RETENTION_INTERVAL_NAME, interval);
+    this.jobs.every(RETENTION_INTERVAL_NAME, PURGE_EVERY_MS, () => this.purge());
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    if (this.scheduler.doesExist('interval', RETENTION_INTERVAL_NAME)) {
-      this.scheduler.deleteInterval(RETENTION_INTERVAL_NAME);
-    }
     await this.run?.catch(() => undefined);
   }
 

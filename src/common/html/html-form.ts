@@ -3,7 +3,7 @@ import { validate, type ValidationError } from 'class-validator';
 import type { FastifyRequest } from 'fastify';
 
 /** A posted urlencoded form: every value a string, or several strings for repeated names (checkboxes). */
-export class DashboardForm {
+export class HtmlForm {
   private readonly fields: Record<string, unknown>;
 
   constructor(request: FastifyRequest) {

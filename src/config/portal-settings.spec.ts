@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadAppConfig } from './app-config';
+
+describe('portal settings', () => {
+  it('points portal links at the public listener on localhost by default', () => {
+    assert.equal(loadAppConfig({}).portal.url, 'http://localhost:3000/portal');
+    assert.equal(loadAppConfig({ PORT: '8080' }).portal.url, 'http://localhost:8080/portal');
+  });
+
+  it('takes PORTAL_URL as given, without a trailing slash, and refuses anything but an http(s) URL', () => {
+    assert.equal(
+      loadAppConfig({ PORTAL_URL: 'https://hooks.example.com/portal/' }).portal.url,
+      'https://hooks.example.com/portal',
+    );
+    assert.throws(() => loadAppConfig({ PORTAL_URL: 'ftp://example.com/portal' }), /PORTAL_URL/);
+    assert.throws(() => loadAppConfig({ PORTAL_URL: 'not a url' }), ConfigError);
+  });
+
+  it('allows no framing by default', () => {
+    assert.deepEqual(loadAppConfig({}).portal.frameAncestors, []);
+  });
+
+  it('reads PORTAL_FRAME_ANCESTORS as space-separated origins', () => {
+    assert.deepEqual(
+      loadAppConfig({ PORTAL_FRAME_ANCESTORS: ' https://app.example.com   http://localhost:8080 ' }).portal
+        .frameAncestors,
+      ['https://app.example.com', 'http://localhost:8080'],
+    );
+  });
+
+  it('refuses a frame ancestor that is not a plain origin (path, wildcard, keyword, other scheme)', () => {
+    for (const bad of [
+      'https://app.example.com/embed',
+      'https://*.example.com',
+      "'self'",
+      '*',
+      'data:',
+      'app.example.com',
+    ]) {
+      assert.throws(() => loadAppConfig({ PORTAL_FRAME_ANCESTORS: bad }), /PORTAL_FRAME_ANCESTORS/, bad);
+    }
+  });
+});

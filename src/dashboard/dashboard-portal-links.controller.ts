@@ -1,0 +1,55 @@
+import { Controller, Param, Post, Req, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { DashboardRoute } from '../common/auth-context/dashboard-access';
+import { DomainError } from '../common/errors/domain-error';
+import { PortalLinksService } from '../portal/portal-links.service';
+import { HtmlForm } from '../common/html/html-form';
+import { DashboardHtmlFilter } from './dashboard-html.filter';
+import { dashboardPath } from './dashboard-paths';
+import { DashboardRedirect } from './dashboard-redirect';
+import { DashboardSessionsService } from './dashboard-sessions.service';
+
+const ACCOUNT_KINDS = new Set(['organisers', 'venues']);
+
+/**
+ * Mints a webhook-portal link from an account's page. The link is shown
+ * once, as a message on the page the redirect leads to (Post/Redirect/Get):
+ * a reload neither mints another nor shows this one again.
+ */
+@ApiExcludeController()
+@UseFilters(DashboardHtmlFilter)
+@DashboardRoute('session')
+@Controller('internal/dashboard')
+export class DashboardPortalLinksController {
+  constructor(
+    private readonly links: PortalLinksService,
+    private readonly sessions: DashboardSessionsService,
+  ) {}
+
+  @Post(':accountKind/:accountId/portal-link')
+  async mint(
+    @Param('accountKind') accountKind: string,
+    @Param('accountId') accountId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<never> {
+    if (!ACCOUNT_KINDS.has(accountKind)) throw DomainError.notFound('Page');
+    const form = new HtmlForm(request);
+    const ttlText = form.text('ttlSeconds');
+    try {
+      const link = await this.links.mint({
+        accountId,
+        readOnly: form.checked('readOnly'),
+        ttlSeconds: ttlText === null ? undefined : /^\d{1,4}$/.test(ttlText) ? Number(ttlText) : NaN,
+      });
+      this.sessions.flash(request, {
+        kind: 'success',
+        text: `Portal link${link.readOnly ? ' (read only)' : ''}, shown once, opens once until ${link.expiresAt}: ${link.url}`,
+      });
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.status !== 400) throw error;
+      this.sessions.flash(request, { kind: 'error', text: error.message });
+    }
+    throw new DashboardRedirect(dashboardPath(accountKind, accountId));
+  }
+}

@@ -1,0 +1,128 @@
+import { Controller, Get, HttpCode, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PortalRoute } from '../common/auth-context/portal-access';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { AcceptsQuery } from '../common/query/accepts-query.decorator';
+import { sharedPageAssets } from '../common/html/html-assets';
+import type { LinkRefusal } from './portal-access.repository';
+import { portalFolder } from './portal-files';
+import { PortalHtmlFilter } from './portal-html.filter';
+import { PortalLinksService } from './portal-links.service';
+import { PortalPages } from './portal-pages';
+import { portalPath } from './portal-paths';
+import { PortalSessionsService } from './portal-sessions.service';
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+/** Read once at start: the only files the portal serves, so no path ever reaches the file system. */
+function loadAssets(): Map<string, Asset> {
+  const script = 'text/javascript; charset=utf-8';
+  // One look for the portal and the dashboard, kept in one stylesheet.
+  const shared = sharedPageAssets();
+  return new Map<string, Asset>([
+    ['portal.css', { body: shared.css, type: 'text/css; charset=utf-8' }],
+    ['favicon.svg', { body: shared.favicon, type: 'image/svg+xml' }],
+    ['portal.js', { body: readFileSync(join(portalFolder('assets'), 'portal.js')), type: script }],
+    ['htmx.min.js', { body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')), type: script }],
+  ]);
+}
+
+const REFUSALS: Record<LinkRefusal, string> = {
+  used: 'This link has already been opened. A portal link opens once.',
+  expired: 'This link has expired.',
+  revoked: 'This link has been revoked.',
+  unknown: 'This link is not valid: it may be mistyped or incomplete.',
+};
+
+function isRefusal(value: unknown): value is LinkRefusal {
+  return typeof value === 'string' && Object.hasOwn(REFUSALS, value);
+}
+
+/**
+ * What a browser reaches without a session: the page a link opens (its
+ * script exchanges the fragment's token), the exchange itself, the page
+ * that says why a link did not open, and the static files.
+ */
+@ApiExcludeController()
+@UseFilters(PortalHtmlFilter)
+@PortalRoute('entry')
+@Controller('portal')
+export class PortalEntryController {
+  private readonly assets = loadAssets();
+
+  constructor(
+    private readonly links: PortalLinksService,
+    private readonly sessions: PortalSessionsService,
+    private readonly pages: PortalPages,
+  ) {}
+
+  @Get()
+  open(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
+    return this.pages.send(request, reply, 'open', { title: 'Opening the webhook portal' });
+  }
+
+  /**
+   * Exchanges a link's token for a session cookie. JSON only, from this
+   * origin only: a form on another site can post neither, so no one can
+   * sign a visitor into someone else's portal.
+   */
+  @Post('session')
+  @HttpCode(200)
+  async exchange(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
+    const origin = request.headers.origin;
+    const contentType = request.headers['content-type'] ?? '';
+    if (!/^application\/json\s*(?:;|$)/i.test(contentType) || (origin !== undefined && !sameHost(origin, request))) {
+      throw new DomainError(ErrorCode.Forbidden, 'A portal link is opened by the portal page itself.');
+    }
+    const body = request.body as Record<string, unknown> | undefined;
+    const token = body?.['token'];
+    const opened =
+      typeof token === 'string' && /^[A-Za-z0-9_-]{1,200}$/.test(token)
+        ? await this.links.open(token)
+        : { refused: 'unknown' as const };
+    if ('refused' in opened) {
+      const location = `${portalPath('link-refused')}?reason=${opened.refused}`;
+      return reply.status(410).send({ location });
+    }
+    this.sessions.setCookie(reply, opened.sessionToken);
+    return reply.status(200).send({ location: portalPath('subscriptions') });
+  }
+
+  @Get('link-refused')
+  @AcceptsQuery('reason')
+  refused(
+    @Query('reason') reason: string | undefined,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const message = REFUSALS[isRefusal(reason) ? reason : 'unknown'];
+    return this.pages.send(request, reply, 'refused', { title: 'This link does not open', message }, 410);
+  }
+
+  @Get('signed-out')
+  signedOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
+    return this.pages.send(request, reply, 'signed-out', { title: 'Signed out' });
+  }
+
+  @Get('assets/:name')
+  asset(@Param('name') name: string, @Res() reply: FastifyReply): FastifyReply {
+    const asset = this.assets.get(name);
+    if (asset === undefined) throw DomainError.notFound('Asset');
+    return reply.type(asset.type).send(asset.body);
+  }
+}
+
+function sameHost(origin: string, request: FastifyRequest): boolean {
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}

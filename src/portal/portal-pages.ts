@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import { Eta } from 'eta';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import * as format from '../common/html/html-format';
+import { portalFolder } from './portal-files';
+import { PORTAL_BASE, portalPath } from './portal-paths';
+import { portalSessionOf } from './portal-request';
+import { PortalSessionsService } from './portal-sessions.service';
+
+/** Renders the Eta templates in `views/` (HTML-escaped by default) into complete pages. */
+@Injectable()
+export class PortalPages {
+  private readonly eta = new Eta({ views: portalFolder('views'), cache: true, autoEscape: true });
+
+  constructor(private readonly sessions: PortalSessionsService) {}
+
+  async send(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    view: string,
+    data: Record<string, unknown>,
+    status = 200,
+  ): Promise<FastifyReply> {
+    const session = portalSessionOf(request);
+    const html = this.eta.render(view, {
+      breadcrumbs: [],
+      ...data,
+      csrf: session?.csrf_token ?? '',
+      flashes: await this.sessions.takeFlashes(request),
+      signedIn: session !== null,
+      readOnly: session?.read_only ?? true,
+      base: PORTAL_BASE,
+      path: portalPath,
+      format,
+    });
+    // Time from the request's arrival to the rendered page, for the benchmark and the browser's network panel.
+    void reply.header('server-timing', `page;dur=${reply.elapsedTime.toFixed(1)}`);
+    // The portal's own headers (no-store, CSP, framing) are set on every /portal response (portal-headers.ts).
+    return reply.status(status).type('text/html; charset=utf-8').send(html);
+  }
+}

@@ -1,0 +1,93 @@
+import { Injectable } from '@nestjs/common';
+import { DomainError } from '../common/errors/domain-error';
+import { healthOf } from '../webhooks/dto/webhook-health';
+import { OrganisersService } from '../identity/organisers.service';
+import { VenuesService } from '../venues/venues.service';
+import type { WebhookDetailResponseDto } from '../webhooks/dto/webhook.dto';
+import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
+import { WebhooksService } from '../webhooks/webhooks.service';
+import type { PortalAccount } from './portal-access.repository';
+import { deliveryView } from './portal-delivery-view';
+import { portalPath } from './portal-paths';
+
+export interface PortalSubscriptionSummary {
+  id: string;
+  url: string;
+  host: string;
+  events: string[];
+  health: string;
+  consecutiveFailures: number;
+  figures: WebhookDetailResponseDto['health'];
+  warnings: WebhookDetailResponseDto['warnings'];
+  href: string;
+}
+
+/** The page shows the newest deliveries of the log (with every attempt of each). */
+export const DELIVERIES_SHOWN = 100;
+
+/**
+ * What the portal's pages show, always through the account: a subscription
+ * of another account is not found, exactly as one that does not exist
+ * (same error, same page), and is checked before any operation touches it.
+ */
+@Injectable()
+export class PortalSubscriptionViews {
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly operations: WebhookOperationsService,
+    private readonly organisers: OrganisersService,
+    private readonly venues: VenuesService,
+  ) {}
+
+  /** The subscription, if it is the account's; otherwise 404 as for an unknown id. */
+  async owned(account: PortalAccount, webhookId: string): Promise<WebhookDetailResponseDto> {
+    let detail: WebhookDetailResponseDto;
+    try {
+      detail = await this.operations.detail(webhookId);
+    } catch (error) {
+      if (error instanceof DomainError && error.status === 404) throw DomainError.notFound('Webhook');
+      throw error;
+    }
+    if (detail.accountType !== account.type || detail.accountId !== account.id) throw DomainError.notFound('Webhook');
+    return detail;
+  }
+
+  async accountName(account: PortalAccount): Promise<string> {
+    if (account.type === 'organiser') return (await this.organisers.find(account.id))?.name ?? account.id;
+    return (await this.venues.describe(account.id)).name ?? account.id;
+  }
+
+  /** Every subscription of the account (ten at most), each with its health figures and warnings. */
+  async list(account: PortalAccount): Promise<PortalSubscriptionSummary[]> {
+    const subscriptions = await this.webhooks.list(account);
+    const details = await Promise.all(subscriptions.map((webhook) => this.operations.detail(webhook.id)));
+    return details.map((detail) => ({
+      id: detail.id,
+      url: detail.url,
+      host: new URL(detail.url).host,
+      events: detail.events,
+      health: healthOf(detail),
+      consecutiveFailures: detail.consecutiveFailures,
+      figures: detail.health,
+      warnings: detail.warnings,
+      href: portalPath('subscriptions', detail.id),
+    }));
+  }
+
+  async subscriptionPage(account: PortalAccount, webhookId: string): Promise<Record<string, unknown>> {
+    const webhook = await this.owned(account, webhookId);
+    const deliveries = (await this.operations.deliveries(webhookId, DELIVERIES_SHOWN + 1)).map(deliveryView);
+    const shown = deliveries.slice(0, DELIVERIES_SHOWN);
+    return {
+      title: `Webhook to ${new URL(webhook.url).host}`,
+      webhook: { ...webhook, secret: undefined, health: healthOf(webhook) },
+      figures: webhook.health,
+      deliveries: shown,
+      moreDeliveries: deliveries.length > DELIVERIES_SHOWN,
+      missed: shown.filter((delivery) => delivery.status === 'skipped'),
+      webhookHref: portalPath('subscriptions', webhookId),
+      defaultGrace: DEFAULT_GRACE_SECONDS,
+      breadcrumbs: [{ label: 'Subscriptions', href: portalPath('subscriptions') }],
+    };
+  }
+}

@@ -1,0 +1,183 @@
+import { Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseInstant } from '../../libs/time/instant';
+import { PortalRoute } from '../common/auth-context/portal-access';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { HtmlForm } from '../common/html/html-form';
+import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
+import type { PortalAccount, PortalSessionRow } from './portal-access.repository';
+import { PortalHtmlFilter } from './portal-html.filter';
+import { PortalPages } from './portal-pages';
+import { portalPath } from './portal-paths';
+import { PortalRedirect } from './portal-redirect';
+import { requirePortalSession } from './portal-request';
+import { PortalSessionsService } from './portal-sessions.service';
+import { PortalSubscriptionViews } from './portal-subscription-views.service';
+
+function accountOf(session: PortalSessionRow): PortalAccount {
+  return { type: session.account_type, id: session.account_id };
+}
+
+/**
+ * The portal's pages for a signed-in account: its subscriptions, each one's
+ * delivery log, the operations on it (unless the link was read-only), and
+ * the page for receivers' developers. Every action answers with a redirect
+ * (Post/Redirect/Get), so a reload shows the page and never repeats it.
+ */
+@ApiExcludeController()
+@UseFilters(PortalHtmlFilter)
+@PortalRoute('session')
+@Controller('portal')
+export class PortalSubscriptionsController {
+  constructor(
+    private readonly views: PortalSubscriptionViews,
+    private readonly operations: WebhookOperationsService,
+    private readonly sessions: PortalSessionsService,
+    private readonly pages: PortalPages,
+  ) {}
+
+  @Get('subscriptions')
+  async list(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
+    const account = accountOf(requirePortalSession(request));
+    const [subscriptions, accountName] = await Promise.all([this.views.list(account), this.views.accountName(account)]);
+    return this.pages.send(request, reply, 'subscriptions', {
+      title: 'Webhook subscriptions',
+      subscriptions,
+      accountName,
+      accountType: account.type,
+    });
+  }
+
+  @Get('verify')
+  async verify(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
+    const subscriptions = await this.views.list(accountOf(requirePortalSession(request)));
+    return this.pages.send(request, reply, 'verify', {
+      title: 'Verifying deliveries',
+      subscriptions,
+      exampleId: subscriptions[0]?.id ?? 'wh_…',
+    });
+  }
+
+  @Get('subscriptions/:webhookId')
+  async subscription(
+    @Param('webhookId') webhookId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const view = await this.views.subscriptionPage(accountOf(requirePortalSession(request)), webhookId);
+    return this.pages.send(request, reply, 'subscription', view);
+  }
+
+  @Post('subscriptions/:webhookId/deliveries/:deliveryId/resend')
+  async resend(
+    @Param('webhookId') webhookId: string,
+    @Param('deliveryId') deliveryId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<never> {
+    const force = new HtmlForm(request).checked('force');
+    await this.act(request, webhookId, async () => {
+      await this.operations.resend(webhookId, deliveryId, { force });
+      return `Delivery ${deliveryId} is being sent again.`;
+    });
+    throw new PortalRedirect(portalPath('subscriptions', webhookId));
+  }
+
+  @Post('subscriptions/:webhookId/recover')
+  async recover(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
+    const form = new HtmlForm(request);
+    const sinceText = form.text('since');
+    const untilText = form.text('until');
+    await this.act(request, webhookId, async () => {
+      const since = parseInstant(sinceText ?? undefined);
+      const until = untilText === null ? undefined : parseInstant(untilText);
+      if (since === null) throw DomainError.invalidArgument('Since must be an instant, e.g. 2026-11-23T18:00:00Z.');
+      if (until === null) throw DomainError.invalidArgument('Until must be an instant, or left empty.');
+      const result = await this.operations.recover(webhookId, { since, ...(until === undefined ? {} : { until }) });
+      return `${result.queued} deliveries queued again${result.remaining > 0 ? `; ${result.remaining} more remain (recover again)` : ''}.`;
+    });
+    throw new PortalRedirect(portalPath('subscriptions', webhookId));
+  }
+
+  @Post('subscriptions/:webhookId/enable')
+  async enable(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
+    const recover = new HtmlForm(request).checked('recover');
+    await this.act(request, webhookId, async () => {
+      await this.operations.enable(webhookId, { recover });
+      return recover ? 'Re-enabled; what it missed while disabled is being sent.' : 'Re-enabled.';
+    });
+    throw new PortalRedirect(portalPath('subscriptions', webhookId));
+  }
+
+  /** The new secret is not carried through the redirect: the next page may show the current secret, once. */
+  @Post('subscriptions/:webhookId/rotate-secret')
+  async rotateSecret(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
+    const session = requirePortalSession(request);
+    const graceText = new HtmlForm(request).text('graceSeconds');
+    const graceSeconds =
+      graceText === null ? DEFAULT_GRACE_SECONDS : /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
+    let rotated = false;
+    await this.act(request, webhookId, async () => {
+      await this.operations.rotateSecret(webhookId, { graceSeconds });
+      await this.sessions.allowSecretReveal(session, webhookId);
+      rotated = true;
+      return 'Secret rotated.';
+    });
+    throw new PortalRedirect(portalPath('subscriptions', webhookId, ...(rotated ? ['secret'] : [])));
+  }
+
+  @Get('subscriptions/:webhookId/secret')
+  async secret(
+    @Param('webhookId') webhookId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const session = requirePortalSession(request);
+    const webhook = await this.views.owned(accountOf(session), webhookId);
+    if (!(await this.sessions.takeSecretReveal(session, webhookId))) {
+      await this.sessions.flash(request, {
+        kind: 'error',
+        text: 'The new secret was shown once and is not shown again. Rotate again if it was not copied.',
+      });
+      throw new PortalRedirect(portalPath('subscriptions', webhookId));
+    }
+    return this.pages.send(request, reply, 'secret', {
+      title: 'New signing secret',
+      webhook,
+      webhookHref: portalPath('subscriptions', webhookId),
+      breadcrumbs: [
+        { label: 'Subscriptions', href: portalPath('subscriptions') },
+        { label: `Webhook to ${new URL(webhook.url).host}`, href: portalPath('subscriptions', webhookId) },
+      ],
+    });
+  }
+
+  @Post('sign-out')
+  async signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
+    await this.sessions.signOut(request, reply);
+    return reply.status(303).header('location', portalPath('signed-out')).send('');
+  }
+
+  /**
+   * Runs an operation on one of the account's subscriptions and reports its
+   * outcome on the next page. Scope first: another account's subscription is
+   * not found before anything is done; a read-only link changes nothing.
+   */
+  private async act(request: FastifyRequest, webhookId: string, operation: () => Promise<string>): Promise<void> {
+    const session = requirePortalSession(request);
+    await this.views.owned(accountOf(session), webhookId);
+    if (session.read_only) {
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        'This portal link is read-only: it shows everything and changes nothing.',
+      );
+    }
+    try {
+      await this.sessions.flash(request, { kind: 'success', text: await operation() });
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
+      await this.sessions.flash(request, { kind: 'error', text: error.message });
+    }
+  }
+}

@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromiumMissingReason, DashboardBrowser } from './support/dashboard-browser';
+import { eventually } from './support/eventually';
+import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
+import { mintPortalLink } from './support/portal-client';
+import { withApp } from './support/with-app';
+
+const ENV = {
+  WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
+  WEBHOOK_BACKOFF_BASE_MS: '20',
+  WEBHOOK_BACKOFF_MAX_MS: '40',
+  WEBHOOK_POLL_MS: '50',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_MAX_ATTEMPTS: '2',
+};
+
+/** UPDATE_SCREENSHOTS=1 copies the two pages the portal guide shows into docs/screenshots/. */
+const SCREENSHOTS = join(__dirname, '..', '..', 'docs', 'screenshots');
+
+const missing = chromiumMissingReason();
+if (missing !== null) process.stderr.write(`\n[portal] browser tests SKIPPED: ${missing}\n\n`);
+
+/**
+ * An account's walk through the portal in one Chromium, keyboard only (Tab
+ * to a control, Enter to use it): open the link, read a failing
+ * subscription's log, resend, rotate and copy the secret, reload, sign out.
+ * Every page state is checked with axe-core at 1440 and 375 px.
+ */
+describe('webhook portal in a browser', { skip: missing ?? false }, () => {
+  const app = withApp(ENV);
+  let browser: DashboardBrowser;
+  let receiver: HttpsReceiver;
+  let link: { url: string; token: string };
+  let webhookId: string;
+  let secret: string;
+
+  before(async () => {
+    receiver = await startHttpsReceiver(() => ({ status: 503, body: '{"error":"maintenance until 18:00"}' }));
+    const owner = await app.make.organiser({ name: 'Harbour Jazz Club', scopes: ['webhooks:write'] });
+    webhookId = (await app.make.webhook(owner.key, `${receiver.origin}/hooks`, ['order.confirmed'])).id;
+    await app.make.order((await app.make.event(owner.id)).id);
+    await eventually(async () => {
+      const listed = await app.admin('GET', `/internal/webhooks/${webhookId}/deliveries`);
+      return (listed.body.data as Array<{ status: string }>)[0]?.status === 'failed' ? true : undefined;
+    }, 'the delivery to fail');
+    const minted = await mintPortalLink(app.service, owner.id);
+    // The link as the account's browser reaches this service (the test's port is chosen at start).
+    link = { url: `${app.service.publicUrl}/portal#token=${minted.token}`, token: minted.token };
+    browser = await DashboardBrowser.launch();
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.service.publicUrl });
+  });
+  after(async () => {
+    await browser?.close();
+    await receiver?.close();
+  });
+
+  const page = () => browser.page;
+
+  it('opens the link, takes the token out of the address bar and the history, and shows the subscriptions', async () => {
+    await page().goto(link.url);
+    await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
+    assert.doesNotMatch(page().url(), /#|token/);
+    await page()
+      .goBack()
+      .catch(() => undefined);
+    assert.doesNotMatch(page().url(), /token/, 'no history entry keeps the token');
+    if (new URL(page().url()).pathname !== '/portal/subscriptions') await page().goForward();
+    await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
+    assert.match((await page().textContent('main')) ?? '', /failing/);
+    await browser.checkPage('portal-subscriptions');
+  });
+
+  it("opens the failing subscription's delivery log with the keyboard: HTTP status and the receiver's answer", async () => {
+    await browser.submitWith(`a[href="/portal/subscriptions/${webhookId}"]`);
+    const text = (await page().textContent('#delivery-log')) ?? '';
+    assert.match(text, /HTTP 503/);
+    assert.match(text, /Response body:/);
+    await browser.checkPage('portal-delivery-log');
+  });
+
+  it('refreshes the log in place', async () => {
+    await browser.press('#refresh-log');
+    await page().locator('#delivery-log').waitFor();
+    assert.match(new URL(page().url()).pathname, /^\/portal\/subscriptions\//);
+  });
+
+  it('resends a delivery and says so after the redirect', async () => {
+    await browser.submitWith('button[data-delivery]');
+    assert.match((await page().textContent('[role=status]')) ?? '', /is being sent again/);
+    await browser.checkPage('portal-resent');
+  });
+
+  it('rotates the secret, shows it once and copies it', async () => {
+    await browser.submitWith('#rotate-secret');
+    assert.match(new URL(page().url()).pathname, /\/secret$/);
+    secret = (await page().inputValue('#new-secret')) ?? '';
+    assert.match(secret, /^whsec_[0-9a-f]{64}$/);
+    await browser.press('button[data-copy]');
+    await page().locator('.copy-status', { hasText: /\S/ }).waitFor();
+    await browser.checkPage('portal-secret');
+  });
+
+  it('reloads without repeating the rotation or showing the secret again', async () => {
+    await page().reload();
+    assert.doesNotMatch(new URL(page().url()).pathname, /\/secret$/);
+    assert.doesNotMatch((await page().content()) ?? '', /whsec_/);
+    assert.match((await page().textContent('[role=alert]')) ?? '', /shown once/);
+    const current = await app.admin('GET', `/internal/webhooks/${webhookId}`);
+    assert.equal(current.body.data.secret, secret, 'the reload rotated nothing');
+    await browser.checkPage('portal-after-reload');
+  });
+
+  it('shows receivers how to verify a delivery', async () => {
+    await browser.submitWith('a[href="/portal/verify"]');
+    assert.match((await page().textContent('main')) ?? '', new RegExp(webhookId));
+    await browser.checkPage('portal-verify');
+  });
+
+  it('signs out with the keyboard', async () => {
+    await browser.submitWith('#sign-out');
+    assert.equal(new URL(page().url()).pathname, '/portal/signed-out');
+    await browser.checkPage('portal-signed-out');
+  });
+
+  it('wrote no error to the browser console on any page of the walk', () => {
+    assert.deepEqual(browser.consoleErrors, []);
+  });
+
+  it('shows a page that says the session has ended once signed out', async () => {
+    await page().goto(`${app.service.publicUrl}/portal/subscriptions`);
+    assert.match((await page().textContent('main')) ?? '', /session has ended/);
+    await browser.checkPage('portal-session-ended');
+  });
+
+  it('refuses the same link a second time with a page that says so', async () => {
+    await page().goto(link.url);
+    await page().waitForURL((url) => url.pathname === '/portal/link-refused');
+    assert.match((await page().textContent('main')) ?? '', /already been opened/);
+    assert.doesNotMatch(page().url(), /token/);
+    await browser.checkPage('portal-link-refused');
+    // Chromium reports every 4xx answer on the console: the refusals' own 401 and 410s are the only lines.
+    assert.ok(
+      browser.consoleErrors.every((line) => /status of (401|410)/.test(line)),
+      browser.consoleErrors.join('\n'),
+    );
+  });
+
+  after(() => {
+    if (process.env['UPDATE_SCREENSHOTS'] !== '1') return;
+    for (const name of ['portal-subscriptions', 'portal-delivery-log']) {
+      copyFileSync(join(browser.folder, `${name}-1440.png`), join(SCREENSHOTS, `${name}.png`));
+    }
+  });
+});

@@ -1,0 +1,482 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { after, before, describe, it } from 'node:test';
+import type { Client } from 'pg';
+import { captureLog } from './support/captured-log';
+import { csrfOf } from './support/dashboard-client';
+import { DashboardClient } from './support/dashboard-client';
+import { eventually } from './support/eventually';
+import { internalApi, publicApi } from './support/http-client';
+import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
+import { ops as runOps, opsEnvFor } from './support/ops-cli';
+import { mintPortalLink, PortalClient, tokenOf } from './support/portal-client';
+import { secondInstance } from './support/second-instance';
+import type { TestService } from './support/test-service';
+import { withApp } from './support/with-app';
+
+/** Fast failures against a loopback receiver, and request logs kept for the fragment check. */
+const ENV = {
+  WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
+  WEBHOOK_BACKOFF_BASE_MS: '20',
+  WEBHOOK_BACKOFF_MAX_MS: '40',
+  WEBHOOK_POLL_MS: '50',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_MAX_ATTEMPTS: '2',
+  LOG_LEVEL: 'info',
+};
+
+interface AccountWithHooks {
+  id: string;
+  key: string;
+  webhookIds: string[];
+  deliveryIds: string[];
+}
+
+/** Everything a portal could change, read straight from the tables (before/after comparisons). */
+async function webhookState(db: Client): Promise<string> {
+  const parts = await Promise.all([
+    db.query(
+      `SELECT id, enabled, consecutive_failures, secret_sealed, previous_secret_sealed FROM webhook_subscription ORDER BY id`,
+    ),
+    db.query(`SELECT id, status, attempts, next_attempt_at FROM webhook_delivery ORDER BY id`),
+    db.query(`SELECT count(*)::int AS n FROM webhook_delivery_attempt`),
+    db.query(`SELECT count(*)::int AS n FROM webhook_warning`),
+  ]);
+  return JSON.stringify(parts.map((part) => part.rows));
+}
+
+/** The same page, minus what differs per request (request ids, timings). */
+function stable(html: string): string {
+  return html.replace(/<code>[0-9a-f-]{36}<\/code>/g, '');
+}
+
+describe('the webhook portal', () => {
+  const log = captureLog();
+  const app = withApp(ENV, { logTo: log.stream });
+  let receiver: HttpsReceiver;
+  let ours: AccountWithHooks;
+  let theirs: AccountWithHooks;
+  let venueId: string;
+  const tokensSeen: string[] = [];
+
+  async function accountWithFailingHook(name: string): Promise<AccountWithHooks> {
+    const owner = await app.make.organiser({ name, scopes: ['webhooks:read', 'webhooks:write', 'events:read'] });
+    const hook = await app.make.webhook(owner.key, `${receiver.origin}/${name}`, ['order.confirmed']);
+    const event = await app.make.event(owner.id);
+    await app.make.order(event.id);
+    const deliveries = await eventually(async () => {
+      const listed = await app.admin('GET', `/internal/webhooks/${hook.id}/deliveries`);
+      const all = listed.body.data as Array<{ id: string; status: string }>;
+      return all.length > 0 && all.every((d) => d.status === 'failed') ? all : undefined;
+    }, `${name}'s delivery to fail`);
+    return { id: owner.id, key: owner.key, webhookIds: [hook.id], deliveryIds: deliveries.map((d) => d.id) };
+  }
+
+  async function opened(accountId: string, options: { readOnly?: boolean } = {}): Promise<PortalClient> {
+    const link = await mintPortalLink(app.service, accountId, options);
+    tokensSeen.push(link.token);
+    const client = new PortalClient(app.service.publicUrl);
+    await client.open(link.token);
+    return client;
+  }
+
+  before(async () => {
+    receiver = await startHttpsReceiver(() => ({ status: 500, body: 'receiver down for upkeep' }));
+    ours = await accountWithFailingHook('ours');
+    theirs = await accountWithFailingHook('theirs');
+    venueId = (await app.make.venue()).id;
+  });
+  after(async () => receiver.close());
+
+  describe('links', () => {
+    it('mints a link to PORTAL_URL with the token in the fragment, valid 900 seconds by default, storing only its hash', async () => {
+      const before = Date.now();
+      const link = await mintPortalLink(app.service, ours.id);
+      tokensSeen.push(link.token);
+      assert.ok(link.url.startsWith(`${app.service.config.portal.url}#token=`), link.url);
+      assert.equal(link.readOnly, false);
+      const ttl = (Date.parse(link.expiresAt) - before) / 1000;
+      assert.ok(ttl > 890 && ttl < 910, `expires in ${ttl} s`);
+      const stored = await app.db.query(`SELECT to_jsonb(l)::text AS row FROM portal_link l`);
+      assert.ok(stored.rows.every((row: { row: string }) => !row.row.includes(link.token)));
+    });
+
+    it('mints a link for a venue too, and a read-only one when asked', async () => {
+      const link = await mintPortalLink(app.service, venueId, { readOnly: true, ttlSeconds: 60 });
+      assert.equal(link.readOnly, true);
+    });
+
+    it('answers 404 not_found for an account that is neither an organiser nor a venue', async () => {
+      const minted = await app.admin('POST', '/internal/portal-links', { body: { accountId: 'org_nobody' } });
+      assert.equal(minted.status, 404);
+      assert.equal(minted.body.error, 'not_found');
+    });
+
+    it('refuses a ttlSeconds that is not a whole number from 60 to 3600 with 400 invalid_argument', async () => {
+      for (const ttlSeconds of [59, 3601, 90.5, '900', null, -1]) {
+        const minted = await app.admin('POST', '/internal/portal-links', { body: { accountId: ours.id, ttlSeconds } });
+        assert.equal(minted.status, 400, `ttlSeconds ${JSON.stringify(ttlSeconds)}`);
+        assert.equal(minted.body.error, 'invalid_argument');
+      }
+    });
+
+    it('opens a link once: the session cookie is HttpOnly, SameSite=Strict, on /portal; a second opening is refused with a page that says so', async () => {
+      const link = await mintPortalLink(app.service, ours.id);
+      tokensSeen.push(link.token);
+      const client = new PortalClient(app.service.publicUrl);
+      const first = await client.exchange(link.token);
+      assert.equal(first.status, 200);
+      assert.equal(first.location, '/portal/subscriptions');
+      const cookie = first.setCookie.find((line) => line.startsWith('portal_session='));
+      assert.ok(cookie !== undefined);
+      assert.match(cookie, /HttpOnly/i);
+      assert.match(cookie, /SameSite=Strict/i);
+      assert.match(cookie, /Path=\/portal(;|$)/);
+      const again = await new PortalClient(app.service.publicUrl).exchange(link.token);
+      assert.equal(again.status, 410);
+      const page = await client.get(again.location);
+      assert.equal(page.status, 410);
+      assert.match(page.html, /already been opened/);
+    });
+
+    it('refuses an expired link', async () => {
+      const link = await mintPortalLink(app.service, ours.id, { ttlSeconds: 60 });
+      tokensSeen.push(link.token);
+      // Sixty seconds pass.
+      await app.db.query(`UPDATE portal_link SET expires_at = now() - interval '1 second' WHERE expires_at = $1`, [
+        link.expiresAt,
+      ]);
+      const answer = await new PortalClient(app.service.publicUrl).exchange(link.token);
+      assert.equal(answer.status, 410);
+      assert.match(answer.location, /reason=expired/);
+    });
+
+    it('mints a link from the CLI: npm run ops -- portal:link --account <id> --read-only --ttl 120', async () => {
+      const result = await runOps(
+        ['portal:link', '--account', ours.id, '--read-only', '--ttl', '120'],
+        opsEnvFor(app.service),
+      );
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.json.data.readOnly, true);
+      const client = new PortalClient(app.service.publicUrl);
+      assert.equal((await client.exchange(tokenOf(result.json.data.url as string))).status, 200);
+    });
+
+    it("makes a link from the dashboard's account page and shows it once, after the redirect", async () => {
+      const dashboard = new DashboardClient(app.service.adminUrl);
+      await dashboard.signIn(app.service.adminToken);
+      const page = await dashboard.get(`/internal/dashboard/organisers/${ours.id}`);
+      const made = await dashboard.post(
+        `/internal/dashboard/organisers/${ours.id}/portal-link`,
+        { ttlSeconds: '300' },
+        csrfOf(page.html),
+      );
+      assert.equal(made.status, 303);
+      const shown = await dashboard.get(made.location ?? '');
+      const url = /(http:\/\/\S+#token=[A-Za-z0-9_-]+)/.exec(shown.html)?.[1];
+      assert.ok(url !== undefined, 'the link is on the page');
+      assert.doesNotMatch((await dashboard.get(made.location ?? '')).html, /#token=/);
+      assert.equal((await new PortalClient(app.service.publicUrl).exchange(tokenOf(url))).status, 200);
+    });
+  });
+
+  describe('sessions', () => {
+    it('ends a session after 30 minutes without a request, and 12 hours after the link was opened', async () => {
+      const idle = await opened(ours.id);
+      const idleId = await app.db.query(`SELECT id FROM portal_session ORDER BY created_at DESC LIMIT 1`);
+      await app.db.query(`UPDATE portal_session SET last_seen_at = now() - interval '31 minutes' WHERE id = $1`, [
+        idleId.rows[0].id,
+      ]);
+      const page = await idle.get('/portal/subscriptions');
+      assert.equal(page.status, 401);
+      assert.match(page.html, /session has ended/);
+
+      const old = await opened(ours.id);
+      const oldId = await app.db.query(`SELECT id FROM portal_session ORDER BY created_at DESC LIMIT 1`);
+      await app.db.query(`UPDATE portal_session SET created_at = now() - interval '12 hours' WHERE id = $1`, [
+        oldId.rows[0].id,
+      ]);
+      assert.equal((await old.get('/portal/subscriptions')).status, 401);
+    });
+
+    it('signs out: the cookie is cleared and the session refused from then on', async () => {
+      const client = await opened(ours.id);
+      const cookie = client.cookies.get('portal_session') ?? '';
+      const page = await client.get('/portal/subscriptions');
+      const out = await client.postFrom(page, '/portal/sign-out');
+      assert.equal(out.status, 303);
+      assert.equal(out.location, '/portal/signed-out');
+      const replay = new PortalClient(app.service.publicUrl);
+      replay.cookies.set('portal_session', cookie);
+      assert.equal((await replay.get('/portal/subscriptions')).status, 401);
+    });
+
+    it('revokes every session and unopened link of the account through another instance, refused on every instance at once', async () => {
+      const second = await secondInstance(app.service);
+      try {
+        const client = await opened(ours.id);
+        const unopened = await mintPortalLink(app.service, ours.id);
+        tokensSeen.push(unopened.token);
+        const other = await opened(theirs.id);
+        const revoked = await internalApi(second)('POST', `/internal/accounts/${ours.id}/portal-sessions/revoke`);
+        assert.equal(revoked.status, 200);
+        assert.equal(revoked.body.data.accountId, ours.id);
+        assert.ok(revoked.body.data.revoked >= 2, JSON.stringify(revoked.body));
+        // No cache: the very next request on either instance is refused.
+        assert.equal((await client.get('/portal/subscriptions')).status, 401);
+        const onSecond = new PortalClient(second.publicUrl);
+        onSecond.cookies.set('portal_session', client.cookies.get('portal_session') ?? '');
+        assert.equal((await onSecond.get('/portal/subscriptions')).status, 401);
+        const late = await new PortalClient(app.service.publicUrl).exchange(unopened.token);
+        assert.equal(late.status, 410);
+        assert.match(late.location, /reason=revoked/);
+        assert.equal((await other.get('/portal/subscriptions')).status, 200, "another account's session stays");
+      } finally {
+        await second.close();
+      }
+    });
+
+    it('answers 404 not_found when revoking the sessions of an unknown account', async () => {
+      const revoked = await app.admin('POST', '/internal/accounts/org_nobody/portal-sessions/revoke');
+      assert.equal(revoked.status, 404);
+    });
+  });
+
+  describe('scope', () => {
+    it('accepts the portal cookie on no API route and no internal route, and no API key or admin token on a portal page', async () => {
+      const client = await opened(ours.id);
+      const cookie = `portal_session=${client.cookies.get('portal_session') ?? ''}`;
+      const api = await fetch(`${app.service.publicUrl}/v1/webhooks`, { headers: { cookie } });
+      assert.equal(api.status, 401);
+      const internal = await fetch(`${app.service.adminUrl}/internal/webhooks/${ours.webhookIds[0]}`, {
+        headers: { cookie },
+      });
+      assert.equal(internal.status, 401);
+      for (const authorization of [`Bearer ${ours.key}`, `Bearer ${app.service.adminToken}`]) {
+        const page = await fetch(`${app.service.publicUrl}/portal/subscriptions`, { headers: { authorization } });
+        assert.equal(page.status, 401);
+      }
+      const onAdmin = await fetch(`${app.service.adminUrl}/portal/subscriptions`, { headers: { cookie } });
+      assert.equal(onAdmin.status, 404);
+    });
+
+    it("answers another account's subscription, delivery and attempt with the very page an unknown id gets, on every portal route, changing nothing", async () => {
+      const client = await opened(ours.id);
+      const page = await client.get(`/portal/subscriptions/${ours.webhookIds[0]}`);
+      const csrf = csrfOf(page.html);
+      const ownHook = ours.webhookIds[0] ?? '';
+      const ownDelivery = ours.deliveryIds[0] ?? '';
+      type Route = (id: string) => { method: 'GET' | 'POST'; path: string; fields?: Record<string, string> };
+      const routes: Route[] = [
+        (id) => ({ method: 'GET', path: `/portal/subscriptions/${id}` }),
+        (id) => ({ method: 'GET', path: `/portal/subscriptions/${id}/secret` }),
+        (id) => ({ method: 'POST', path: `/portal/subscriptions/${id}/enable`, fields: { recover: 'true' } }),
+        (id) => ({
+          method: 'POST',
+          path: `/portal/subscriptions/${id}/recover`,
+          fields: { since: '2020-01-01T00:00:00Z' },
+        }),
+        (id) => ({ method: 'POST', path: `/portal/subscriptions/${id}/rotate-secret`, fields: { graceSeconds: '0' } }),
+        (id) => ({
+          method: 'POST',
+          path: `/portal/subscriptions/${id}/deliveries/${ownDelivery}/resend`,
+          fields: { force: 'true' },
+        }),
+        (id) => ({
+          method: 'POST',
+          path: `/portal/subscriptions/${ownHook}/deliveries/${id}/resend`,
+          fields: { force: 'true' },
+        }),
+        (id) => ({
+          method: 'POST',
+          path: `/portal/subscriptions/${id}/deliveries/${id}/resend`,
+          fields: { force: 'true' },
+        }),
+      ];
+      const theirIds = [...theirs.webhookIds, ...theirs.deliveryIds];
+      const call = async (route: Route, id: string) => {
+        const { method, path, fields } = route(id);
+        return method === 'GET' ? client.get(path) : client.post(path, fields ?? {}, csrf);
+      };
+      const unknown = await call(routes[0] ?? (() => ({ method: 'GET', path: '' })), 'wh_does_not_exist');
+      assert.equal(unknown.status, 404);
+      const stateBefore = await webhookState(app.db);
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...routes), fc.constantFrom(...theirIds), async (route, id) => {
+          const answer = await call(route, id);
+          assert.equal(answer.status, 404, `${route(id).method} ${route(id).path}`);
+          assert.equal(stable(answer.html), stable(unknown.html));
+        }),
+        { numRuns: 40 },
+      );
+      // Exhaustively too: the property's sample is random, the pairs are few.
+      for (const route of routes) for (const id of theirIds) assert.equal((await call(route, id)).status, 404);
+      assert.equal(await webhookState(app.db), stateBefore);
+    });
+  });
+
+  describe('pages and actions', () => {
+    it('lists the subscriptions with health, figures and warnings, and shows each attempt with its HTTP status', async () => {
+      const client = await opened(ours.id);
+      const list = await client.get('/portal/subscriptions');
+      assert.equal(list.status, 200);
+      assert.match(list.html, /badge-failing/);
+      assert.match(list.html, /Success rate/);
+      assert.doesNotMatch(list.html, /whsec_/, 'no secret on the list');
+      assert.doesNotMatch(list.html, new RegExp(theirs.webhookIds[0] ?? 'x'));
+      const detail = await client.get(`/portal/subscriptions/${ours.webhookIds[0]}`);
+      assert.equal(detail.status, 200);
+      assert.match(detail.html, /HTTP 500/);
+      assert.match(detail.html, /Response body: /);
+      assert.match(detail.html, /Missed while disabled/);
+      assert.doesNotMatch(detail.html, /whsec_/);
+    });
+
+    it('sends Cache-Control: no-store, a CSP of this origin only and frame-ancestors none on every portal answer', async () => {
+      const client = await opened(ours.id);
+      const answers = [
+        await client.get('/portal'),
+        await client.get('/portal/subscriptions'),
+        await client.get('/portal/subscriptions/wh_unknown'),
+        await client.get('/portal/assets/portal.js'),
+        await new PortalClient(app.service.publicUrl).get('/portal/subscriptions'),
+        await client.get('/portal/no-such-page'),
+      ];
+      for (const answer of answers) {
+        assert.equal(answer.headers.get('cache-control'), 'no-store');
+        const csp = answer.headers.get('content-security-policy') ?? '';
+        assert.match(csp, /default-src 'self'/);
+        assert.match(csp, /frame-ancestors 'none'/);
+        assert.doesNotMatch(csp, /unsafe-inline/);
+      }
+      assert.doesNotMatch((await client.get('/portal')).html, /<script>/, 'no inline script');
+    });
+
+    it('lets PORTAL_FRAME_ANCESTORS name the origins that may frame the portal', async () => {
+      const framed = await secondInstance(app.service, { PORTAL_FRAME_ANCESTORS: 'https://app.example.com' });
+      try {
+        const page = await fetch(`${framed.publicUrl}/portal`);
+        assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors https:\/\/app\.example\.com$/);
+        assert.equal(page.headers.get('x-frame-options'), null);
+      } finally {
+        await framed.close();
+      }
+    });
+
+    it('refuses a form post without the CSRF token, changing nothing', async () => {
+      const client = await opened(ours.id);
+      const stateBefore = await webhookState(app.db);
+      const refused = await client.post(`/portal/subscriptions/${ours.webhookIds[0]}/rotate-secret`, {}, null);
+      assert.equal(refused.status, 403);
+      assert.equal(await webhookState(app.db), stateBefore);
+    });
+
+    it('refuses every action of a read-only link and shows no form for one', async () => {
+      const client = await opened(ours.id, { readOnly: true });
+      const page = await client.get(`/portal/subscriptions/${ours.webhookIds[0]}`);
+      assert.doesNotMatch(page.html, /rotate-secret|\/resend|\/recover/);
+      const stateBefore = await webhookState(app.db);
+      const refused = await client.postFrom(page, `/portal/subscriptions/${ours.webhookIds[0]}/rotate-secret`);
+      assert.equal(refused.status, 403);
+      assert.match(refused.html, /read-only/);
+      assert.equal(await webhookState(app.db), stateBefore);
+    });
+
+    it('rotates the secret and shows the new one once after the redirect; a reload neither repeats the rotation nor shows it again', async () => {
+      const client = await opened(ours.id);
+      const webhookId = ours.webhookIds[0] ?? '';
+      const page = await client.get(`/portal/subscriptions/${webhookId}`);
+      const rotated = await client.postFrom(page, `/portal/subscriptions/${webhookId}/rotate-secret`, {
+        graceSeconds: '60',
+      });
+      assert.equal(rotated.status, 303);
+      assert.equal(rotated.location, `/portal/subscriptions/${webhookId}/secret`);
+      const shown = await client.get(rotated.location ?? '');
+      const secret = /value="(whsec_[0-9a-f]{64})"/.exec(shown.html)?.[1];
+      assert.ok(secret !== undefined);
+      const current = await app.admin('GET', `/internal/webhooks/${webhookId}`);
+      assert.equal(current.body.data.secret, secret);
+      const reload = await client.get(rotated.location ?? '');
+      assert.equal(reload.status, 303);
+      assert.doesNotMatch(reload.html, /whsec_/);
+      assert.equal(
+        (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret,
+        secret,
+        'not rotated again',
+      );
+    });
+
+    it('resends a delivery and recovers a window, each answered with a redirect and a message on the next page', async () => {
+      const client = await opened(ours.id);
+      const webhookId = ours.webhookIds[0] ?? '';
+      const page = await client.get(`/portal/subscriptions/${webhookId}`);
+      const resent = await client.postFrom(
+        page,
+        `/portal/subscriptions/${webhookId}/deliveries/${ours.deliveryIds[0]}/resend`,
+      );
+      assert.equal(resent.status, 303);
+      assert.match((await client.get(resent.location ?? '')).html, /is being sent again/);
+      const recovered = await client.postFrom(page, `/portal/subscriptions/${webhookId}/recover`, {
+        since: 'yesterday',
+      });
+      assert.equal(recovered.status, 303);
+      assert.match((await client.get(recovered.location ?? '')).html, /Since must be an instant/);
+    });
+
+    it("shows receivers how to verify a delivery, with the account's own subscription ids", async () => {
+      const client = await opened(ours.id);
+      const page = await client.get('/portal/verify');
+      assert.equal(page.status, 200);
+      assert.match(page.html, new RegExp(ours.webhookIds[0] ?? 'x'));
+      assert.match(page.html, /standardwebhooks/);
+      assert.match(page.html, /Service-Signature: t=/);
+      assert.doesNotMatch(page.html, new RegExp(theirs.webhookIds[0] ?? 'x'));
+    });
+  });
+
+  describe('rate budget', () => {
+    let limited: TestService;
+    before(async () => {
+      limited = await secondInstance(app.service, { RATE_LIMIT_READS: '3', RATE_LIMIT_WRITES: '1' });
+    });
+    after(async () => limited.close());
+
+    it("counts portal reads against the account's read budget with API reads, and answers 429 with a page that explains the wait", async () => {
+      const client = new PortalClient(limited.publicUrl);
+      await client.open((await mintPortalLink(app.service, theirs.id)).token);
+      const api = await publicApi(limited)('GET', '/v1/webhooks', { key: theirs.key });
+      assert.equal(api.status, 200);
+      const third = await client.get('/portal/verify');
+      assert.equal(third.status, 200);
+      const refused = await client.get('/portal/verify');
+      assert.equal(refused.status, 429);
+      const wait = Number(refused.headers.get('retry-after'));
+      assert.ok(wait >= 1 && wait <= 60);
+      assert.match(refused.html, new RegExp(`Wait <strong>${wait} seconds</strong>`));
+    });
+
+    it("counts portal form posts against the account's write budget", async () => {
+      const client = new PortalClient(limited.publicUrl);
+      const csrf = await client.open((await mintPortalLink(app.service, venueId)).token).catch(() => '');
+      // The venue has no subscription: each post is a 404 that still costs a write.
+      const first = await client.post('/portal/subscriptions/wh_none/recover', { since: '2020-01-01T00:00:00Z' }, csrf);
+      const second = await client.post(
+        '/portal/subscriptions/wh_none/recover',
+        { since: '2020-01-01T00:00:00Z' },
+        csrf,
+      );
+      assert.deepEqual([first.status, second.status], [404, 429]);
+    });
+  });
+
+  it('never writes a link token (the fragment) into a log line', () => {
+    assert.ok(tokensSeen.length > 5);
+    assert.ok(log.lines.length > 0, 'the service logged its requests');
+    const text = log.text();
+    for (const token of tokensSeen) assert.ok(!text.includes(token), 'a token reached the log');
+    assert.ok(
+      log.lines.some((line) => line['url'] === '/portal/session'),
+      'the exchange was logged, without its body',
+    );
+  });
+});
