@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { ID_LESS_DELETE_PATHS } from '../src/common/http/id-less-delete';
+import { isPortalRoute } from '../src/common/http/listener';
 import { after, before, describe, it } from 'node:test';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { ErrorCode } from '../src/common/errors/error-code';
@@ -43,13 +44,17 @@ function operationsOf(document: Json): Array<{ key: string; path: string; method
 
 /** The route table's routes of one listener, written as the document writes them. */
 function routesOf(listener: 'public' | 'admin'): string[] {
-  return service.running.app
-    .get(RouteTable)
-    .entries(listener)
-    .map((route) => `${route.method} ${route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`)
-    .filter((route) => !REFERENCE_PATHS.test((route.split(' ')[1] ?? '').replace(/\*$/, '')))
-    .filter((route) => !PROBE_PATHS.test(route.split(' ')[1] ?? ''))
-    .sort();
+  return (
+    service.running.app
+      .get(RouteTable)
+      .entries(listener)
+      .map((route) => `${route.method} ${route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`)
+      .filter((route) => !REFERENCE_PATHS.test((route.split(' ')[1] ?? '').replace(/\*$/, '')))
+      .filter((route) => !PROBE_PATHS.test(route.split(' ')[1] ?? ''))
+      // The portal's pages answer people in HTML (docs/portal.md); they are no operation of the API.
+      .filter((route) => !isPortalRoute(route.split(' ')[1] ?? ''))
+      .sort()
+  );
 }
 
 // One service for every suite of this file (the documents are read once).

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { EventEmitter2 } from '@nestjs/event-emitter';
-import { DataSource } from 'typeorm';
-import { OrdersService } from '../src/orders/orders.service';
 import type { Transaction } from '../src/database/unit-of-work';
 import type { OrderConfirmedDomainEvent } from '../src/orders/domain-events/order-confirmed.domain-event';
 import { assertErrorBody } from './support/error-body';
@@ -181,7 +179,9 @@ describe('orders: confirmation, and what the webhooks context receives', () => {
   });
 
   describe('for the webhooks context', () => {
-    it('webhookData reads an order inside a transaction, in integer minor units with currency normalised', async () => {
+    const dataOf = (orderId: string): unknown => emitted.find((event) => event.orderId === orderId)?.data;
+
+    it('order.confirmed carries the webhook data of the confirmed order, in integer minor units with currency normalised', async () => {
       const eventId = await insertEvent(organiser.id);
       const order = await createOrder(eventId, {
         lineItems: [
@@ -195,10 +195,8 @@ describe('orders: confirmation, and what the webhooks context receives', () => {
         billingEmail: 'grace@example.test',
         paymentProvider: 'adyen',
       });
-      const orders = service.running.app.get(OrdersService);
-      const dataSource = service.running.app.get(DataSource);
-      const data = await dataSource.transaction((manager) => orders.webhookData(order.id, manager));
-      assert.deepEqual(data, {
+      assert.equal((await admin('POST', `/internal/orders/${order.id}/confirm`)).status, 200);
+      assert.deepEqual(dataOf(order.id), {
         orderId: order.id,
         eventId,
         totalAmount: 2501,
@@ -209,28 +207,24 @@ describe('orders: confirmation, and what the webhooks context receives', () => {
         billingEmail: 'grace@example.test',
         paymentProvider: 'adyen',
       });
-      const nullCurrency = await createOrder(eventId, { currency: null });
-      const other = await dataSource.transaction((manager) => orders.webhookData(nullCurrency.id, manager));
-      assert.equal(other?.currency, 'EUR');
-      assert.equal(await dataSource.transaction((manager) => orders.webhookData('ord_missing', manager)), null);
+      const nullCurrency = await createOrder(eventId, { currency: null, status: 'confirmed' });
+      assert.equal((dataOf(nullCurrency.id) as { currency: string }).currency, 'EUR');
+      assertErrorBody(await admin('POST', '/internal/orders/ord_missing/confirm'), 404, 'not_found');
+      assert.equal(emissionsOf('ord_missing'), 0);
     });
 
-    it('webhookData sees the confirmation inside the publishing transaction', async () => {
+    it('order.confirmed carries the confirmation as its own transaction made it', async () => {
       const eventId = await insertEvent(organiser.id);
       const order = await createOrder(eventId, { totalAmountMinor: 999 });
-      const orders = service.running.app.get(OrdersService);
       const emitter = service.running.app.get(EventEmitter2);
       const seen: unknown[] = [];
-      const listener = async (event: OrderConfirmedDomainEvent, tx: Transaction): Promise<void> => {
-        if (event.orderId === order.id) seen.push(await orders.webhookData(event.orderId, tx.manager));
+      const listener = (event: OrderConfirmedDomainEvent, _tx: Transaction): void => {
+        if (event.orderId === order.id) seen.push(event.data);
       };
-      // The bus publishes with emitAsync, which awaits a listener's promise inside the transaction.
-      // eslint-disable-next-line @typescript-eslint/no-misused-promises
       emitter.on('order.confirmed', listener);
       try {
         await admin('POST', `/internal/orders/${order.id}/confirm`);
       } finally {
-        // eslint-disable-next-line @typescript-eslint/no-misused-promises
         emitter.off('order.confirmed', listener);
       }
       assert.equal(seen.length, 1);

@@ -6,6 +6,9 @@ import type { DataSourceOptions } from 'typeorm';
  * @nestjs/typeorm) and by `ormconfig.ts` for the TypeORM CLI. Schema changes
  * happen only through the migrations folder; `synchronize` is never on.
  */
+/** Where TypeORM records the migrations it ran (read by the readiness check too). */
+export const MIGRATIONS_TABLE = 'schema_migration';
+
 /** The pool's size when DB_POOL_MAX is not set (app-config.ts reads and checks the setting). */
 export const DEFAULT_POOL_MAX = 20;
 
@@ -17,7 +20,7 @@ export function dataSourceOptions(url: string, poolMax: number = DEFAULT_POOL_MA
     migrationsRun: false,
     entities: [join(__dirname, '..', '**', '*.entity.js')],
     migrations: [join(__dirname, 'migrations', '*.js')],
-    migrationsTableName: 'schema_migration',
+    migrationsTableName: MIGRATIONS_TABLE,
     extra: { max: poolMax, application_name: 'events-api' },
   };
 }

@@ -2,7 +2,6 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
-import { SqlStatements } from './sql-statements';
 import { NotificationHub } from './notifications/notification-hub';
 import { ServiceSettings } from './service-settings';
 import { ScheduledJobs } from './jobs/scheduled-jobs';
@@ -29,7 +28,7 @@ import { UnitOfWork } from './unit-of-work';
     }),
   ],
   // InstanceRegistry: which instances serve this database (the rate limiter's fallback, the connection check).
-  providers: [UnitOfWork, Database, ServiceSettings, SqlStatements, NotificationHub, ScheduledJobs, InstanceRegistry],
-  exports: [UnitOfWork, Database, ServiceSettings, SqlStatements, NotificationHub, ScheduledJobs, InstanceRegistry],
+  providers: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs, InstanceRegistry],
+  exports: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs, InstanceRegistry],
 })
 export class DatabaseModule {}

@@ -1,5 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { sql } from './sql/sql-fragment';
+import { defineStatement, NO_PARAMS, type NoParams } from './sql/sql-statement';
+import { Database } from './sql/sql-target';
+
+const CURSOR_SIGNING_KEY = defineStatement<NoParams, { value: string }>(
+  () => sql`SELECT value FROM service_setting WHERE name = 'cursor_signing_key'`,
+  { prepared: false },
+);
 
 /**
  * Server-side secrets that every instance must share (the cursor signing
@@ -8,14 +15,11 @@ import { DataSource } from 'typeorm';
  */
 @Injectable()
 export class ServiceSettings {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly database: Database) {}
 
   async cursorSigningKey(): Promise<string> {
-    const rows: Array<{ value: string }> = await this.dataSource.query(
-      `SELECT value FROM service_setting WHERE name = 'cursor_signing_key'`,
-    );
-    const value = rows[0]?.value;
-    if (value === undefined) throw new Error('service_setting.cursor_signing_key is missing; run migrations');
-    return value;
+    const row = await CURSOR_SIGNING_KEY.one(NO_PARAMS, this.database);
+    if (row === null) throw new Error('service_setting.cursor_signing_key is missing; run migrations');
+    return row.value;
   }
 }

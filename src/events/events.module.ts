@@ -8,12 +8,13 @@ import { VenuesModule } from '../venues/venues.module';
 import { EventsController } from './events.controller';
 import { EventsInternalController } from './events.internal.controller';
 import { EventsService } from './events.service';
+import { IdempotencyKeyRepository } from './idempotency/idempotency-key.repository';
 import { IdempotencyService } from './idempotency/idempotency.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([EventEntity]), IdentityModule, VenuesModule],
   controllers: [EventsController, EventsInternalController],
-  providers: [EventsService, EventRepository, EventPresenter, IdempotencyService],
+  providers: [EventsService, EventRepository, EventPresenter, IdempotencyService, IdempotencyKeyRepository],
   exports: [EventsService],
 })
 export class EventsModule {}

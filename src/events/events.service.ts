@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import {
   DIRECTLY_STORED_FIELDS,
   hasWritableFields,
@@ -20,12 +19,12 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { entityTagOfJson, headerMatches } from '../common/http/entity-tag';
 import type { PageRequest } from '../common/pagination/page-request';
-import { Transaction, UnitOfWork } from '../database/unit-of-work';
+import { UnitOfWork, type Transaction } from '../database/unit-of-work';
 import { EventPublishedDomainEvent } from './domain-events/event-published.domain-event';
-import type { EventPublishedData, EventResponseDto, InternalEventResponse } from './dto/event.dto';
+import type { EventResponseDto, InternalEventResponse } from './dto/event.dto';
 import { EventEntity } from './entities/event.entity';
 import { EventPresenter } from './event.presenter';
-import { EventRepository } from './event.repository';
+import { EventRepository, type LockedEvent, type WrittenEvent } from './event.repository';
 import { IdempotencyService, type IdempotentOutcome } from './idempotency/idempotency.service';
 import type { RequestContext } from '../common/request-id/request-context';
 import { OrganisersService } from '../identity/organisers.service';
@@ -79,7 +78,6 @@ export class EventsService {
     return tagged(this.presenter.present(row));
   }
 
-  /** POST /v1/events, inside the idempotency transaction. */
   /**
    * `POST /v1/events`: the creation runs once per `Idempotency-Key`; a retry
    * with the same key replays the stored status, headers and body.
@@ -100,9 +98,8 @@ export class EventsService {
   private async create(auth: AuthContext, body: unknown, tx: Transaction): Promise<TaggedEvent> {
     const patch = parseOrThrow(body, 'create');
     const entity = this.newEntity(auth.principal.id);
-    await this.applyPatch(entity, patch, tx.manager);
-    await this.events.insert(entity, tx.manager);
-    return tagged(this.presentEntity(entity));
+    await this.applyPatch(entity, patch, tx);
+    return tagged(this.presenter.present(await this.events.insert(entity, tx)));
   }
 
   /**
@@ -111,25 +108,25 @@ export class EventsService {
    * ETag, the second sees the first's result and gets 412.
    */
   async update(auth: AuthContext, eventId: string, body: unknown, ifMatch: string | undefined): Promise<TaggedEvent> {
-    return this.unitOfWork.run(async ({ manager }) => {
-      const entity = await this.events.lockForWrite(eventId, manager, auth.principal.id);
+    return this.unitOfWork.run(async (tx) => {
+      const locked = await this.events.lockForWrite(eventId, tx, auth.principal.id);
       // Ownership first: no rule about the body may tell a stranger that the id exists.
-      if (entity === null) throw DomainError.notFound('Event');
+      if (locked === null) throw DomainError.notFound('Event');
+      const entity = locked.record;
       const patch = parseOrThrow(body, 'update');
       if (!hasWritableFields(patch)) {
         throw DomainError.invalidArgument('The body has no writable fields; no writable fields were given.');
       }
-      if (ifMatch !== undefined && !headerMatches(ifMatch, tagged(this.presentEntity(entity)).etag)) {
+      if (ifMatch !== undefined && !headerMatches(ifMatch, tagged(this.presenter.present(locked.view)).etag)) {
         throw new DomainError(
           ErrorCode.PreconditionFailed,
           'If-Match does not match the current ETag; nothing was written.',
         );
       }
       this.assertVisibilityMove(entity.visibility ?? 'draft', patch.visibility);
-      await this.applyPatch(entity, patch, manager);
+      await this.applyPatch(entity, patch, tx);
       entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
-      await this.events.save(entity, manager);
-      return tagged(this.presentEntity(entity));
+      return tagged(this.presenter.present(await this.events.save(entity, tx)));
     });
   }
 
@@ -144,7 +141,7 @@ export class EventsService {
    * against the event then follows it). Null when the event does not exist.
    */
   async lockOwner(eventId: string, tx: Transaction): Promise<{ organizerId: string | null } | null> {
-    return this.events.findOwner(eventId, tx.manager, 'share');
+    return this.events.lockOwner(eventId, tx);
   }
 
   /** Internal fixtures: any visibility, a null or placeholder organiser, startTime optional. */
@@ -157,78 +154,67 @@ export class EventsService {
         }
       }
       const entity = this.newEntity(organizerId);
-      await this.applyPatch(entity, patch, tx.manager);
+      await this.applyPatch(entity, patch, tx);
       // Created public counts as becoming public for the first time.
       const publishedNow = entity.visibility === 'public';
       if (publishedNow) {
         if (!isPublishable(entity.planning)) throw this.unpublishable();
         entity.firstPublishedAt = entity.createdAt;
       }
-      await this.events.insert(entity, tx.manager);
-      if (publishedNow) await this.announcePublication(entity, tx, traceId);
-      return { ...this.presentEntity(entity), organizerId: entity.organizerId };
+      const written = await this.events.insert(entity, tx);
+      if (publishedNow) await this.announcePublication(written, entity.locationId, entity.createdAt, tx, traceId);
+      return { ...this.presenter.present(written), organizerId: written.organizerId };
     });
   }
 
   /**
    * Makes an event public. `event.published` is emitted only by the
-   * transaction that first sets `first_published_at` (the row is locked, so
-   * two concurrent publishes emit once); publishing again emits nothing.
+   * conditional update that first sets `first_published_at` (the row is
+   * locked, so two concurrent publishes emit once); publishing again emits nothing.
    */
   async publish(eventId: string, traceId: string): Promise<EventResponseDto> {
     return this.unitOfWork.run(async (tx) => {
-      const entity = await this.lockedById(eventId, tx.manager);
-      if (!isPublishable(entity.planning)) throw this.unpublishable();
-      const firstTime = entity.firstPublishedAt === null;
-      if (entity.visibility !== 'public' || firstTime) {
-        entity.visibility = 'public';
-        entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
-        if (firstTime) entity.firstPublishedAt = entity.updatedAt;
-        await this.events.save(entity, tx.manager);
-      }
-      if (firstTime) await this.announcePublication(entity, tx, traceId);
-      return this.presentEntity(entity);
+      const { record, view } = await this.lockedById(eventId, tx);
+      if (!isPublishable(record.planning)) throw this.unpublishable();
+      const updatedAt = this.nextUpdatedAt(record.updatedAt);
+      const published = await this.events.publish(eventId, updatedAt, tx);
+      if (published === null) return this.presenter.present(view);
+      if (published.firstPublication)
+        await this.announcePublication(published, published.locationId, updatedAt, tx, traceId);
+      return this.presenter.present(published);
     });
   }
 
   /** A write the public API does not expose: only `updatedAt` moves. */
   async touch(eventId: string): Promise<EventResponseDto> {
-    return this.unitOfWork.run(async ({ manager }) => {
-      const entity = await this.lockedById(eventId, manager);
-      entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
-      await this.events.touch(eventId, entity.updatedAt, manager);
-      return this.presentEntity(entity);
+    return this.unitOfWork.run(async (tx) => {
+      const { record } = await this.lockedById(eventId, tx);
+      return this.presenter.present(await this.events.touch(eventId, this.nextUpdatedAt(record.updatedAt), tx));
     });
   }
 
   async delete(eventId: string): Promise<{ id: string; deleted: true }> {
-    const deleted = await this.unitOfWork.run(({ manager }) => this.events.delete(eventId, manager));
+    const deleted = await this.unitOfWork.run((tx) => this.events.delete(eventId, tx));
     if (!deleted) throw DomainError.notFound('Event');
     return { id: eventId, deleted: true };
   }
 
-  /** The `data` of an `event.published` delivery, read inside the publishing transaction. */
-  async webhookData(eventId: string, manager: EntityManager): Promise<EventPublishedData | null> {
-    const row = await this.events.findById(eventId, manager);
-    if (row === null) return null;
-    const event = this.presenter.present(row);
-    return {
-      eventId: event.id,
-      title: event.title,
-      startTime: event.startTime,
-      endTime: event.endTime,
-      url: event.url,
-    };
-  }
-
-  private async announcePublication(entity: EventEntity, tx: Transaction, traceId: string): Promise<void> {
-    const venueId = entity.locationId === null ? null : await this.venues.venueOfLocation(entity.locationId, tx);
+  /** `event.published`, carrying its webhooks' data from the statement that published the event. */
+  private async announcePublication(
+    published: WrittenEvent,
+    locationId: string | null,
+    publishedAt: Date,
+    tx: Transaction,
+    traceId: string,
+  ): Promise<void> {
+    const venueId = locationId === null ? null : await this.venues.venueOfLocation(locationId, tx);
     await this.bus.publish(
       new EventPublishedDomainEvent(
-        entity.id,
-        entity.organizerId,
+        published.id,
+        published.organizerId,
         venueId === null ? [] : [venueId],
-        entity.firstPublishedAt ?? new Date(),
+        this.presenter.publishedData(published),
+        publishedAt,
         traceId,
       ),
       tx,
@@ -239,10 +225,10 @@ export class EventsService {
     return DomainError.conflict('The event cannot be published while planning.date.mode is not fixed.');
   }
 
-  private async lockedById(eventId: string, manager: EntityManager): Promise<EventEntity> {
-    const entity = await this.events.lockForWrite(eventId, manager);
-    if (entity === null) throw DomainError.notFound('Event');
-    return entity;
+  private async lockedById(eventId: string, tx: Transaction): Promise<LockedEvent> {
+    const locked = await this.events.lockForWrite(eventId, tx);
+    if (locked === null) throw DomainError.notFound('Event');
+    return locked;
   }
 
   /**
@@ -291,7 +277,7 @@ export class EventsService {
   }
 
   /** Merges a validated patch into the stored event, applying the rules that need stored state. */
-  private async applyPatch(entity: EventEntity, patch: EventPatch, manager: EntityManager): Promise<void> {
+  private async applyPatch(entity: EventEntity, patch: EventPatch, tx: Transaction): Promise<void> {
     const before = { startTime: entity.startTime, locationId: entity.locationId };
     // The entity names its columns after the EventPatch fields (the round-trip spec holds it to that).
     const stored = entity as unknown as Record<string, unknown>;
@@ -303,7 +289,7 @@ export class EventsService {
 
     let timeZone = 'UTC';
     if (entity.locationId !== null) {
-      const location = await this.venues.liveLocation(entity.locationId, manager);
+      const location = await this.venues.liveLocation(entity.locationId, tx);
       if (location === null) {
         if (patch.locationId !== undefined)
           throw DomainError.invalidArgument('locationId does not name a known location.');
@@ -347,16 +333,5 @@ export class EventsService {
   /** `updatedAt` always moves forward, even when two writes land within one millisecond. */
   private nextUpdatedAt(previous: Date): Date {
     return new Date(Math.max(Date.now(), previous.getTime() + 1));
-  }
-
-  private presentEntity(entity: EventEntity): EventResponseDto {
-    return this.presenter.present({
-      id: entity.id,
-      title: entity.title,
-      visibility: entity.visibility,
-      start_time: entity.startTime?.toISOString() ?? null,
-      end_time: entity.endTime?.toISOString() ?? null,
-      updated_at: entity.updatedAt.toISOString(),
-    });
   }
 }

@@ -10,10 +10,19 @@ import {
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { roleDuties } from '../config/service-role';
+import { MIGRATIONS_TABLE } from '../database/data-source-options';
+import { sql, sqlText } from '../database/sql/sql-fragment';
+import { defineStatement, NO_PARAMS, type NoParams } from '../database/sql/sql-statement';
+import { Database } from '../database/sql/sql-target';
 import { WebhookDeliveryWorker } from '../webhooks/delivery/webhook-delivery.worker';
 
 /** A probe must answer well inside a platform's probe timeout (often 1 s): each check gets this long. */
 export const CHECK_TIMEOUT_MS = 800;
+
+const APPLIED_MIGRATIONS = defineStatement<NoParams, { name: string }>(
+  () => sql`SELECT name FROM ${sqlText(MIGRATIONS_TABLE)}`,
+  { prepared: false },
+);
 
 export type CheckState = 'up' | 'down';
 
@@ -55,6 +64,7 @@ export class ReadinessService implements OnModuleInit {
     private readonly database: TypeOrmHealthIndicator,
     private readonly indicators: HealthIndicatorService,
     private readonly dataSource: DataSource,
+    private readonly sqlDatabase: Database,
     private readonly moduleRef: ModuleRef,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -99,10 +109,7 @@ export class ReadinessService implements OnModuleInit {
     return this.indicators
       .check('migrations')
       .attempt(async () => {
-        const table = this.dataSource.options.migrationsTableName ?? 'migrations';
-        const rows: Array<{ name: string }> = await this.dataSource.query(
-          `SELECT name FROM ${this.dataSource.driver.escape(table)}`,
-        );
+        const rows = await APPLIED_MIGRATIONS.rows(NO_PARAMS, this.sqlDatabase);
         const applied = new Set(rows.map((row) => row.name));
         const pending = this.dataSource.migrations.map((m) => m.name).filter((name) => !applied.has(name ?? ''));
         if (pending.length > 0) throw new Error(`not applied: ${pending.join(', ')}`);

@@ -17,9 +17,9 @@ export const API_KEY_STALENESS_BOUND_MS = 1_000;
 
 /**
  * Shorter than the bound by the time a request may take between its trust
- * check and its answer, with room for a loaded machine (at load 17 on 2 cores
- * that took up to 100 ms): a heartbeat goes every 200 ms, so a live listener
- * renews the trust long before it runs out.
+ * check and its answer, with room for a heavily loaded machine; heartbeats
+ * come several times per window, so a live listener renews the trust long
+ * before it runs out.
  */
 export const API_KEY_CACHE_TRUST_WINDOW_MS = 600;
 

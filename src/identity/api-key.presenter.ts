@@ -1,21 +1,20 @@
 import { Injectable } from '@nestjs/common';
-import { formatInstant } from '../../libs/time/instant';
 import type { KeySummary } from './dto/identity.dto';
-import type { ApiKeyEntity } from './entities/api-key.entity';
+import type { ApiKeyView } from './api-key.repository';
 
-/** A key as the internal API and the CLI list it: everything but its hash, which never leaves the repository. */
+/** A key as the internal API and the CLI list it. */
 @Injectable()
 export class ApiKeyPresenter {
-  present(key: ApiKeyEntity): KeySummary {
+  present(key: ApiKeyView): KeySummary {
     return {
       id: key.id,
       keyPrefix: key.keyPrefix,
       principal: { type: key.principalType, id: key.principalId },
       scopes: key.scopes,
       name: key.name,
-      createdAt: key.createdAt.toISOString(),
-      revokedAt: formatInstant(key.revokedAt),
-      lastUsedAt: formatInstant(key.lastUsedAt),
+      createdAt: key.createdAt,
+      revokedAt: key.revokedAt,
+      lastUsedAt: key.lastUsedAt,
     };
   }
 }

@@ -12,14 +12,16 @@ export class OrganisersService {
   constructor(private readonly organisers: OrganiserRepository) {}
 
   async create(input: CreateOrganiserDto): Promise<OrganiserResponse> {
-    const organiser = { id: newResourceId('org'), name: input.name, placeholder: input.placeholder === true };
-    await this.organisers.insert(organiser);
-    return organiser;
+    return this.organisers.insert({
+      id: newResourceId('org'),
+      name: input.name,
+      placeholder: input.placeholder === true,
+    });
   }
 
   /** Whether the organiser exists; inside the caller's transaction when one is given. */
   async exists(organiserId: string, tx?: Transaction): Promise<boolean> {
-    return this.organisers.exists(organiserId, tx?.manager);
+    return this.organisers.exists(organiserId, tx);
   }
 
   async list(): Promise<OrganiserResponse[]> {

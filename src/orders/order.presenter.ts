@@ -1,40 +1,39 @@
 import { Injectable } from '@nestjs/common';
-import type { OrderResponseDto } from './dto/order.dto';
+import type { OrderResponseDto, OrderWebhookData } from './dto/order.dto';
+import type { OrderView, WrittenOrder } from './order.repository';
 
-/** An order as the repository reads it: exactly the response columns, timestamps already formatted. */
-export interface OrderRow {
-  id: string;
-  eventId: string | null;
-  status: string;
-  isRsvp: boolean;
-  /** bigint arrives as text; CHECK constraints keep it a safe integer. */
-  quantity: string;
-  totalAmountMinor: string;
-  currency: string;
-  billingName: string | null;
-  billingEmail: string | null;
-  attributionSource: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** The public Order shape (api-v1.md "Order") from its row. */
+/** The public Order shape (api-v1.md "Order") from its view, and the `data` of `order.confirmed`. */
 @Injectable()
 export class OrderPresenter {
-  present(row: OrderRow): OrderResponseDto {
+  present(view: OrderView): OrderResponseDto {
     return {
-      id: row.id,
-      eventId: row.eventId,
-      status: row.status,
-      isRsvp: row.isRsvp,
-      quantity: Number(row.quantity),
-      totalAmountMinor: Number(row.totalAmountMinor),
-      currency: row.currency,
-      billingName: row.billingName,
-      billingEmail: row.billingEmail,
-      attributionSource: row.attributionSource,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt,
+      id: view.id,
+      eventId: view.eventId,
+      status: view.status,
+      isRsvp: view.isRsvp,
+      quantity: Number(view.quantity),
+      totalAmountMinor: Number(view.totalAmountMinor),
+      currency: view.currency,
+      billingName: view.billingName,
+      billingEmail: view.billingEmail,
+      attributionSource: view.attributionSource,
+      createdAt: view.createdAt,
+      updatedAt: view.updatedAt,
+    };
+  }
+
+  /** The `data` of an `order.confirmed` delivery (api-v1.md "Events"). */
+  confirmedData(order: WrittenOrder): OrderWebhookData {
+    return {
+      orderId: order.id,
+      eventId: order.eventId,
+      totalAmount: Number(order.totalAmountMinor),
+      currency: order.currency,
+      isRsvp: order.isRsvp,
+      quantity: Number(order.quantity),
+      billingName: order.billingName,
+      billingEmail: order.billingEmail,
+      paymentProvider: order.paymentProvider,
     };
   }
 }

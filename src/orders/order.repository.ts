@@ -1,84 +1,99 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import { Repository } from 'typeorm';
 import { Page } from '../common/envelope/page';
-import { KeysetPager, prepareKeysetList, type KeysetQuery } from '../common/pagination/keyset-pager';
-import { preparedStatement } from '../common/persistence/prepared-statement';
-import { SqlStatements } from '../common/persistence/sql-statements';
+import { defineKeysetList, KeysetPager, type KeysetListShape } from '../common/pagination/keyset-pager';
 import type { PageRequest } from '../common/pagination/page-request';
-import { isoTimestampSql } from '../database/iso-timestamp-sql';
-import type { OrderWebhookData } from './dto/order.dto';
+import { column, defineColumns, isoTime } from '../database/sql/sql-columns';
+import { sql, sqlText } from '../database/sql/sql-fragment';
+import { defineStatement } from '../database/sql/sql-statement';
+import { Database } from '../database/sql/sql-target';
+import type { Transaction } from '../database/unit-of-work';
 import { OrderLineItemEntity } from './entities/order-line-item.entity';
 import { OrderEntity } from './entities/order.entity';
 import type { OrderStatus } from './order-status';
-import type { OrderRow } from './order.presenter';
-
-/** Stored currencies are inconsistent in case (and may be null or empty); the contract's is uppercase, default EUR. */
-const CURRENCY = `COALESCE(NULLIF(upper(btrim(o.currency)), ''), 'EUR')`;
 
 /**
- * Exactly the response columns, with timestamps formatted by PostgreSQL once:
- * list pages skip both pg's Date conversion and entity hydration.
+ * The Order as every read and write yields it, with timestamps formatted by
+ * PostgreSQL once: list pages skip both pg's Date conversion and entity hydration.
  */
-const ORDER_COLUMNS = [
-  'o.id',
-  'o.event_id AS "eventId"',
-  'o.status',
-  'o.is_rsvp AS "isRsvp"',
-  'o.quantity',
-  'o.total_amount_minor AS "totalAmountMinor"',
-  `${CURRENCY} AS currency`,
-  'o.billing_name AS "billingName"',
-  'o.billing_email AS "billingEmail"',
-  'o.attribution_source AS "attributionSource"',
-  `${isoTimestampSql('o.created_at')} AS "createdAt"`,
-  `${isoTimestampSql('o.updated_at')} AS "updatedAt"`,
-].join(', ');
+export const ORDER_VIEW = defineColumns({
+  id: column<string>('o.id'),
+  eventId: column<string | null>('o.event_id'),
+  status: column<OrderStatus>('o.status'),
+  isRsvp: column<boolean>('o.is_rsvp'),
+  /** bigint arrives as text; CHECK constraints keep it a safe integer. */
+  quantity: column<string>('o.quantity'),
+  totalAmountMinor: column<string>('o.total_amount_minor'),
+  /** Stored currencies are inconsistent in case (and may be null or empty); the contract's is uppercase, default EUR. */
+  currency: column<string>(`COALESCE(NULLIF(upper(btrim(o.currency)), ''), 'EUR')`),
+  billingName: column<string | null>('o.billing_name'),
+  billingEmail: column<string | null>('o.billing_email'),
+  attributionSource: column<string | null>('o.attribution_source'),
+  createdAt: isoTime('o.created_at'),
+  updatedAt: isoTime('o.updated_at'),
+});
+export type OrderView = typeof ORDER_VIEW.View;
+
+/** What a creation or a confirmation returns: the view, its owner, and what `order.confirmed` carries besides. */
+export type WrittenOrder = OrderView & { organizerId: string | null; paymentProvider: string | null };
+const WRITTEN = sql`${ORDER_VIEW.select}, o.organizer_id AS "organizerId", o.payment_provider AS "paymentProvider"`;
 
 /** Only confirmed orders are ever listed; a literal, so the partial indexes apply. */
-const CONFIRMED = `o.status = 'confirmed'`;
+const CONFIRMED = sqlText(`o.status = 'confirmed'`);
 
 /**
  * Every write moves updatedAt, even a second write in the same millisecond or
  * transaction, so an `updated_after` poll never misses one.
  */
-const MOVED_UPDATED_AT = `GREATEST(now(), updated_at + interval '1 millisecond')`;
+const MOVED_UPDATED_AT = sqlText(`GREATEST(now(), o.updated_at + interval '1 millisecond')`);
 
-/** Each list has its own cursor names, so a cursor from one list is refused by the other. */
-const ORGANISER_ORDERINGS: KeysetQuery['orderings'] = {
-  default: { name: 'orders:created_at_desc', column: 'o.created_at', direction: 'DESC' },
-  updatedAfter: { name: 'orders:updated_at_asc', column: 'o.updated_at', direction: 'ASC' },
-};
-const EVENT_ORDERINGS: KeysetQuery['orderings'] = {
-  default: { name: 'event_orders:created_at_desc', column: 'o.created_at', direction: 'DESC' },
-  updatedAfter: { name: 'event_orders:updated_at_asc', column: 'o.updated_at', direction: 'ASC' },
-};
-
-/** The organiser's list of confirmed orders, compiled once (it is on the hot path). */
-const ORGANISER_LIST = prepareKeysetList({
-  select: ORDER_COLUMNS,
+const LIST_SHAPE = {
+  select: ORDER_VIEW.select,
   from: `"order" o`,
   idColumn: 'o.id',
-  where: ['o.organizer_id = $1', CONFIRMED],
   anchorTable: `"order"`,
-  orderings: ORGANISER_ORDERINGS,
+} as const satisfies Partial<KeysetListShape<object>>;
+
+/** The organiser's confirmed orders across its events: one scan of a partial index per page. */
+const ORGANISER_LIST = defineKeysetList<{ organizerId: string }, OrderView>({
+  ...LIST_SHAPE,
+  where: (p) => [sql`o.organizer_id = ${p.organizerId}`, CONFIRMED],
+  // Each list has its own cursor names, so a cursor from one list is refused by the other.
+  orderings: {
+    default: { name: 'orders:created_at_desc', column: 'o.created_at', direction: 'DESC' },
+    updatedAfter: { name: 'orders:updated_at_asc', column: 'o.updated_at', direction: 'ASC' },
+  },
+  prepared: true,
 });
 
-/**
- * The statements of a confirmation (`POST /internal/orders/{id}/confirm`), prepared: every confirmation
- * runs them, and each fans out to webhook deliveries whose throughput they were part of (bench).
- */
-const CONFIRM_IF_PENDING = preparedStatement(
-  `UPDATE "order" SET status = 'confirmed', updated_at = ${MOVED_UPDATED_AT}
-    WHERE id = $1 AND status = 'pending'
-   RETURNING event_id, organizer_id`,
-);
-const STATUS_OF = preparedStatement(`SELECT status FROM "order" WHERE id = $1`);
-const VIEW = preparedStatement(`SELECT ${ORDER_COLUMNS} FROM "order" o WHERE o.id = $1`);
-const WEBHOOK_DATA = preparedStatement(
-  `SELECT o.id, o.event_id, o.total_amount_minor, ${CURRENCY} AS currency, o.is_rsvp, o.quantity,
-          o.billing_name, o.billing_email, o.payment_provider
-     FROM "order" o WHERE o.id = $1`,
+/** Confirmed orders of one event, limited to the organiser's own. */
+const EVENT_LIST = defineKeysetList<{ eventId: string; organizerId: string }, OrderView>({
+  ...LIST_SHAPE,
+  where: (p) => [sql`o.event_id = ${p.eventId}`, sql`o.organizer_id = ${p.organizerId}`, CONFIRMED],
+  orderings: {
+    default: { name: 'event_orders:created_at_desc', column: 'o.created_at', direction: 'DESC' },
+    updatedAfter: { name: 'event_orders:updated_at_asc', column: 'o.updated_at', direction: 'ASC' },
+  },
+  prepared: true,
+});
+
+const DASHBOARD_ORDERING = {
+  name: 'dashboard_orders:created_at_desc',
+  column: 'o.created_at',
+  direction: 'DESC',
+} as const;
+/** Every order of the organiser's events, whatever its status, newest first (the dashboard's list). */
+const ANY_STATUS_LIST = defineKeysetList<{ organizerId: string }, OrderView>({
+  ...LIST_SHAPE,
+  where: (p) => [sql`o.organizer_id = ${p.organizerId}`],
+  orderings: { default: DASHBOARD_ORDERING, updatedAfter: DASHBOARD_ORDERING },
+  prepared: false,
+});
+
+const OWNED = defineStatement<{ orderId: string; organizerId: string }>(
+  (p) => sql`SELECT 1 FROM "order" WHERE id = ${p.orderId} AND organizer_id = ${p.organizerId}`,
+  { prepared: false },
 );
 
 export interface NewOrder {
@@ -96,24 +111,72 @@ export interface NewOrder {
   paymentProvider: string | null;
 }
 
-export interface NewLineItem {
-  quantity: number;
-  unitAmountMinor: number | null;
+const INSERT = defineStatement<NewOrder, WrittenOrder>(
+  (p) => sql`INSERT INTO "order" AS o (id, event_id, organizer_id, status, is_rsvp, quantity, total_amount_minor,
+                                       currency, billing_name, billing_email, attribution_source, payment_provider)
+             VALUES (${p.id}, ${p.eventId}, ${p.organizerId}, ${p.status}, ${p.isRsvp}, ${p.quantity},
+                     ${p.totalAmountMinor}, ${p.currency}, ${p.billingName}, ${p.billingEmail},
+                     ${p.attributionSource}, ${p.paymentProvider})
+             RETURNING ${WRITTEN}`,
+  { prepared: false },
+);
+
+/**
+ * The statements of a confirmation (`POST /internal/orders/{id}/confirm`),
+ * prepared: every confirmation runs them, and each fans out to webhook deliveries.
+ */
+const CONFIRM_IF_PENDING = defineStatement<{ orderId: string }, WrittenOrder>(
+  (p) => sql`UPDATE "order" o SET status = 'confirmed', updated_at = ${MOVED_UPDATED_AT}
+              WHERE o.id = ${p.orderId} AND o.status = 'pending'
+          RETURNING ${WRITTEN}`,
+  { prepared: true },
+);
+const VIEW = defineStatement<{ orderId: string }, OrderView>(
+  (p) => sql`SELECT ${ORDER_VIEW.select} FROM "order" o WHERE o.id = ${p.orderId}`,
+  { prepared: true },
+);
+
+/** The rewritable fields: a field is written when given (null clears it), and kept when left out. */
+export interface OrderRewrite {
+  billingName?: string | null;
+  billingEmail?: string | null;
+  attributionSource?: string | null;
 }
 
-export type OrderRewrite = Partial<Pick<OrderEntity, 'billingName' | 'billingEmail' | 'attributionSource'>>;
+const REWRITE = defineStatement<
+  {
+    orderId: string;
+    setBillingName: boolean;
+    billingName: string | null;
+    setBillingEmail: boolean;
+    billingEmail: string | null;
+    setAttributionSource: boolean;
+    attributionSource: string | null;
+  },
+  OrderView
+>(
+  (p) => sql`UPDATE "order" o
+                SET billing_name = CASE WHEN ${p.setBillingName}::boolean THEN ${p.billingName}::text ELSE o.billing_name END,
+                    billing_email = CASE WHEN ${p.setBillingEmail}::boolean THEN ${p.billingEmail}::text ELSE o.billing_email END,
+                    attribution_source = CASE WHEN ${p.setAttributionSource}::boolean
+                                              THEN ${p.attributionSource}::text ELSE o.attribution_source END,
+                    updated_at = ${MOVED_UPDATED_AT}
+              WHERE o.id = ${p.orderId}
+          RETURNING ${ORDER_VIEW.select}`,
+  { prepared: false },
+);
 
 @Injectable()
 export class OrderRepository {
   constructor(
     @InjectRepository(OrderEntity) private readonly orders: Repository<OrderEntity>,
+    private readonly database: Database,
     private readonly pager: KeysetPager,
-    private readonly statements: SqlStatements,
   ) {}
 
   /** Confirmed orders across the organiser's events: one scan of a partial index per page. */
-  async pageForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderRow>> {
-    return this.pager.pageOf<OrderRow, OrderRow>(ORGANISER_LIST, [organizerId], request, (row) => row);
+  async pageForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderView>> {
+    return this.pager.page(ORGANISER_LIST, { organizerId }, request);
   }
 
   /**
@@ -121,58 +184,30 @@ export class OrderRepository {
    * the page therefore proves the organiser owns the event; only an empty
    * page needs EventsService.isOwnedBy to tell "none yet" from "not yours".
    */
-  async pageForEvent(organizerId: string, eventId: string, request: PageRequest): Promise<Page<OrderRow>> {
-    return this.pager.page<OrderRow, OrderRow>(
-      {
-        select: ORDER_COLUMNS,
-        from: `"order" o`,
-        idColumn: 'o.id',
-        where: ['o.event_id = $1', 'o.organizer_id = $2', CONFIRMED],
-        params: [eventId, organizerId],
-        anchorTable: `"order"`,
-        orderings: EVENT_ORDERINGS,
-      },
-      request,
-      (row) => row,
-    );
+  async pageForEvent(organizerId: string, eventId: string, request: PageRequest): Promise<Page<OrderView>> {
+    return this.pager.page(EVENT_LIST, { eventId, organizerId }, request);
   }
 
   /** Every order of the organiser's events, whatever its status, newest first (the dashboard's list). */
-  async pageAnyStatusForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderRow>> {
-    const ordering = { name: 'dashboard_orders:created_at_desc', column: 'o.created_at', direction: 'DESC' } as const;
-    return this.pager.page<OrderRow, OrderRow>(
-      {
-        select: ORDER_COLUMNS,
-        from: `"order" o`,
-        idColumn: 'o.id',
-        where: ['o.organizer_id = $1'],
-        params: [organizerId],
-        anchorTable: `"order"`,
-        orderings: { default: ordering, updatedAfter: ordering },
-      },
-      request,
-      (row) => row,
-    );
+  async pageAnyStatusForOrganiser(organizerId: string, request: PageRequest): Promise<Page<OrderView>> {
+    return this.pager.page(ANY_STATUS_LIST, { organizerId }, request);
   }
 
   /** Whether the order exists and belongs to the organiser (through its event). */
   async organiserOwnsOrder(organizerId: string, orderId: string): Promise<boolean> {
-    const rows = await this.orders.manager.query<unknown[]>(
-      `SELECT 1 FROM "order" WHERE id = $1 AND organizer_id = $2`,
-      [orderId, organizerId],
-    );
-    return rows.length > 0;
+    return (await OWNED.one({ orderId, organizerId }, this.database)) !== null;
   }
 
-  /** The order in its response shape, whatever its status (internal responses). */
-  async findView(orderId: string, manager: EntityManager): Promise<OrderRow | null> {
-    const rows = await this.statements.rows<OrderRow>(VIEW, [orderId], manager);
-    return rows[0] ?? null;
+  /** The order's view, whatever its status. */
+  async findView(orderId: string, tx: Transaction): Promise<OrderView | null> {
+    return VIEW.one({ orderId }, tx);
   }
 
-  async insert(order: NewOrder, lineItems: NewLineItem[], manager: EntityManager): Promise<void> {
-    await manager.insert(OrderEntity, order);
-    await manager.insert(
+  /** The order and its line items (in the order given); returns the order as written. */
+  async insert(order: NewOrder, lineItems: NewLineItem[], tx: Transaction): Promise<WrittenOrder> {
+    const written = await INSERT.one(order, tx);
+    if (written === null) throw new Error('an INSERT … RETURNING returned no row');
+    await tx.manager.insert(
       OrderLineItemEntity,
       lineItems.map((item, position) => ({
         orderId: order.id,
@@ -181,41 +216,33 @@ export class OrderRepository {
         unitAmountMinor: item.unitAmountMinor,
       })),
     );
+    return written;
   }
 
   /**
    * The pending to confirmed transition, as one conditional update: of any
    * number of concurrent attempts exactly one changes the row (the others
    * wait for its lock, re-check `status` and match nothing). Returns the
-   * order's event and owner when this call made the transition, else null.
+   * order as confirmed when this call made the transition, else null.
    */
-  async confirmIfPending(
-    orderId: string,
-    manager: EntityManager,
-  ): Promise<{ eventId: string | null; organizerId: string | null } | null> {
-    const rows = await this.statements.rows<{ event_id: string | null; organizer_id: string | null }>(
-      CONFIRM_IF_PENDING,
-      [orderId],
-      manager,
+  async confirmIfPending(orderId: string, tx: Transaction): Promise<WrittenOrder | null> {
+    return CONFIRM_IF_PENDING.one({ orderId }, tx);
+  }
+
+  /** The order as rewritten; null when no order has that id. */
+  async rewrite(orderId: string, changes: OrderRewrite, tx: Transaction): Promise<OrderView | null> {
+    return REWRITE.one(
+      {
+        orderId,
+        setBillingName: changes.billingName !== undefined,
+        billingName: changes.billingName ?? null,
+        setBillingEmail: changes.billingEmail !== undefined,
+        billingEmail: changes.billingEmail ?? null,
+        setAttributionSource: changes.attributionSource !== undefined,
+        attributionSource: changes.attributionSource ?? null,
+      },
+      tx,
     );
-    const row = rows[0];
-    return row === undefined ? null : { eventId: row.event_id, organizerId: row.organizer_id };
-  }
-
-  async statusOf(orderId: string, manager: EntityManager): Promise<OrderStatus | null> {
-    const rows = await this.statements.rows<{ status: OrderStatus }>(STATUS_OF, [orderId], manager);
-    return rows[0]?.status ?? null;
-  }
-
-  /** Returns false when no order has that id. */
-  async rewrite(orderId: string, changes: OrderRewrite, manager: EntityManager): Promise<boolean> {
-    const result = await manager
-      .createQueryBuilder()
-      .update(OrderEntity)
-      .set({ ...changes, updatedAt: () => MOVED_UPDATED_AT })
-      .where('id = :orderId', { orderId })
-      .execute();
-    return (result.affected ?? 0) > 0;
   }
 
   /** Hard delete (line items go with it); returns false when no order has that id. */
@@ -223,31 +250,9 @@ export class OrderRepository {
     const result = await this.orders.delete({ id: orderId });
     return (result.affected ?? 0) > 0;
   }
+}
 
-  async webhookData(orderId: string, manager: EntityManager): Promise<OrderWebhookData | null> {
-    const rows = await this.statements.rows<{
-      id: string;
-      event_id: string | null;
-      total_amount_minor: string;
-      currency: string;
-      is_rsvp: boolean;
-      quantity: string;
-      billing_name: string | null;
-      billing_email: string | null;
-      payment_provider: string | null;
-    }>(WEBHOOK_DATA, [orderId], manager);
-    const row = rows[0];
-    if (row === undefined) return null;
-    return {
-      orderId: row.id,
-      eventId: row.event_id,
-      totalAmount: Number(row.total_amount_minor),
-      currency: row.currency,
-      isRsvp: row.is_rsvp,
-      quantity: Number(row.quantity),
-      billingName: row.billing_name,
-      billingEmail: row.billing_email,
-      paymentProvider: row.payment_provider,
-    };
-  }
+export interface NewLineItem {
+  quantity: number;
+  unitAmountMinor: number | null;
 }

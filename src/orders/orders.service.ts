@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { newResourceId } from '../../libs/ids/resource-id';
 import { DomainEventBus } from '../common/domain-events/domain-event-bus';
 import { Page } from '../common/envelope/page';
@@ -8,16 +7,10 @@ import { ErrorCode } from '../common/errors/error-code';
 import type { PageRequest } from '../common/pagination/page-request';
 import { UnitOfWork, type Transaction } from '../database/unit-of-work';
 import { OrderConfirmedDomainEvent } from './domain-events/order-confirmed.domain-event';
-import type {
-  CreateLineItemDto,
-  CreateOrderDto,
-  OrderResponseDto,
-  OrderWebhookData,
-  UpdateOrderDto,
-} from './dto/order.dto';
+import type { CreateLineItemDto, CreateOrderDto, OrderResponseDto, UpdateOrderDto } from './dto/order.dto';
 import { EventsService } from '../events/events.service';
-import { OrderPresenter, type OrderRow } from './order.presenter';
-import { OrderRepository, type OrderRewrite } from './order.repository';
+import { OrderPresenter } from './order.presenter';
+import { OrderRepository, type OrderRewrite, type OrderView, type WrittenOrder } from './order.repository';
 
 /**
  * Orders: read-only on the public API (confirmed orders of the organiser's
@@ -42,7 +35,7 @@ export class OrdersService {
 
   /** GET /v1/events/{eventId}/orders: 404 for an event the organiser does not own, or that does not exist. */
   async listForEvent(organizerId: string, eventId: string, request: PageRequest): Promise<Page<OrderResponseDto>> {
-    let page: Page<OrderRow>;
+    let page: Page<OrderView>;
     try {
       page = await this.orders.pageForEvent(organizerId, eventId, request);
     } catch (error) {
@@ -81,7 +74,7 @@ export class OrdersService {
     return this.unitOfWork.run(async (tx) => {
       const event = await this.events.lockOwner(input.eventId, tx);
       if (event === null) throw DomainError.invalidArgument('eventId does not name an existing event.');
-      await this.orders.insert(
+      const written = await this.orders.insert(
         {
           id: orderId,
           eventId: input.eventId,
@@ -97,10 +90,10 @@ export class OrdersService {
           paymentProvider: input.paymentProvider ?? null,
         },
         input.lineItems.map((item) => ({ quantity: item.quantity, unitAmountMinor: item.unitAmountMinor ?? null })),
-        tx.manager,
+        tx,
       );
-      if (status === 'confirmed') await this.publishConfirmed(orderId, input.eventId, event.organizerId, tx, traceId);
-      return this.view(orderId, tx.manager);
+      if (status === 'confirmed') await this.publishConfirmed(written, tx, traceId);
+      return this.presenter.present(written);
     });
   }
 
@@ -111,17 +104,20 @@ export class OrdersService {
    */
   async confirm(orderId: string, traceId: string): Promise<OrderResponseDto> {
     return this.unitOfWork.run(async (tx) => {
-      const confirmed = await this.orders.confirmIfPending(orderId, tx.manager);
+      const confirmed = await this.orders.confirmIfPending(orderId, tx);
       if (confirmed !== null) {
-        await this.publishConfirmed(orderId, confirmed.eventId, confirmed.organizerId, tx, traceId);
-      } else {
-        const status = await this.orders.statusOf(orderId, tx.manager);
-        if (status === null) throw DomainError.notFound('Order');
-        if (status !== 'confirmed') {
-          throw new DomainError(ErrorCode.Conflict, `Only a pending order can be confirmed; this order is ${status}.`);
-        }
+        await this.publishConfirmed(confirmed, tx, traceId);
+        return this.presenter.present(confirmed);
       }
-      return this.view(orderId, tx.manager);
+      const order = await this.orders.findView(orderId, tx);
+      if (order === null) throw DomainError.notFound('Order');
+      if (order.status !== 'confirmed') {
+        throw new DomainError(
+          ErrorCode.Conflict,
+          `Only a pending order can be confirmed; this order is ${order.status}.`,
+        );
+      }
+      return this.presenter.present(order);
     });
   }
 
@@ -132,8 +128,9 @@ export class OrdersService {
     if (input.billingEmail !== undefined) changes.billingEmail = input.billingEmail;
     if (input.attributionSource !== undefined) changes.attributionSource = input.attributionSource;
     return this.unitOfWork.run(async (tx) => {
-      if (!(await this.orders.rewrite(orderId, changes, tx.manager))) throw DomainError.notFound('Order');
-      return this.view(orderId, tx.manager);
+      const rewritten = await this.orders.rewrite(orderId, changes, tx);
+      if (rewritten === null) throw DomainError.notFound('Order');
+      return this.presenter.present(rewritten);
     });
   }
 
@@ -142,30 +139,19 @@ export class OrdersService {
     return { id: orderId, deleted: true };
   }
 
-  /**
-   * For the webhooks context: the `order.confirmed` delivery data, read with
-   * the caller's transaction (the one that published the event), so it sees
-   * the confirmation before it commits. Null when the order does not exist.
-   */
-  async webhookData(orderId: string, manager: EntityManager): Promise<OrderWebhookData | null> {
-    return this.orders.webhookData(orderId, manager);
-  }
-
-  private async publishConfirmed(
-    orderId: string,
-    eventId: string | null,
-    organizerId: string | null,
-    tx: Transaction,
-    traceId: string,
-  ): Promise<void> {
-    await this.bus.publish(new OrderConfirmedDomainEvent(orderId, eventId, organizerId, new Date(), traceId), tx);
-  }
-
-  private async view(orderId: string, manager: EntityManager): Promise<OrderResponseDto> {
-    const order = await this.orders.findView(orderId, manager);
-    // Only reached inside the transaction that just wrote or locked the order.
-    if (order === null) throw DomainError.notFound('Order');
-    return this.presenter.present(order);
+  /** `order.confirmed`, carrying its webhooks' data from the statement that confirmed (or created) the order. */
+  private async publishConfirmed(order: WrittenOrder, tx: Transaction, traceId: string): Promise<void> {
+    await this.bus.publish(
+      new OrderConfirmedDomainEvent(
+        order.id,
+        order.eventId,
+        order.organizerId,
+        this.presenter.confirmedData(order),
+        new Date(),
+        traceId,
+      ),
+      tx,
+    );
   }
 }
 

@@ -8,6 +8,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { sharedPageAssets } from '../common/html/html-assets';
+import type { ErrorBody } from '../common/errors/error-body';
 import type { LinkRefusal } from './portal-access.repository';
 import { portalFolder } from './portal-files';
 import { PortalHtmlFilter } from './portal-html.filter';
@@ -87,12 +88,19 @@ export class PortalEntryController {
       typeof token === 'string' && /^[A-Za-z0-9_-]{1,200}$/.test(token)
         ? await this.links.open(token)
         : { refused: 'unknown' as const };
+    // The page the script goes to next travels in `Location`; a refusal's body is the error body of every JSON answer.
     if ('refused' in opened) {
       const location = `${portalPath('link-refused')}?reason=${opened.refused}`;
-      return reply.status(410).send({ location });
+      const refusal: ErrorBody = {
+        error: 'link_refused',
+        message: REFUSALS[opened.refused],
+        request_id: String(request.id),
+      };
+      return reply.status(410).header('location', location).send(refusal);
     }
     this.sessions.setCookie(reply, opened.sessionToken);
-    return reply.status(200).send({ location: portalPath('subscriptions') });
+    const location = portalPath('subscriptions');
+    return reply.status(200).header('location', location).send({ location });
   }
 
   @Get('link-refused')

@@ -1,19 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { newResourceId } from '../../libs/ids/resource-id';
 import { uppercaseLocaleKeys } from '../../libs/locale/localised-text';
 import type { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import type { PageRequest } from '../common/pagination/page-request';
-import { Transaction, UnitOfWork } from '../database/unit-of-work';
+import { UnitOfWork, type Transaction } from '../database/unit-of-work';
 import type { CreateLocationDto, CreateVenueDto, LocationResponseDto, VenueResponseDto } from './dto/venue.dto';
 import { VenuePresenter } from './venue.presenter';
 import { VenueRepository, type NewLocation, type VenueListItem } from './venue.repository';
 
 export type { VenueListItem } from './venue.repository';
-
-/** GET /v1/venues shows at most this many locations: the oldest live ones, in creation order. */
-export const MAX_VENUE_LOCATIONS_SHOWN = 30;
 
 /** A live location as other contexts need it: its venue and the time zone `dateOnly` uses. */
 export interface LiveLocation {
@@ -31,7 +27,7 @@ export class VenuesService {
 
   async create(input: CreateVenueDto): Promise<VenueResponseDto> {
     const venueId = newResourceId('ven');
-    await this.unitOfWork.run(async ({ manager }) => {
+    return this.unitOfWork.run(async (tx) => {
       await this.venues.insertVenue(
         {
           id: venueId,
@@ -43,19 +39,19 @@ export class VenuesService {
           category: input.category ?? null,
           claimStatus: input.claimStatus ?? null,
         },
-        manager,
+        tx,
       );
-      await this.venues.insertLocations(venueId, (input.locations ?? []).map(newLocation), manager);
+      await this.venues.insertLocations(venueId, (input.locations ?? []).map(newLocation), tx);
+      return this.describe(venueId, tx);
     });
-    return this.describe(venueId);
   }
 
   async addLocation(venueId: string, input: CreateLocationDto): Promise<LocationResponseDto> {
-    return this.unitOfWork.run(async ({ manager }) => {
+    return this.unitOfWork.run(async (tx) => {
       // The venue row lock serialises location inserts per venue, so their creation times stay strictly ordered.
-      if (!(await this.venues.lockVenue(venueId, manager))) throw DomainError.notFound('Venue');
-      const location = newLocation(input);
-      await this.venues.insertLocations(venueId, [location], manager);
+      if (!(await this.venues.lockVenue(venueId, tx))) throw DomainError.notFound('Venue');
+      const [location] = await this.venues.insertLocations(venueId, [newLocation(input)], tx);
+      if (location === undefined) throw new Error('an INSERT … RETURNING returned no row');
       return location;
     });
   }
@@ -67,19 +63,19 @@ export class VenuesService {
 
   /** Whether the venue exists; inside the caller's transaction when one is given. */
   async exists(venueId: string, tx?: Transaction): Promise<boolean> {
-    return this.venues.exists(venueId, tx?.manager);
+    return this.venues.exists(venueId, tx);
   }
 
   /** The venue exactly as `GET /v1/venues` shows it: its oldest live locations, in creation order. */
-  async describe(venueId: string): Promise<VenueResponseDto> {
-    const venue = await this.venues.findWithLocations(venueId, MAX_VENUE_LOCATIONS_SHOWN);
+  async describe(venueId: string, tx?: Transaction): Promise<VenueResponseDto> {
+    const venue = await this.venues.findWithLocations(venueId, tx);
     if (venue === null) throw DomainError.notFound('Venue');
     return this.presenter.present(venue);
   }
 
   /** A live location's venue and time zone (for `locationId` and `dateOnly`); null when unknown or deleted. */
-  async liveLocation(locationId: string, tx?: Transaction | EntityManager): Promise<LiveLocation | null> {
-    return this.venues.findLiveLocation(locationId, tx instanceof Transaction ? tx.manager : tx);
+  async liveLocation(locationId: string, tx?: Transaction): Promise<LiveLocation | null> {
+    return this.venues.findLiveLocation(locationId, tx);
   }
 
   /** The dashboard's list, newest first: every venue, or those whose id is `search` or whose name contains it. */
@@ -93,8 +89,8 @@ export class VenuesService {
   }
 
   /** The venue owning a location, soft-deleted locations included (`event.published` recipients). */
-  async venueOfLocation(locationId: string, tx?: Transaction | EntityManager): Promise<string | null> {
-    return this.venues.findVenueOfLocation(locationId, tx instanceof Transaction ? tx.manager : tx);
+  async venueOfLocation(locationId: string, tx?: Transaction): Promise<string | null> {
+    return this.venues.findVenueOfLocation(locationId, tx);
   }
 }
 

@@ -44,8 +44,7 @@ export class PortalClient extends DashboardClient {
       const at = pair.indexOf('=');
       this.cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
     }
-    const body = (await response.json()) as { location: string };
-    return { status: response.status, location: body.location, setCookie };
+    return { status: response.status, location: response.headers.get('location') ?? '', setCookie };
   }
 
   /** Opens a link; the subscriptions page's CSRF token for the next posts. */

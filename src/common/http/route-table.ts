@@ -21,9 +21,12 @@ function compile(path: string): RegExp {
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /**
- * The routes the HTTP server really has, recorded as Fastify registers them.
- * It answers "which methods does this path accept" for 405 responses, and
- * feeds the `endpoints` member of `GET /v1`, so neither is a hand-kept list.
+ * The routes the HTTP server really has, recorded as Fastify registers them
+ * (the `onRoute` hook of the HTTP conventions). It answers "which methods
+ * does this path accept" for 405 responses, so that is no hand-kept list;
+ * the tests read every route of a listener from it. `GET /v1` describes the
+ * API from the controllers' metadata instead (RouteCatalogue), which also
+ * carries the access each route requires.
  */
 export class RouteTable {
   private readonly routes: CompiledRoute[] = [];
@@ -47,7 +50,7 @@ export class RouteTable {
     return [...methods].sort((a, b) => METHOD_ORDER.indexOf(a) - METHOD_ORDER.indexOf(b));
   }
 
-  /** Every route of one listener, HEAD routes folded into their GET. */
+  /** Every route of one listener, HEAD routes folded into their GET (the route-coverage tests walk these). */
   entries(listener: Listener): RouteEntry[] {
     return this.routes
       .filter((route) => routeServes(route.path, listener) && route.method !== 'HEAD')

@@ -7,26 +7,28 @@ import { freshDatabase } from '../../../test/support/test-database';
 import type { ServiceSettings } from '../../database/service-settings';
 import type { Page } from '../envelope/page';
 import { DomainError } from '../errors/domain-error';
-import { SqlStatements } from '../persistence/sql-statements';
-import { KeysetPager, prepareKeysetList, type KeysetQuery } from './keyset-pager';
+import { column, defineColumns } from '../../database/sql/sql-columns';
+import { sql } from '../../database/sql/sql-fragment';
+import { Database } from '../../database/sql/sql-target';
+import { defineKeysetList, KeysetPager } from './keyset-pager';
 
-interface ProbeRow {
-  id: string;
-  at: string;
-}
+const PROBE_VIEW = defineColumns({ id: column<string>('p.id'), at: column<string>('p.at::text') });
+type ProbeRow = typeof PROBE_VIEW.View;
 
-const QUERY: KeysetQuery = {
-  select: 'p.id, p.at::text AS at',
+const LIST = defineKeysetList<{ kind: string }, ProbeRow>({
+  select: PROBE_VIEW.select,
   from: 'pager_probe p',
   idColumn: 'p.id',
-  where: ['p.kind = $1'],
-  params: ['shown'],
+  where: (p) => [sql`p.kind = ${p.kind}`],
   anchorTable: 'pager_probe',
   orderings: {
     default: { name: 'probe:at_desc', column: 'p.at', direction: 'DESC' },
     updatedAfter: { name: 'probe:at_asc', column: 'p.at', direction: 'ASC' },
   },
-};
+  prepared: true,
+});
+const SHOWN = { kind: 'shown' };
+const LIST_ORDERING = { name: 'probe:at_desc', column: 'p.at', direction: 'DESC' } as const;
 
 /** The keyset pager on real PostgreSQL, over a table of its own (no context's tables). */
 describe('KeysetPager', () => {
@@ -41,7 +43,7 @@ describe('KeysetPager', () => {
       `CREATE TABLE pager_probe (id text COLLATE "C" PRIMARY KEY, at timestamptz(3) NOT NULL, kind text NOT NULL)`,
     );
     const key = randomBytes(32).toString('hex');
-    pager = new KeysetPager({ cursorSigningKey: async () => key } as unknown as ServiceSettings, new SqlStatements(db));
+    pager = new KeysetPager({ cursorSigningKey: async () => key } as unknown as ServiceSettings, new Database(db));
     await pager.onModuleInit();
   });
   after(async () => db.destroy());
@@ -61,11 +63,7 @@ describe('KeysetPager', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     for (let pages = 0; pages < 1000; pages += 1) {
-      const page: Page<string> = await pager.page<ProbeRow, string>(
-        QUERY,
-        { limit, cursor, updatedAfter },
-        (row) => row.id,
-      );
+      const page: Page<string> = (await pager.page(LIST, SHOWN, { limit, cursor, updatedAfter })).map((row) => row.id);
       assert.ok(page.items.length <= limit);
       seen.push(...page.items);
       if (!page.hasMore) {
@@ -110,23 +108,19 @@ describe('KeysetPager', () => {
 
   it('reports no more pages when the last page is exactly full', async () => {
     await load([1, 2, 3].map((i) => ({ id: `r${i}`, at: new Date(Date.UTC(2030, 0, i)) })));
-    const page = await pager.page<ProbeRow, string>(QUERY, { limit: 3, cursor: null, updatedAfter: null }, (r) => r.id);
+    const page = await pager.page(LIST, SHOWN, { limit: 3, cursor: null, updatedAfter: null });
     assert.equal(page.hasMore, false);
     assert.equal(page.nextCursor, null);
   });
 
   it('refuses a cursor whose anchor row is gone, one of another ordering, and a tampered one', async () => {
     await load([1, 2, 3].map((i) => ({ id: `r${i}`, at: new Date(Date.UTC(2030, 0, i)) })));
-    const first = await pager.page<ProbeRow, string>(
-      QUERY,
-      { limit: 1, cursor: null, updatedAfter: null },
-      (r) => r.id,
-    );
+    const first = await pager.page(LIST, SHOWN, { limit: 1, cursor: null, updatedAfter: null });
     const cursor = first.nextCursor;
     assert.ok(cursor !== null);
     const codeOf = async (request: { cursor: string; updatedAfter: Date | null }): Promise<string> => {
       try {
-        await pager.page<ProbeRow, string>(QUERY, { limit: 1, ...request }, (r) => r.id);
+        await pager.page(LIST, SHOWN, { limit: 1, ...request });
         return 'accepted';
       } catch (error) {
         return error instanceof DomainError ? error.code : String(error);
@@ -140,7 +134,7 @@ describe('KeysetPager', () => {
 
   it('sends every page as a named prepared statement, so PostgreSQL plans each list statement once per connection', async () => {
     await load([1, 2, 3].map((i) => ({ id: `r${i}`, at: new Date(Date.UTC(2030, 0, i)) })));
-    const list = prepareKeysetList(QUERY);
+    const list = LIST;
     const firstPage = { limit: 1, cursor: null, updatedAfter: null };
     const prepared = async (): Promise<string[]> =>
       (
@@ -148,19 +142,46 @@ describe('KeysetPager', () => {
           `SELECT name FROM pg_prepared_statements WHERE statement LIKE '%pager_probe%'`,
         )
       ).map((row) => row.name);
-    const first = await pager.pageOf<ProbeRow, string>(list, ['shown'], firstPage, (r) => r.id);
-    await pager.pageOf<ProbeRow, string>(list, ['shown'], { ...firstPage, cursor: first.nextCursor }, (r) => r.id);
+    const first = await pager.page(list, SHOWN, firstPage);
+    await pager.page(list, SHOWN, { ...firstPage, cursor: first.nextCursor });
     const after = await prepared();
-    assert.ok(after.includes(list.first.default.statement.name), 'the first page statement is prepared');
-    assert.ok(after.includes(list.afterCursor.default.statement.name), 'the cursor page statement is prepared');
-    await pager.pageOf<ProbeRow, string>(list, ['shown'], firstPage, (r) => r.id);
+    assert.ok(after.includes(list.first.default.statement.name ?? ''), 'the first page statement is prepared');
+    assert.ok(after.includes(list.afterCursor.default.statement.name ?? ''), 'the cursor page statement is prepared');
+    await pager.page(list, SHOWN, firstPage);
     assert.equal((await prepared()).length, after.length, 'a repeated page reuses its prepared statement');
   });
 
-  it('refuses values that do not match the list placeholders instead of sending a wrong statement', async () => {
+  it('refuses a list parameter left out instead of sending a wrong statement', async () => {
     await assert.rejects(
-      pager.pageOf(prepareKeysetList(QUERY), [], { limit: 1, cursor: null, updatedAfter: null }, (r) => r),
-      /wrong number of values/,
+      pager.page(LIST, {} as typeof SHOWN, { limit: 1, cursor: null, updatedAfter: null }),
+      /SQL parameter "kind" was not given/,
     );
+  });
+
+  it('refuses a list whose own parameter takes a name the pager appends', () => {
+    assert.throws(
+      () =>
+        defineKeysetList<{ pageLimit: number }, ProbeRow>({
+          select: PROBE_VIEW.select,
+          from: 'pager_probe p',
+          idColumn: 'p.id',
+          where: (p) => [sql`p.n < ${p.pageLimit}`],
+          anchorTable: 'pager_probe',
+          orderings: { default: LIST_ORDERING, updatedAfter: LIST_ORDERING },
+          prepared: false,
+        }),
+      /pageLimit has the name of one the pager appends/,
+    );
+  });
+
+  it('compiles each list once: the same statement text serves every page request', () => {
+    assert.match(LIST.afterCursor.updatedAfter.statement.text, /p\.kind = \$\d+ AND p\.at >= \$\d+::timestamptz/);
+    assert.deepEqual([...LIST.afterCursor.updatedAfter.statement.parameterNames].sort(), [
+      'kind',
+      'pageAfterId',
+      'pageLimit',
+      'pagePosition',
+      'pageUpdatedAfter',
+    ]);
   });
 });

@@ -1,13 +1,23 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import type { QueryResultRow } from 'pg';
 import { CursorCodec } from '../../../libs/cursor/cursor-codec';
 import { parseInstant } from '../../../libs/time/instant';
 import { isoTimestampSql } from '../../database/iso-timestamp-sql';
 import { ServiceSettings } from '../../database/service-settings';
+import {
+  joinSql,
+  parameterReferences,
+  sql,
+  SqlParameter,
+  sqlText,
+  type SqlFragment,
+  type SqlParameters,
+} from '../../database/sql/sql-fragment';
+import { defineStatement, type SqlStatement } from '../../database/sql/sql-statement';
+import { Database, type SqlTarget } from '../../database/sql/sql-target';
 import { Page } from '../envelope/page';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import { preparedStatement, type PreparedStatement } from '../persistence/prepared-statement';
-import { SqlStatements, type StatementTarget } from '../persistence/sql-statements';
 import type { PageRequest } from './page-request';
 
 /** One ordering of one list: a timestamp column, with the row id as tie-breaker. */
@@ -19,92 +29,116 @@ export interface Ordering {
   direction: 'ASC' | 'DESC';
 }
 
-/** A list's SQL shape, without values: compiled once into prepared statements (see prepareKeysetList). */
-export interface KeysetList {
-  /** Select list of response columns (hand-written; no entity hydration on reads). */
-  select: string;
+/**
+ * The values the pager appends to a list's own parameters, by name: the
+ * `updated_after` instant, the cursor's position and id (the id of the anchor
+ * row too), and `limit + 1`. A variant that does not use one is given null.
+ */
+export interface PagerValues {
+  pageUpdatedAfter: string | null;
+  pagePosition: string | null;
+  pageAfterId: string | null;
+  pageLimit: number;
+}
+
+const PAGER_VALUE_NAMES: ReadonlyArray<keyof PagerValues> = [
+  'pageUpdatedAfter',
+  'pagePosition',
+  'pageAfterId',
+  'pageLimit',
+];
+
+/** A list's SQL shape, without values: compiled once into its statements by defineKeysetList. */
+export interface KeysetListShape<Params extends object> {
+  /** The response columns (a view's `select`; no entity hydration on reads). */
+  select: SqlFragment;
   /** FROM clause including joins, e.g. `event e`. */
   from: string;
   /** SQL expression of the row id, e.g. `e.id`. */
   idColumn: string;
-  /** Conditions (ANDed) that define the visible set; they use $1..$n, n being the number of params. */
-  where: string[];
+  /** Conditions (ANDed) that define the visible set, over the list's own named parameters. */
+  where: (p: SqlParameters<Params>) => SqlFragment[];
   /** Table whose row a cursor anchors to; a cursor whose row is gone is refused. */
   anchorTable: string;
   /** Ordering without `updated_after`, and the one `updated_after` switches to. */
   orderings: { default: Ordering; updatedAfter: Ordering };
+  /** Named prepared statements for a list on a hot path (see StatementOptions). */
+  prepared: boolean;
 }
 
-export interface KeysetQuery extends KeysetList {
-  params: unknown[];
+/** What the pager adds to every row it reads: the row's id and its ordering position, for the next cursor. */
+interface PositionColumns {
+  __id: string | null;
+  __position: string;
+  __anchor_exists?: boolean;
 }
 
-interface PageStatement {
+interface PageStatement<Params extends object, Row extends QueryResultRow> {
   ordering: Ordering;
-  statement: PreparedStatement;
+  statement: SqlStatement<Params & PagerValues, Row & PositionColumns>;
 }
 
 /**
  * The four statements of one list (default or `updated_after` ordering, first
- * page or after a cursor), built once. Values are appended after the list's
- * own `$1..$n` in this order: `updated_after`, the cursor's position and id,
- * `limit + 1`, then the anchor id.
+ * page or after a cursor), compiled once by defineKeysetList.
  */
-export interface PreparedKeysetList {
-  readonly paramCount: number;
-  readonly first: { default: PageStatement; updatedAfter: PageStatement };
-  readonly afterCursor: { default: PageStatement; updatedAfter: PageStatement };
+export interface KeysetList<Params extends object, Row extends QueryResultRow> {
+  readonly first: { default: PageStatement<Params, Row>; updatedAfter: PageStatement<Params, Row> };
+  readonly afterCursor: { default: PageStatement<Params, Row>; updatedAfter: PageStatement<Params, Row> };
 }
 
-function highestPlaceholder(where: string[]): number {
-  let highest = 0;
-  for (const match of where.join(' ').matchAll(/\$(\d+)/g)) highest = Math.max(highest, Number(match[1]));
-  return highest;
-}
-
-function pageStatement(list: KeysetList, paramCount: number, updatedAfter: boolean, cursor: boolean): PageStatement {
+function pageStatement<Params extends object, Row extends QueryResultRow>(
+  list: KeysetListShape<Params>,
+  updatedAfter: boolean,
+  cursor: boolean,
+): PageStatement<Params, Row> {
   const ordering = updatedAfter ? list.orderings.updatedAfter : list.orderings.default;
-  let count = paramCount;
-  const next = (): string => `$${(count += 1)}`;
-  const where = [...list.where];
-  if (updatedAfter) where.push(`${list.orderings.updatedAfter.column} >= ${next()}::timestamptz`);
-  if (cursor) {
-    const comparison = ordering.direction === 'DESC' ? '<' : '>';
-    where.push(`(${ordering.column}, ${list.idColumn}) ${comparison} (${next()}::timestamptz, ${next()})`);
-  }
-  const limitParam = next();
-  const pageSql =
-    `SELECT ${list.select}, ${list.idColumn} AS "__id", ` +
-    `${isoTimestampSql(ordering.column)} AS "__position" ` +
-    `FROM ${list.from} ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ` +
-    `ORDER BY ${ordering.column} ${ordering.direction}, ${list.idColumn} ${ordering.direction} ` +
-    `LIMIT ${limitParam}`;
-  if (!cursor) return { ordering, statement: preparedStatement(pageSql) };
-  // The anchor check and the page in one statement: the outer row always
-  // exists, and carries whether the anchor row is still there.
-  const anchorParam = next();
-  return {
-    ordering,
-    statement: preparedStatement(
-      `SELECT a.__anchor_exists, p.* FROM ` +
-        `(SELECT EXISTS (SELECT 1 FROM ${list.anchorTable} WHERE id = ${anchorParam}) AS __anchor_exists) a ` +
-        `LEFT JOIN LATERAL (${pageSql}) p ON a.__anchor_exists`,
-    ),
-  };
+  const statement = defineStatement<Params & PagerValues, Row & PositionColumns>(
+    (p) => {
+      const where = [...list.where(p)];
+      if (updatedAfter)
+        where.push(sql`${sqlText(list.orderings.updatedAfter.column)} >= ${p.pageUpdatedAfter}::timestamptz`);
+      if (cursor) {
+        const comparison = ordering.direction === 'DESC' ? '<' : '>';
+        where.push(
+          sql`(${sqlText(`${ordering.column}, ${list.idColumn}`)}) ${sqlText(comparison)} (${p.pagePosition}::timestamptz, ${p.pageAfterId})`,
+        );
+      }
+      const order = `${ordering.column} ${ordering.direction}, ${list.idColumn} ${ordering.direction}`;
+      const page = sql`SELECT ${list.select}, ${sqlText(`${list.idColumn} AS "__id", ${isoTimestampSql(ordering.column)} AS "__position"`)} FROM ${sqlText(list.from)} ${where.length > 0 ? sql`WHERE ${joinSql(where, ' AND ')}` : sqlText('')} ORDER BY ${sqlText(order)} LIMIT ${p.pageLimit}`;
+      if (!cursor) return page;
+      // The anchor check and the page in one statement: the outer row always
+      // exists, and carries whether the anchor row is still there.
+      return sql`SELECT a.__anchor_exists, p.* FROM (SELECT EXISTS (SELECT 1 FROM ${sqlText(list.anchorTable)} WHERE id = ${p.pageAfterId}) AS __anchor_exists) a LEFT JOIN LATERAL (${page}) p ON a.__anchor_exists`;
+    },
+    { prepared: list.prepared },
+  );
+  return { ordering, statement };
 }
 
-/** Compiles a list's statements; call it once per list (at module load or in a constructor), not per request. */
-export function prepareKeysetList(list: KeysetList): PreparedKeysetList {
-  const paramCount = highestPlaceholder(list.where);
+/**
+ * Compiles a list's statements. Call it once per list, for a module-level
+ * constant beside the repository, never per request. The list's own
+ * parameters must not use the pager's names (PagerValues).
+ */
+export function defineKeysetList<Params extends object, Row extends QueryResultRow>(
+  list: KeysetListShape<Params>,
+): KeysetList<Params, Row> {
+  for (const fragment of list.where(parameterReferences<Params>())) {
+    for (const part of fragment.parts) {
+      if (part instanceof SqlParameter && (PAGER_VALUE_NAMES as readonly string[]).includes(part.name)) {
+        throw new Error(`the list parameter ${part.name} has the name of one the pager appends`);
+      }
+    }
+  }
   return {
-    paramCount,
     first: {
-      default: pageStatement(list, paramCount, false, false),
-      updatedAfter: pageStatement(list, paramCount, true, false),
+      default: pageStatement(list, false, false),
+      updatedAfter: pageStatement(list, true, false),
     },
     afterCursor: {
-      default: pageStatement(list, paramCount, false, true),
-      updatedAfter: pageStatement(list, paramCount, true, true),
+      default: pageStatement(list, false, true),
+      updatedAfter: pageStatement(list, true, true),
     },
   };
 }
@@ -113,7 +147,7 @@ export function prepareKeysetList(list: KeysetList): PreparedKeysetList {
  * Keyset pagination for every list (never OFFSET, so page 1,000 costs what
  * page 1 costs). It reads `limit + 1` rows and reports `has_more` from what
  * it saw. With a cursor, the anchor-row check rides in the same statement,
- * so a page is one round trip, of a statement PostgreSQL has already prepared.
+ * so a page is one round trip.
  */
 @Injectable()
 export class KeysetPager implements OnModuleInit {
@@ -121,64 +155,45 @@ export class KeysetPager implements OnModuleInit {
 
   constructor(
     private readonly settings: ServiceSettings,
-    private readonly statements: SqlStatements,
+    private readonly database: Database,
   ) {}
 
   async onModuleInit(): Promise<void> {
     this.codec = new CursorCodec(Buffer.from(await this.settings.cursorSigningKey(), 'hex'));
   }
 
-  /** A page of a list given as SQL (lists read rarely, e.g. the dashboard's); compiled on each call. */
-  async page<Row, Item>(
-    query: KeysetQuery,
+  /** A page of a list compiled once with defineKeysetList: one statement, one round trip. */
+  async page<Params extends object, Row extends QueryResultRow>(
+    list: KeysetList<Params, Row>,
+    params: Params,
     request: PageRequest,
-    toItem: (row: Row) => Item,
-    db?: StatementTarget,
-  ): Promise<Page<Item>> {
-    return this.pageOf(prepareKeysetList(query), query.params, request, toItem, db);
-  }
-
-  /** A page of a list compiled once with prepareKeysetList: one prepared statement, one round trip. */
-  async pageOf<Row, Item>(
-    list: PreparedKeysetList,
-    params: unknown[],
-    request: PageRequest,
-    toItem: (row: Row) => Item,
-    db?: StatementTarget,
-  ): Promise<Page<Item>> {
-    if (params.length !== list.paramCount) throw new Error('the list was given the wrong number of values');
+    target: SqlTarget = this.database,
+  ): Promise<Page<Row>> {
     const variants = request.cursor === null ? list.first : list.afterCursor;
     const { ordering, statement } = request.updatedAfter === null ? variants.default : variants.updatedAfter;
-    const values = [...params];
-    if (request.updatedAfter !== null) values.push(request.updatedAfter.toISOString());
     const anchor = request.cursor === null ? null : this.decode(request.cursor, ordering);
-    if (anchor !== null) values.push(anchor.value, anchor.id);
-    values.push(request.limit + 1);
-
-    let rows: Array<Row & { __id: string; __position: string }>;
-    if (anchor === null) {
-      rows = await this.statements.rows(statement, values, db);
-    } else {
-      values.push(anchor.id);
-      const combined = await this.statements.rows<
-        Row & { __id: string | null; __position: string; __anchor_exists: boolean }
-      >(statement, values, db);
-      if (combined.length === 0 || combined[0]?.__anchor_exists !== true) {
-        throw new DomainError(ErrorCode.InvalidCursor, 'The cursor points at a row that no longer exists.');
-      }
-      rows = combined.filter(
-        (row): row is Row & { __id: string; __position: string; __anchor_exists: boolean } => row.__id !== null,
-      );
+    const values: Params & PagerValues = {
+      ...params,
+      pageUpdatedAfter: request.updatedAfter === null ? null : request.updatedAfter.toISOString(),
+      pagePosition: anchor?.value ?? null,
+      pageAfterId: anchor?.id ?? null,
+      pageLimit: request.limit + 1,
+    };
+    const read = await statement.rows(values, target);
+    if (anchor !== null && read[0]?.__anchor_exists !== true) {
+      throw new DomainError(ErrorCode.InvalidCursor, 'The cursor points at a row that no longer exists.');
     }
+    const rows = anchor === null ? read : read.filter((row) => row.__id !== null);
 
     const hasMore = rows.length > request.limit;
     const shown = hasMore ? rows.slice(0, request.limit) : rows;
     const last = shown[shown.length - 1];
     const nextCursor =
-      hasMore && last !== undefined
+      hasMore && last !== undefined && last.__id !== null
         ? this.codec.encode({ ordering: ordering.name, value: last.__position, id: last.__id })
         : null;
-    return new Page(shown.map(toItem), hasMore, nextCursor);
+    // The rows keep the pager's own columns (`__id`, `__position`): presenters read only the view's.
+    return new Page<Row>(shown, hasMore, nextCursor);
   }
 
   private decode(cursor: string, ordering: Ordering): { value: string; id: string } {

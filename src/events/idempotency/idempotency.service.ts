@@ -1,65 +1,36 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { DataSource } from 'typeorm';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
-import { preparedStatement } from '../../common/persistence/prepared-statement';
-import { SqlStatements } from '../../common/persistence/sql-statements';
 import { ScheduledJobs } from '../../database/jobs/scheduled-jobs';
-import { Transaction, UnitOfWork } from '../../database/unit-of-work';
+import { UnitOfWork, type Transaction } from '../../database/unit-of-work';
 import type { RequestContext } from '../../common/request-id/request-context';
+import { IdempotencyKeyRepository, type KeyOf } from './idempotency-key.repository';
 
-export const IDEMPOTENCY_RETENTION_DAYS = 7;
+export { IDEMPOTENCY_RETENTION_DAYS } from './idempotency-key.repository';
 /** The scheduled job that deletes keys past their retention, hourly. */
 export const IDEMPOTENCY_PURGE_JOB = 'idempotency-purge';
 const IDEMPOTENCY_PURGE_EVERY_MS = 60 * 60 * 1000;
 /**
  * At most this many keys are kept per organiser: past it the oldest are
- * forgotten (a retry with one of those creates again). 10,000 is far more
- * than the retry window of any client needs, and bounds the table at the
- * write rate limit (which alone would allow over a million rows in 7 days).
+ * forgotten (a retry with one of those creates again). Far more than the
+ * retry window of any client needs, it bounds the table where the write
+ * rate limit alone would not.
  */
 export const IDEMPOTENCY_KEYS_PER_ORGANISER = 10_000;
-/** How long a request waits for a concurrent one holding the same key before it is told to retry. */
-const CONCURRENT_WAIT = '5s';
 const MAX_KEY_LENGTH = 255;
 /** Organisers whose create count is remembered; past it the least recently trimmed is forgotten (and trims next time). */
 const TRACKED_ORGANISERS = 10_000;
 /**
  * The cap is enforced on the first create of an organiser in this process
- * and then on every 100th: finding the organiser's 10,000th newest key walks
- * 10,000 index entries, which on every create cost PostgreSQL several times
- * the create itself. Between trims an organiser holds at most
- * IDEMPOTENCY_KEYS_PER_ORGANISER + 99 keys per instance.
+ * and then on every IDEMPOTENCY_TRIM_EVERY-th: finding the organiser's
+ * oldest kept key walks as many index entries as the cap, which on every
+ * create would cost PostgreSQL more than the create itself. Between trims an
+ * organiser holds at most IDEMPOTENCY_KEYS_PER_ORGANISER + IDEMPOTENCY_TRIM_EVERY - 1
+ * keys per instance.
  */
 export const IDEMPOTENCY_TRIM_EVERY = 100;
-
-/** The statements of every create, prepared once per connection. */
-const STATEMENTS = {
-  lockTimeout: preparedStatement(`SELECT set_config('lock_timeout', '${CONCURRENT_WAIT}', true)`),
-  expire: preparedStatement(
-    `DELETE FROM idempotency_key WHERE organizer_id = $1 AND key = $2
-       AND created_at < now() - interval '${IDEMPOTENCY_RETENTION_DAYS} days'`,
-  ),
-  claim: preparedStatement(
-    `INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint)
-     VALUES ($1, $2, 'pending', $3) ON CONFLICT DO NOTHING RETURNING key`,
-  ),
-  store: preparedStatement(
-    `UPDATE idempotency_key SET state = 'succeeded', response_status = $3, response_headers = $4, response_body = $5
-     WHERE organizer_id = $1 AND key = $2`,
-  ),
-  replay: preparedStatement(
-    `SELECT state, request_fingerprint, response_status, response_headers, response_body
-       FROM idempotency_key WHERE organizer_id = $1 AND key = $2`,
-  ),
-  trim: preparedStatement(
-    `DELETE FROM idempotency_key WHERE organizer_id = $1 AND (created_at, key) <= (
-       SELECT created_at, key FROM idempotency_key WHERE organizer_id = $1
-        ORDER BY created_at DESC, key DESC OFFSET $2 LIMIT 1)`,
-  ),
-};
 
 export interface StoredResponse {
   status: number;
@@ -112,8 +83,7 @@ export class IdempotencyService implements OnModuleInit {
 
   constructor(
     private readonly unitOfWork: UnitOfWork,
-    private readonly dataSource: DataSource,
-    private readonly statements: SqlStatements,
+    private readonly keys: IdempotencyKeyRepository,
     private readonly jobs: ScheduledJobs,
   ) {}
 
@@ -137,23 +107,21 @@ export class IdempotencyService implements OnModuleInit {
     idempotent: IdempotentRequest,
     work: (tx: Transaction) => Promise<StoredResponse>,
   ): Promise<IdempotentOutcome> {
-    const { organizerId, key, requestBody } = idempotent;
-    const fingerprint = fingerprintOf(requestBody);
+    const { organizerId } = idempotent;
+    const key: KeyOf = { organizerId, key: idempotent.key };
+    const fingerprint = fingerprintOf(idempotent.requestBody);
     try {
       const outcome = await this.unitOfWork.run(async (tx): Promise<IdempotentOutcome> => {
-        await this.statements.rows(STATEMENTS.lockTimeout, [], tx.manager);
-        await this.statements.affected(STATEMENTS.expire, [organizerId, key], tx.manager);
-        const claimed = await this.statements.rows(STATEMENTS.claim, [organizerId, key, fingerprint], tx.manager);
-        if (claimed.length === 0)
-          return {
-            response: await this.replay(tx, idempotent, fingerprint),
-            replayed: true,
-          };
+        await this.keys.limitLockWait(tx);
+        await this.keys.expire(key, tx);
+        if (!(await this.keys.claim(key, fingerprint, tx))) {
+          return { response: await this.replay(tx, idempotent, fingerprint), replayed: true };
+        }
         const response = await work(tx);
-        await this.statements.affected(
-          STATEMENTS.store,
-          [organizerId, key, response.status, JSON.stringify(response.headers), JSON.stringify(response.body)],
-          tx.manager,
+        await this.keys.store(
+          key,
+          { status: response.status, headers: JSON.stringify(response.headers), body: JSON.stringify(response.body) },
+          tx,
         );
         return { response, replayed: false };
       });
@@ -185,7 +153,7 @@ export class IdempotencyService implements OnModuleInit {
    */
   private async trimToCap(organizerId: string): Promise<void> {
     try {
-      await this.statements.affected(STATEMENTS.trim, [organizerId, IDEMPOTENCY_KEYS_PER_ORGANISER]);
+      await this.keys.trim(organizerId, IDEMPOTENCY_KEYS_PER_ORGANISER);
     } catch (error) {
       this.createsSinceTrim.delete(organizerId);
       this.logger.warn(`Trimming the idempotency keys of organiser ${organizerId} failed: ${(error as Error).name}`);
@@ -194,10 +162,7 @@ export class IdempotencyService implements OnModuleInit {
 
   /** Deletes keys past their retention (the hourly job, on one instance at a time). */
   async purgeExpired(): Promise<number> {
-    const result: [unknown[], number] = await this.dataSource.query(
-      `DELETE FROM idempotency_key WHERE created_at < now() - interval '${IDEMPOTENCY_RETENTION_DAYS} days'`,
-    );
-    return result[1];
+    return this.keys.purgeExpired();
   }
 
   private async replay(
@@ -205,30 +170,23 @@ export class IdempotencyService implements OnModuleInit {
     { organizerId, key, request }: IdempotentRequest,
     fingerprint: string,
   ): Promise<StoredResponse> {
-    const rows: Array<{
-      state: string;
-      request_fingerprint: string;
-      response_status: number | null;
-      response_headers: Record<string, string> | null;
-      response_body: string | null;
-    }> = await this.statements.rows(STATEMENTS.replay, [organizerId, key], tx.manager);
-    const row = rows[0];
-    if (row === undefined || row.state !== 'succeeded' || row.response_status === null || row.response_body === null) {
+    const row = await this.keys.find({ organizerId, key }, tx);
+    if (row === null || row.state !== 'succeeded' || row.responseStatus === null || row.responseBody === null) {
       throw new DomainError(
         ErrorCode.Conflict,
         'A request with this Idempotency-Key is still in progress; retry shortly.',
       );
     }
-    if (row.request_fingerprint !== fingerprint) {
+    if (row.requestFingerprint !== fingerprint) {
       this.logger.warn({
         msg: `Idempotency-Key reused with a different body by organiser ${organizerId}; replaying the original response`,
         reqId: request.requestId,
       });
     }
     return {
-      status: row.response_status,
-      headers: row.response_headers ?? {},
-      body: JSON.parse(row.response_body) as unknown,
+      status: row.responseStatus,
+      headers: row.responseHeaders ?? {},
+      body: JSON.parse(row.responseBody) as unknown,
     };
   }
 }

@@ -95,7 +95,7 @@ export interface OrderWebhookData {
   /**
    * Integer minor units, the same number as the Order's `totalAmountMinor`.
    * The contract leaves the unit open; minor units keep money integer end to
-   * end (the float major-unit `totalAmount` was removed in the 2026-09-21 revision).
+   * end, where a float in major units would not.
    */
   totalAmount: number;
   /** Uppercase; `EUR` when the stored value is null or empty, as on the Order. */

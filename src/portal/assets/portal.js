@@ -15,10 +15,11 @@
       body: JSON.stringify({ token: match[1] }),
       credentials: 'same-origin',
     })
-      .then((response) => response.json())
-      .then((answer) => {
+      .then((response) => {
+        const next = response.headers.get('location');
+        if (next === null) throw new Error('no next page');
         window.history.replaceState(null, '', window.location.pathname + window.location.search);
-        window.location.replace(answer.location);
+        window.location.replace(next);
       })
       .catch(() => {
         window.history.replaceState(null, '', window.location.pathname + window.location.search);

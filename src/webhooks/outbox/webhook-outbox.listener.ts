@@ -5,9 +5,7 @@ import type { DomainEvent } from '../../common/domain-events/domain-event';
 import { COMMITTED } from '../../common/domain-events/domain-event-bus';
 import type { Transaction } from '../../database/unit-of-work';
 import { EventPublishedDomainEvent } from '../../events/domain-events/event-published.domain-event';
-import { EventsService } from '../../events/events.service';
 import { OrderConfirmedDomainEvent } from '../../orders/domain-events/order-confirmed.domain-event';
-import { OrdersService } from '../../orders/orders.service';
 import { WebhookDeliveryWorker } from '../delivery/webhook-delivery.worker';
 import { DeliveryQueueRepository } from '../delivery/delivery-queue.repository';
 import type { WebhookEventType } from '../webhook-event-types';
@@ -21,15 +19,14 @@ import { serialiseEnvelope } from './webhook-envelope';
  * bus hands us that transaction). If it rolls back, no delivery exists; if it
  * commits, the deliveries do, whatever happens to this process next. Errors
  * are not suppressed: a failed insert fails the publishing transaction rather
- * than losing the webhook.
+ * than losing the webhook. Each domain event carries its webhooks' `data`,
+ * so the outbox never reads the publisher's tables or calls back into it.
  */
 @Injectable()
 export class WebhookOutboxListener {
   constructor(
     private readonly subscriptions: WebhookSubscriptionRepository,
     private readonly deliveries: DeliveryQueueRepository,
-    private readonly orders: OrdersService,
-    private readonly events: EventsService,
     private readonly worker: WebhookDeliveryWorker,
   ) {}
 
@@ -38,20 +35,14 @@ export class WebhookOutboxListener {
     if (event.organizerId === null) return;
     const recipients = await this.subscriptions.findOrderConfirmedRecipients(event.organizerId, tx);
     if (recipients.length === 0) return;
-    const data = await this.orders.webhookData(event.orderId, tx.manager);
-    if (data === null)
-      throw new Error(`order ${event.orderId} was confirmed but cannot be read in its own transaction`);
-    await this.enqueue(OrderConfirmedDomainEvent.type, event.orderId, event, recipients, data, tx);
+    await this.enqueue(OrderConfirmedDomainEvent.type, event.orderId, event, recipients, event.data, tx);
   }
 
   @OnEvent(EventPublishedDomainEvent.type, { suppressErrors: false })
   async onEventPublished(event: EventPublishedDomainEvent, tx: Transaction): Promise<void> {
     const recipients = await this.subscriptions.findEventPublishedRecipients(event.organizerId, event.venueIds, tx);
     if (recipients.length === 0) return;
-    const data = await this.events.webhookData(event.eventId, tx.manager);
-    if (data === null)
-      throw new Error(`event ${event.eventId} was published but cannot be read in its own transaction`);
-    await this.enqueue(EventPublishedDomainEvent.type, event.eventId, event, recipients, data, tx);
+    await this.enqueue(EventPublishedDomainEvent.type, event.eventId, event, recipients, event.data, tx);
   }
 
   /** After commit only: the deliveries exist now, so the worker can send them without waiting for its poll. */

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { repositoryDatabase, type RepositoryDatabase } from '../../../test/support/repository-database';
+import { OrganiserRepository } from '../../identity/organiser.repository';
+import { IDEMPOTENCY_RETENTION_DAYS, IdempotencyKeyRepository } from './idempotency-key.repository';
+
+/** Every statement of IdempotencyKeyRepository, on real PostgreSQL. */
+describe('IdempotencyKeyRepository', () => {
+  let db: RepositoryDatabase;
+  let keys: IdempotencyKeyRepository;
+  const mine = { organizerId: 'org_a', key: 'k1' };
+  const theirs = { organizerId: 'org_b', key: 'k1' };
+  const response = { status: 201, headers: JSON.stringify({ etag: '"x"' }), body: JSON.stringify({ id: 'evt_1' }) };
+
+  before(async () => {
+    db = await repositoryDatabase();
+    keys = new IdempotencyKeyRepository(db.database);
+    const organisers = new OrganiserRepository(db.dataSource, db.database, db.pager);
+    await organisers.insert({ id: 'org_a', name: 'A', placeholder: false });
+    await organisers.insert({ id: 'org_b', name: 'B', placeholder: false });
+  });
+  after(async () => db.close());
+
+  const createdDaysAgo = (days: number, key: { organizerId: string; key: string }) =>
+    db.dataSource.query(
+      `UPDATE idempotency_key SET created_at = now() - make_interval(days => $3) WHERE organizer_id = $1 AND key = $2`,
+      [key.organizerId, key.key, days],
+    );
+
+  it('claims a key once per organiser; a claim that rolled back leaves it free', async () => {
+    await assert.rejects(
+      db.unitOfWork.run(async (tx) => {
+        assert.equal(await keys.claim(mine, 'fp', tx), true);
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    await db.unitOfWork.run(async (tx) => {
+      await keys.limitLockWait(tx);
+      assert.equal(await keys.claim(mine, 'fp', tx), true);
+      await keys.store(mine, response, tx);
+    });
+    await db.unitOfWork.run(async (tx) => {
+      assert.equal(await keys.claim(mine, 'fp', tx), false);
+      assert.equal(await keys.claim(theirs, 'fp', tx), true, 'the same key of another organiser is another key');
+    });
+  });
+
+  it("replays the stored response of the organiser's own key only", async () => {
+    const stored = await db.unitOfWork.run((tx) => keys.find(mine, tx));
+    assert.deepEqual(stored, {
+      state: 'succeeded',
+      requestFingerprint: 'fp',
+      responseStatus: 201,
+      responseHeaders: { etag: '"x"' },
+      responseBody: JSON.stringify({ id: 'evt_1' }),
+    });
+    assert.equal((await db.unitOfWork.run((tx) => keys.find(theirs, tx)))?.state, 'pending');
+    assert.equal(await db.unitOfWork.run((tx) => keys.find({ organizerId: 'org_a', key: 'nope' }, tx)), null);
+  });
+
+  it(`expires a key only once it is older than ${IDEMPOTENCY_RETENTION_DAYS} days, and purges every such key`, async () => {
+    await db.unitOfWork.run((tx) => keys.expire(mine, tx));
+    assert.notEqual(await db.unitOfWork.run((tx) => keys.find(mine, tx)), null, 'a fresh key stays');
+    await createdDaysAgo(IDEMPOTENCY_RETENTION_DAYS + 1, mine);
+    await db.unitOfWork.run((tx) => keys.expire(mine, tx));
+    assert.equal(await db.unitOfWork.run((tx) => keys.find(mine, tx)), null);
+    await createdDaysAgo(IDEMPOTENCY_RETENTION_DAYS + 1, theirs);
+    assert.equal(await keys.purgeExpired(), 1);
+  });
+
+  it("trims an organiser's keys to its newest, leaving other organisers' alone", async () => {
+    for (let n = 0; n < 5; n += 1) {
+      await db.unitOfWork.run(async (tx) => {
+        await keys.claim({ organizerId: 'org_a', key: `t${n}` }, 'fp', tx);
+        await keys.claim({ organizerId: 'org_b', key: `t${n}` }, 'fp', tx);
+      });
+      await createdDaysAgo(5 - n, { organizerId: 'org_a', key: `t${n}` });
+    }
+    await keys.trim('org_a', 2);
+    const held = await db.dataSource.query<Array<{ organizer_id: string; key: string }>>(
+      `SELECT organizer_id, key FROM idempotency_key ORDER BY organizer_id, key`,
+    );
+    assert.deepEqual(
+      held.filter((row) => row.organizer_id === 'org_a').map((row) => row.key),
+      ['t3', 't4'],
+    );
+    assert.equal(held.filter((row) => row.organizer_id === 'org_b').length, 5);
+  });
+});

@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import { sql, sqlText } from '../../database/sql/sql-fragment';
+import { defineStatement, NO_PARAMS, type NoParams } from '../../database/sql/sql-statement';
+import { Database } from '../../database/sql/sql-target';
+import type { Transaction } from '../../database/unit-of-work';
+
+export const IDEMPOTENCY_RETENTION_DAYS = 7;
+/** How long a request waits for a concurrent one holding the same key before it is told to retry. */
+export const CONCURRENT_WAIT = '5s';
+
+const EXPIRED = sqlText(`created_at < now() - interval '${IDEMPOTENCY_RETENTION_DAYS} days'`);
+
+/** A stored key's record, as a repeat of its request reads it. */
+export interface StoredKey {
+  state: string;
+  requestFingerprint: string;
+  responseStatus: number | null;
+  responseHeaders: Record<string, string> | null;
+  responseBody: string | null;
+}
+
+export interface KeyOf {
+  organizerId: string;
+  key: string;
+}
+
+/** The statements of every create: named, prepared once per connection. */
+const LOCK_TIMEOUT = defineStatement<NoParams>(
+  () => sql`SELECT set_config('lock_timeout', ${sqlText(`'${CONCURRENT_WAIT}'`)}, true)`,
+  { prepared: true },
+);
+const EXPIRE = defineStatement<KeyOf>(
+  (p) => sql`DELETE FROM idempotency_key WHERE organizer_id = ${p.organizerId} AND key = ${p.key} AND ${EXPIRED}`,
+  { prepared: true },
+);
+const CLAIM = defineStatement<KeyOf & { fingerprint: string }>(
+  (p) => sql`INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint)
+             VALUES (${p.organizerId}, ${p.key}, 'pending', ${p.fingerprint}) ON CONFLICT DO NOTHING RETURNING key`,
+  { prepared: true },
+);
+const STORE = defineStatement<KeyOf & { status: number; headers: string; body: string }>(
+  (p) => sql`UPDATE idempotency_key
+                SET state = 'succeeded', response_status = ${p.status}, response_headers = ${p.headers},
+                    response_body = ${p.body}
+              WHERE organizer_id = ${p.organizerId} AND key = ${p.key}`,
+  { prepared: true },
+);
+const REPLAY = defineStatement<KeyOf, StoredKey>(
+  (p) => sql`SELECT state, request_fingerprint AS "requestFingerprint", response_status AS "responseStatus",
+                    response_headers AS "responseHeaders", response_body AS "responseBody"
+               FROM idempotency_key WHERE organizer_id = ${p.organizerId} AND key = ${p.key}`,
+  { prepared: true },
+);
+const TRIM = defineStatement<{ organizerId: string; keep: number }>(
+  (p) => sql`DELETE FROM idempotency_key WHERE organizer_id = ${p.organizerId} AND (created_at, key) <= (
+               SELECT created_at, key FROM idempotency_key WHERE organizer_id = ${p.organizerId}
+                ORDER BY created_at DESC, key DESC OFFSET ${p.keep} LIMIT 1)`,
+  { prepared: true },
+);
+const PURGE = defineStatement<NoParams>(() => sql`DELETE FROM idempotency_key WHERE ${EXPIRED}`, {
+  prepared: false,
+});
+
+/** All SQL on `idempotency_key`: the service holds the rules (when to claim, replay, trim), this class the statements. */
+@Injectable()
+export class IdempotencyKeyRepository {
+  constructor(private readonly database: Database) {}
+
+  /** Bounds how long the transaction waits for a lock (a concurrent request's claim) to the configured wait. */
+  async limitLockWait(tx: Transaction): Promise<void> {
+    await LOCK_TIMEOUT.rows(NO_PARAMS, tx);
+  }
+
+  /** Forgets the key when it is past its retention, so it can be claimed anew. */
+  async expire(key: KeyOf, tx: Transaction): Promise<void> {
+    await EXPIRE.affected(key, tx);
+  }
+
+  /** Claims the key for this transaction; false when a row for it exists (committed, or held by a concurrent one). */
+  async claim(key: KeyOf, fingerprint: string, tx: Transaction): Promise<boolean> {
+    return (await CLAIM.one({ ...key, fingerprint }, tx)) !== null;
+  }
+
+  /** Stores the response of the claimed key, in the claiming transaction. */
+  async store(key: KeyOf, response: { status: number; headers: string; body: string }, tx: Transaction): Promise<void> {
+    await STORE.affected({ ...key, ...response }, tx);
+  }
+
+  async find(key: KeyOf, tx: Transaction): Promise<StoredKey | null> {
+    return REPLAY.one(key, tx);
+  }
+
+  /** Deletes the organiser's keys older than its newest `keep`; outside any transaction. */
+  async trim(organizerId: string, keep: number): Promise<void> {
+    await TRIM.affected({ organizerId, keep }, this.database);
+  }
+
+  /** Deletes every key past its retention; the number deleted. */
+  async purgeExpired(): Promise<number> {
+    return PURGE.affected(NO_PARAMS, this.database);
+  }
+}
