@@ -143,6 +143,23 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     // installJsonBodyParser owns body parsing.
     bodyParser: false,
   });
+  try {
+    return await serve(app, adapter, config, handler, emptyBodies);
+  } catch (error) {
+    // A start refused after the pool opened (a start-up check, a busy port) must not leave it open.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function serve(
+  app: NestFastifyApplication,
+  adapter: EnvelopingFastifyAdapter,
+  config: AppConfig,
+  handler: RequestHandler | undefined,
+  emptyBodies: EmptyBodyRoutes,
+): Promise<RunningService> {
+  const { servesApi } = roleDuties(config);
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
   installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService));
   refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));

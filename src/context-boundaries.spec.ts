@@ -27,7 +27,13 @@ const TABLE_OWNERS: Record<string, readonly string[]> = {
 };
 
 /** Shared infrastructure, owned by no context (src/database, src/common). */
-const SHARED_TABLES: readonly string[] = ['service_setting', 'migrations', 'job_lease'];
+const SHARED_TABLES: readonly string[] = [
+  'service_setting',
+  'migrations',
+  'job_lease',
+  'rate_limit_counter',
+  'service_instance',
+];
 
 /**
  * Crossings that are allowed, each with the reason. Keep it short: a new

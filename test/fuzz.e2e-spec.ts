@@ -34,7 +34,16 @@ const BACKGROUND_COLUMNS: Record<string, string[]> = {
     'completed_at',
   ],
 };
-const BACKGROUND_TABLES = new Set(['webhook_delivery_attempt', 'schema_migration']);
+/**
+ * Tables written on their own schedule, or by every request whatever its answer: the instances'
+ * heartbeats, and the shared account budgets (a refused request costs its account too).
+ */
+const BACKGROUND_TABLES = new Set([
+  'webhook_delivery_attempt',
+  'schema_migration',
+  'service_instance',
+  'rate_limit_counter',
+]);
 
 interface Snapshot {
   hashes: Record<string, string>;

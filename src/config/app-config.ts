@@ -29,8 +29,19 @@ export interface AppConfig {
   runBackgroundWork: boolean;
   /** What this instance does (SERVICE_ROLE); see src/config/service-role.ts for what each role runs. */
   serviceRole: ServiceRole;
-  /** `failuresPerClient`: 401s and unknown routes per client address per window; 0 turns it off. */
-  rateLimit: { reads: number; writes: number; failuresPerClient: number; windowSeconds: number };
+  /**
+   * `failuresPerClient`: 401s and unknown routes per client address per window; 0 turns it off.
+   * `store` (RATE_LIMIT_STORE): where account budgets are counted; `database` is shared by every instance.
+   */
+  rateLimit: {
+    reads: number;
+    writes: number;
+    failuresPerClient: number;
+    windowSeconds: number;
+    store: RateLimitStore;
+  };
+  /** Connections this instance's pool may open (DB_POOL_MAX); checked against the server at start. */
+  dbPoolMax: number;
   /** CIDRs (or addresses) whose `X-Forwarded-For` is believed when the client address is taken. */
   trustedProxies: string[];
   /** The webhook portal: where its links point (PORTAL_URL) and who may frame it (PORTAL_FRAME_ANCESTORS). */
@@ -58,6 +69,8 @@ export interface AppConfig {
 }
 
 export class ConfigError extends Error {}
+
+export type RateLimitStore = 'database' | 'memory';
 
 /**
  * `all`: everything; `api`: both listeners, no delivery worker and no
@@ -152,6 +165,16 @@ function list(env: Env, name: string, fallback: string): string[] {
     .split(',')
     .map((item) => item.trim())
     .filter((item) => item !== '');
+}
+
+/** `database` by default when DATABASE_URL names a shared server; the embedded default counts in memory. */
+function rateLimitStore(env: Env): RateLimitStore {
+  const fallback = optionalText(env, 'DATABASE_URL') === null ? 'memory' : 'database';
+  const value = text(env, 'RATE_LIMIT_STORE', fallback).toLowerCase();
+  if (value !== 'database' && value !== 'memory') {
+    throw new ConfigError(`RATE_LIMIT_STORE must be database or memory, got "${value}"`);
+  }
+  return value;
 }
 
 /**
@@ -256,7 +279,10 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
       writes: integer(env, 'RATE_LIMIT_WRITES', 120, 1, 10_000_000),
       failuresPerClient: integer(env, 'RATE_LIMIT_FAILURES_PER_CLIENT', 100, 0, 10_000_000),
       windowSeconds: 60,
+      store: rateLimitStore(env),
     },
+    // At least two: a request's statement and a background job's must not wait on each other.
+    dbPoolMax: integer(env, 'DB_POOL_MAX', 20, 2, 10_000),
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     portal: {
       url: url(env, 'PORTAL_URL', `http://localhost:${port}/portal`),

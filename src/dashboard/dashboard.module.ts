@@ -10,6 +10,7 @@ import { DashboardAccountViews } from './dashboard-account-views.service';
 import { DashboardAccountsController } from './dashboard-accounts.controller';
 import { DashboardAssetsController } from './dashboard-assets.controller';
 import { DashboardEventsController } from './dashboard-events.controller';
+import { DashboardInstancesController } from './dashboard-instances.controller';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardKeysController } from './dashboard-keys.controller';
 import { DashboardPages } from './dashboard-pages';
@@ -34,6 +35,7 @@ import { DashboardWebhooksController } from './dashboard-webhooks.controller';
     DashboardEventsController,
     DashboardWebhooksController,
     DashboardPortalLinksController,
+    DashboardInstancesController,
   ],
   providers: [
     DashboardSessionsService,

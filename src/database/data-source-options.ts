@@ -9,7 +9,10 @@ import type { DataSourceOptions } from 'typeorm';
 /** Where TypeORM records the migrations it ran (read by the readiness check too). */
 export const MIGRATIONS_TABLE = 'schema_migration';
 
-export function dataSourceOptions(url: string): DataSourceOptions {
+/** The pool's size when DB_POOL_MAX is not set (app-config.ts reads and checks the setting). */
+export const DEFAULT_POOL_MAX = 20;
+
+export function dataSourceOptions(url: string, poolMax: number = DEFAULT_POOL_MAX): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -18,6 +21,6 @@ export function dataSourceOptions(url: string): DataSourceOptions {
     entities: [join(__dirname, '..', '**', '*.entity.js')],
     migrations: [join(__dirname, 'migrations', '*.js')],
     migrationsTableName: MIGRATIONS_TABLE,
-    extra: { max: 20, application_name: 'events-api' },
+    extra: { max: poolMax, application_name: 'events-api' },
   };
 }

@@ -6,6 +6,7 @@ import { NotificationHub } from './notifications/notification-hub';
 import { ServiceSettings } from './service-settings';
 import { ScheduledJobs } from './jobs/scheduled-jobs';
 import { Database } from './sql/sql-target';
+import { InstanceRegistry } from './instances/instance-registry';
 import { UnitOfWork } from './unit-of-work';
 
 @Global()
@@ -17,11 +18,17 @@ import { UnitOfWork } from './unit-of-work';
         if (config.databaseUrl === null) throw new Error('the database URL is resolved before the app is created');
         // Entities are registered by each context's TypeOrmModule.forFeature;
         // pending migrations run at start.
-        return { ...dataSourceOptions(config.databaseUrl), entities: [], autoLoadEntities: true, migrationsRun: true };
+        return {
+          ...dataSourceOptions(config.databaseUrl, config.dbPoolMax),
+          entities: [],
+          autoLoadEntities: true,
+          migrationsRun: true,
+        };
       },
     }),
   ],
-  providers: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs],
-  exports: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs],
+  // InstanceRegistry: which instances serve this database (the rate limiter's fallback, the connection check).
+  providers: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs, InstanceRegistry],
+  exports: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs, InstanceRegistry],
 })
 export class DatabaseModule {}

@@ -2,8 +2,9 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import type { FastifyReply } from 'fastify';
 import { ReadinessService } from '../health/readiness.service';
+import { InstanceRegistry } from '../database/instances/instance-registry';
 import { DatabaseMetricsCollector } from './database-metrics.collector';
-import { metricsRegistry, readinessGauges } from './service-metrics';
+import { metricsRegistry, readinessGauges, serviceInstancesGauge } from './service-metrics';
 
 /**
  * `GET /internal/metrics`: Prometheus text, on the admin listener with the
@@ -16,17 +17,24 @@ export class MetricsInternalController {
   constructor(
     private readonly database: DatabaseMetricsCollector,
     private readonly readiness: ReadinessService,
+    private readonly instances: InstanceRegistry,
   ) {}
 
   @Get('metrics')
   async metrics(@Res() reply: FastifyReply): Promise<void> {
-    await Promise.all([this.database.collect(), this.collectReadiness()]);
+    await Promise.all([this.database.collect(), this.collectReadiness(), this.collectInstances()]);
     const text = await metricsRegistry.metrics();
     await reply
       .header('content-type', metricsRegistry.contentType)
       .header('cache-control', 'no-store')
       .status(200)
       .send(text);
+  }
+
+  /** The registry's table may be out of reach with the rest of the database: the gauge keeps its last value. */
+  private async collectInstances(): Promise<void> {
+    const live = await this.instances.listLive().catch(() => null);
+    if (live !== null) serviceInstancesGauge.set(live.length);
   }
 
   private async collectReadiness(): Promise<void> {

@@ -66,3 +66,10 @@ export const databasePoolGauges = {
     registers: [metricsRegistry],
   }),
 };
+
+/** Filled at scrape time from the instance registry (src/database/instances/). */
+export const serviceInstancesGauge = new Gauge({
+  name: 'service_instances',
+  help: 'Instances of the service that heartbeat on this database (an instance three heartbeats late is not counted).',
+  registers: [metricsRegistry],
+});

@@ -6,14 +6,22 @@ import { loopbackSettings, type TestService } from './test-service';
 /**
  * Another instance of the service on the same database as `first` (same admin
  * token and webhook key), as a second replica behind a load balancer would be.
+ * Nest's static logger is the last started instance's: a suite that reads
+ * log lines gives both instances the same `logTo`.
  */
-export async function secondInstance(first: TestService, env: Record<string, string> = {}): Promise<TestService> {
+export async function secondInstance(
+  first: TestService,
+  env: Record<string, string> = {},
+  options: { logTo?: NodeJS.WritableStream } = {},
+): Promise<TestService> {
   const config = loadAppConfig({
     ...loopbackSettings(first.databaseUrl, first.adminToken),
     WEBHOOK_SECRET_KEY: first.config.webhooks.secretKey ?? '',
     ...env,
   });
-  const running = await startService(config, pino({ level: config.logLevel }));
+  const logger =
+    options.logTo === undefined ? pino({ level: config.logLevel }) : pino({ level: config.logLevel }, options.logTo);
+  const running = await startService(config, logger);
   if (running.adminUrl === null) throw new Error('the admin listener did not start');
   if (running.publicUrl === null) throw new Error('the public listener did not start');
   return {

@@ -108,6 +108,43 @@ describe('AccountRateLimitGuard', () => {
     assert.equal(headers['x-ratelimit-remaining'], '4');
   });
 
+  it("takes X-RateLimit-Reset and Retry-After from the store's window end when the store knows it (the database clock)", async () => {
+    const refusal = {
+      totalHits: 6,
+      timeToExpire: 12,
+      isBlocked: true,
+      timeToBlockExpire: 12,
+      resetAtSeconds: 1_000_020,
+    };
+    const served = { ...record, resetAtSeconds: 1_000_020 };
+    const headers: Record<string, string> = {};
+    const reserving = guardWith({
+      increment: () => Promise.reject(new Error('unused')),
+      incrementNow: (key: string) => (key.startsWith('reads') ? Promise.resolve(served) : refusal),
+    });
+    assert.equal(await reserving.canActivate(contextFor('GET', [], headers)), true);
+    assert.equal(headers['x-ratelimit-reset'], '1000020');
+    assert.throws(
+      () => reserving.canActivate(contextFor('POST', [], {})),
+      (error: unknown) =>
+        error instanceof DomainError &&
+        error.headers['x-ratelimit-reset'] === '1000020' &&
+        error.headers['retry-after'] === '12',
+    );
+  });
+
+  it('awaits a count the store answers with a promise (a reservation from the database)', async () => {
+    const guard = guardWith({
+      increment: () => Promise.reject(new Error('unused')),
+      incrementNow: () => Promise.resolve(record),
+    });
+    const headers: Record<string, string> = {};
+    const answer = guard.canActivate(contextFor('GET', [], headers));
+    assert.ok(answer instanceof Promise);
+    assert.equal(await answer, true);
+    assert.equal(headers['x-ratelimit-remaining'], '3');
+  });
+
   it('refuses to start with a budget whose limit or window is not a fixed number (fail closed)', () => {
     assert.throws(() => guardWith({}, [{ name: 'reads', ttl: () => 60_000, limit: 5 }]), /fixed limit and window/);
     assert.throws(() => guardWith({}, []), /no throttlers/);

@@ -14,7 +14,7 @@ import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { audienceOfRequest } from '../http/listener';
 import { loggableError } from '../logging/loggable-error';
-import { countsImmediately, type ThrottlerStorageRecord } from './fixed-window.storage';
+import { countsImmediately, type CountedHit } from './fixed-window.storage';
 
 export const READS_THROTTLER = 'reads';
 export const WRITES_THROTTLER = 'writes';
@@ -81,10 +81,11 @@ function failOpen(request: FastifyRequest, error: unknown): true {
  * tracker, the key and the count through a promise each (about a dozen per
  * request), and per-route overrides (`@Throttle`, `@SkipThrottle`) have no
  * place here, since one budget spans the whole API. This guard counts with
- * the store's synchronous `incrementNow` when it has one and answers in the
- * same turn, which cut about 10 µs of the 145 µs of CPU `GET /v1/events/{id}`
- * costs (`npm run bench -- side-by-side`); a store with only the asynchronous
- * `increment` is awaited.
+ * the store's `incrementNow` when it has one and answers in the same turn
+ * when that counts at once, which cut about 10 µs of the 145 µs of CPU
+ * `GET /v1/events/{id}` costs (`npm run bench -- side-by-side`); a count that
+ * needs the database (the shared store reserving more units), or a store
+ * with only the asynchronous `increment`, is awaited.
  */
 @Injectable()
 export class AccountRateLimitGuard implements CanActivate {
@@ -112,21 +113,27 @@ export class AccountRateLimitGuard implements CanActivate {
         (error: unknown) => failOpen(request, error),
       );
     }
-    let record: ThrottlerStorageRecord;
+    let counted: CountedHit | Promise<CountedHit>;
     try {
-      record = this.storage.incrementNow(key, budget.ttl, budget.limit);
+      counted = this.storage.incrementNow(key, budget.ttl, budget.limit);
     } catch (error) {
       return failOpen(request, error);
     }
-    return this.admit(budget, record, reply);
+    if (counted instanceof Promise) {
+      return counted.then(
+        (record) => this.admit(budget, record, reply),
+        (error: unknown) => failOpen(request, error),
+      );
+    }
+    return this.admit(budget, counted, reply);
   }
 
   /** Sets the budget's headers, or refuses with `429 rate_limited` past the limit. */
-  private admit(budget: AccountBudget, record: ThrottlerStorageRecord, reply: FastifyReply): true {
+  private admit(budget: AccountBudget, record: CountedHit, reply: FastifyReply): true {
     const headers = {
       'x-ratelimit-limit': String(budget.limit),
       'x-ratelimit-remaining': String(Math.max(0, budget.limit - record.totalHits)),
-      'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + record.timeToExpire),
+      'x-ratelimit-reset': String(record.resetAtSeconds ?? Math.floor(Date.now() / 1000) + record.timeToExpire),
     };
     if (record.isBlocked) {
       throw new DomainError(

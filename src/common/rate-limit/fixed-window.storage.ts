@@ -4,18 +4,23 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 /** What @nestjs/throttler's storage answers for one counted hit. */
 export type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
+/** A counted hit; `resetAtSeconds` is the window's end (unix seconds) when the store knows it on its own clock. */
+export type CountedHit = ThrottlerStorageRecord & { resetAtSeconds?: number };
+
 /**
- * A counter store that counts a hit in the same turn. The account budget
- * guard uses `incrementNow` when the store has it, so a request costs no
- * promise for its budget; a shared store (Redis, PostgreSQL) implements only
- * the library's asynchronous `increment`, and the guard awaits that instead.
+ * A counter store that counts a hit in the same turn when it can. The account
+ * budget guard uses `incrementNow` when the store has it, so a request costs
+ * no promise for its budget: the memory store always answers at once, the
+ * database store at once from its reserved units and with a promise when it
+ * must reserve more. A store with only the library's asynchronous `increment`
+ * is awaited instead.
  */
-export interface ImmediateThrottlerStorage extends ThrottlerStorage {
-  incrementNow(key: string, ttl: number, limit: number): ThrottlerStorageRecord;
+export interface CountingStorage extends ThrottlerStorage {
+  incrementNow(key: string, ttl: number, limit: number): CountedHit | Promise<CountedHit>;
 }
 
-export function countsImmediately(storage: ThrottlerStorage): storage is ImmediateThrottlerStorage {
-  return typeof (storage as Partial<ImmediateThrottlerStorage>).incrementNow === 'function';
+export function countsImmediately(storage: ThrottlerStorage): storage is CountingStorage {
+  return typeof (storage as Partial<CountingStorage>).incrementNow === 'function';
 }
 
 interface WindowCounter {
@@ -25,14 +30,13 @@ interface WindowCounter {
 
 /**
  * Fixed windows aligned to the clock (each minute starts at a multiple of the
- * window length), so every instance agrees on when a window resets and
- * `X-RateLimit-Reset` is the same for all keys of an account. Counters are
- * kept in memory; a shared store (Redis, PostgreSQL) can replace this class
- * behind @nestjs/throttler's `ThrottlerStorage` interface when several
- * instances serve one account.
+ * window length), so `X-RateLimit-Reset` is the same for all keys of an
+ * account. Counters are kept in memory, for this instance alone
+ * (RATE_LIMIT_STORE=memory); database-budget.storage.ts shares budgets among
+ * instances.
  */
 @Injectable()
-export class FixedWindowThrottlerStorage implements ImmediateThrottlerStorage {
+export class FixedWindowThrottlerStorage implements CountingStorage {
   private readonly counters = new Map<string, WindowCounter>();
   private lastSweep = 0;
 

@@ -1,6 +1,9 @@
 import { ExecutionContext, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { Database } from '../../database/sql/sql-target';
+import { InstanceRegistry } from '../../database/instances/instance-registry';
+import { DatabaseBudgetStorage } from './database-budget.storage';
 import { READ_METHODS, READS_THROTTLER, WRITE_METHODS, WRITES_THROTTLER } from './account-rate-limit.guard';
 import { FixedWindowThrottlerStorage } from './fixed-window.storage';
 
@@ -11,9 +14,13 @@ function methodOf(context: ExecutionContext): string {
 @Module({
   imports: [
     ThrottlerModule.forRootAsync({
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => ({
-        storage: new FixedWindowThrottlerStorage(),
+      inject: [APP_CONFIG, Database, InstanceRegistry],
+      useFactory: (config: AppConfig, database: Database, registry: InstanceRegistry) => ({
+        // RATE_LIMIT_STORE: `database` shares every budget among the instances on the database.
+        storage:
+          config.rateLimit.store === 'database'
+            ? new DatabaseBudgetStorage(database, registry, config.rateLimit.windowSeconds)
+            : new FixedWindowThrottlerStorage(),
         throttlers: [
           {
             name: READS_THROTTLER,

@@ -1,0 +1,229 @@
+import { Logger } from '@nestjs/common';
+import { defineStatement } from '../../database/sql/sql-statement';
+import { sql, type SqlFragment } from '../../database/sql/sql-fragment';
+import type { SqlTarget } from '../../database/sql/sql-target';
+import type { LiveInstanceCount } from '../../database/instances/instance-registry';
+import { rateLimitStoreMetrics } from './rate-limit-metrics';
+import { describeError } from '../logging/loggable-error';
+import { FixedWindowThrottlerStorage, type CountedHit, type CountingStorage } from './fixed-window.storage';
+import { RESERVATION_BLOCK } from './reservation-rule';
+
+/**
+ * Grants up to `want` units of a budget in the database's current window (see
+ * reservation-rule.ts for the rule and its bound): one upsert, under the
+ * row's lock. The window starts on the database clock at a multiple of its
+ * length since the epoch, which for 60 seconds is `date_trunc('minute', now())`;
+ * a row of an older window starts over.
+ */
+const RESERVE = defineStatement<
+  { key: string; want: number; limit: number; instances: number; windowSeconds: number },
+  { granted: number; used: number; window_start_ms: number; now_ms: number }
+>(
+  (p) => {
+    // The rule of grantFor, in SQL: min(want, max(1, left / (2·instances)), left), never below 0.
+    const grant = (left: SqlFragment): SqlFragment =>
+      sql`GREATEST(0, LEAST(${p.want}::int, GREATEST(1, (${left}) / (2 * ${p.instances}::int)), ${left}))`;
+    const limit = sql`${p.limit}::int`;
+    const leftInRow = sql`${p.limit}::int - c.used`;
+    return sql`
+      INSERT INTO rate_limit_counter AS c (key, window_start, used, last_grant)
+      SELECT ${p.key}, w.start, ${grant(limit)}, ${grant(limit)}
+        FROM (SELECT to_timestamp((floor(extract(epoch FROM now()) / ${p.windowSeconds}::int)
+                                   * ${p.windowSeconds}::int)::float8) AS start) w
+      ON CONFLICT (key) DO UPDATE SET
+        window_start = EXCLUDED.window_start,
+        used = CASE WHEN c.window_start = EXCLUDED.window_start THEN c.used + ${grant(leftInRow)} ELSE EXCLUDED.used END,
+        last_grant = CASE WHEN c.window_start = EXCLUDED.window_start THEN ${grant(leftInRow)} ELSE EXCLUDED.last_grant END
+      RETURNING c.last_grant AS granted, c.used,
+                (extract(epoch FROM c.window_start) * 1000)::float8 AS window_start_ms,
+                (extract(epoch FROM now()) * 1000)::float8 AS now_ms`;
+  },
+  { prepared: true },
+);
+
+/** A reservation slower than this counts as an unreachable counter (a request must not hang on it). */
+export const RESERVE_TIMEOUT_MS = 1_000;
+/** While falling back, how often a request tries the shared counter again. */
+export const FALLBACK_RETRY_MS = 2_000;
+
+/** This instance's units of one budget in one window (of the database clock). */
+interface Reservation {
+  windowEndMs: number;
+  /** Granted and not yet served. */
+  held: number;
+  /** The window's units granted to all instances, as of this instance's last grant. */
+  usedAtGrant: number;
+  /** The last grant was 0: the budget is used up until the window ends. */
+  exhausted: boolean;
+}
+
+interface Fallback {
+  local: FixedWindowThrottlerStorage;
+  lastTryMs: number;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the rate-limit counter did not answer within ${ms} ms`)), ms);
+  });
+  void work.catch(() => undefined); // settles later when the timeout won
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Account budgets shared by every instance on the database
+ * (RATE_LIMIT_STORE=database), counted in the UNLOGGED `rate_limit_counter`.
+ * An instance reserves units in blocks and serves requests from its block in
+ * the same turn (no promise); a request that finds the block empty awaits one
+ * upsert, and concurrent ones wait on the same reservation. `X-RateLimit-Reset`
+ * and `Retry-After` come from the database's window end, with this
+ * instance's clock only measuring the time since the database last answered
+ * (its offset to the database clock is taken at every reservation), so
+ * instances with skewed clocks agree on where a window ends.
+ *
+ * When the counter cannot be reached (an error, or no answer within
+ * RESERVE_TIMEOUT_MS), the instance counts locally, in windows of the
+ * database clock as last seen, allowing `floor(limit / live instances)` (at
+ * least 1; never unlimited), says so once in the log and in
+ * `rate_limit_store_fallbacks_total`, tries the counter again every
+ * FALLBACK_RETRY_MS, and says once when it is back.
+ */
+export class DatabaseBudgetStorage implements CountingStorage {
+  private readonly logger = new Logger('AccountRateLimit');
+  private readonly reservations = new Map<string, Reservation>();
+  private readonly inFlight = new Map<string, Promise<CountedHit>>();
+  private offsetMs = 0;
+  private fallback: Fallback | null = null;
+  private lastSweepEndMs = 0;
+
+  constructor(
+    private readonly database: SqlTarget,
+    private readonly instances: LiveInstanceCount,
+    windowSeconds: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    if (!Number.isInteger(windowSeconds) || windowSeconds <= 0 || 3600 % windowSeconds !== 0) {
+      throw new Error(`a shared rate-limit window must divide an hour; ${windowSeconds} seconds does not`);
+    }
+  }
+
+  /** The database clock, as estimated from this instance's clock and the offset seen at the last reservation. */
+  databaseNow(): number {
+    return this.now() + this.offsetMs;
+  }
+
+  increment(key: string, ttl: number, limit: number): Promise<CountedHit> {
+    return Promise.resolve(this.incrementNow(key, ttl, limit));
+  }
+
+  incrementNow(key: string, ttl: number, limit: number): CountedHit | Promise<CountedHit> {
+    if (this.fallback !== null && this.now() - this.fallback.lastTryMs < FALLBACK_RETRY_MS) {
+      return this.countLocally(this.fallback, key, ttl, limit);
+    }
+    const now = this.databaseNow();
+    const reservation = this.reservations.get(key);
+    if (reservation !== undefined && now < reservation.windowEndMs) {
+      if (reservation.held > 0) {
+        reservation.held -= 1;
+        return this.hit(reservation, limit, false, now);
+      }
+      if (reservation.exhausted) return this.hit(reservation, limit, true, now);
+    }
+    const pending = this.inFlight.get(key);
+    if (pending !== undefined) return pending.then(() => this.incrementNow(key, ttl, limit));
+    const reserving = this.reserve(key, ttl, limit).finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, reserving);
+    return reserving;
+  }
+
+  private async reserve(key: string, ttl: number, limit: number): Promise<CountedHit> {
+    const sentAt = this.now();
+    let row: Awaited<ReturnType<typeof RESERVE.one>>;
+    try {
+      row = await withTimeout(
+        RESERVE.one(
+          {
+            key,
+            want: RESERVATION_BLOCK,
+            limit,
+            instances: this.instances.liveInstances(),
+            windowSeconds: ttl / 1000,
+          },
+          this.database,
+        ),
+        RESERVE_TIMEOUT_MS,
+      );
+      if (row === null) throw new Error('the rate-limit upsert returned no row');
+    } catch (error) {
+      return this.countLocally(this.fallBack(error), key, ttl, limit);
+    }
+    this.recovered();
+    const receivedAt = this.now();
+    // The database read its clock about halfway through the round trip.
+    this.offsetMs = row.now_ms - (sentAt + receivedAt) / 2;
+    const windowEndMs = row.window_start_ms + ttl;
+    this.sweep(windowEndMs);
+    const reservation: Reservation = {
+      windowEndMs,
+      held: row.granted,
+      usedAtGrant: row.used,
+      exhausted: row.granted === 0,
+    };
+    this.reservations.set(key, reservation);
+    if (reservation.exhausted) return this.hit(reservation, limit, true, row.now_ms);
+    reservation.held -= 1;
+    return this.hit(reservation, limit, false, row.now_ms);
+  }
+
+  private hit(reservation: Reservation, limit: number, blocked: boolean, now: number): CountedHit {
+    const remaining = Math.max(0, limit - reservation.usedAtGrant + reservation.held);
+    const secondsLeft = Math.max(1, Math.ceil((reservation.windowEndMs - now) / 1000));
+    return {
+      totalHits: blocked ? limit + 1 : limit - remaining,
+      timeToExpire: secondsLeft,
+      isBlocked: blocked,
+      timeToBlockExpire: secondsLeft,
+      resetAtSeconds: Math.round(reservation.windowEndMs / 1000),
+    };
+  }
+
+  /** This instance's share of the budget, counted here alone while the shared counter is out of reach. */
+  private countLocally(fallback: Fallback, key: string, ttl: number, limit: number): CountedHit {
+    const share = Math.max(1, Math.floor(limit / Math.max(1, this.instances.liveInstances())));
+    const counted = fallback.local.incrementNow(key, ttl, share);
+    const remaining = Math.max(0, share - counted.totalHits);
+    const windowEndMs = Math.floor(this.databaseNow() / ttl) * ttl + ttl;
+    return { ...counted, totalHits: limit - remaining, resetAtSeconds: Math.round(windowEndMs / 1000) };
+  }
+
+  private fallBack(error: unknown): Fallback {
+    if (this.fallback !== null) {
+      this.fallback.lastTryMs = this.now();
+      return this.fallback;
+    }
+    this.logger.warn(
+      `the shared rate-limit counter is unreachable; counting this instance's share of each budget locally until it is back (${describeError(error)})`,
+    );
+    rateLimitStoreMetrics.fallbacks.inc();
+    rateLimitStoreMetrics.fallback.set(1);
+    this.fallback = { local: new FixedWindowThrottlerStorage(() => this.databaseNow()), lastTryMs: this.now() };
+    return this.fallback;
+  }
+
+  private recovered(): void {
+    if (this.fallback === null) return;
+    this.fallback = null;
+    rateLimitStoreMetrics.fallback.set(0);
+    this.logger.log('the shared rate-limit counter is reachable again; budgets are shared again');
+  }
+
+  /** Forgets reservations of past windows, at most once per window. */
+  private sweep(windowEndMs: number): void {
+    if (windowEndMs === this.lastSweepEndMs) return;
+    this.lastSweepEndMs = windowEndMs;
+    for (const [key, reservation] of this.reservations) {
+      if (reservation.windowEndMs < windowEndMs) this.reservations.delete(key);
+    }
+  }
+}

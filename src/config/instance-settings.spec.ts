@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadAppConfig } from './app-config';
+
+const DATABASE_URL = 'postgres://service@db.example.com/events';
+const WITH_DATABASE = { DATABASE_URL, WEBHOOK_SECRETS_PLAINTEXT: '1' };
+
+describe('settings of several instances', () => {
+  it('counts account budgets in the database by default with DATABASE_URL, and in memory on the embedded default', () => {
+    assert.equal(loadAppConfig(WITH_DATABASE).rateLimit.store, 'database');
+    assert.equal(loadAppConfig({}).rateLimit.store, 'memory');
+  });
+
+  it('takes RATE_LIMIT_STORE=memory or database as an explicit choice', () => {
+    assert.equal(loadAppConfig({ ...WITH_DATABASE, RATE_LIMIT_STORE: 'memory' }).rateLimit.store, 'memory');
+    assert.equal(loadAppConfig({ RATE_LIMIT_STORE: 'Database' }).rateLimit.store, 'database');
+  });
+
+  it('refuses to start with a RATE_LIMIT_STORE other than database or memory, naming the variable', () => {
+    for (const bad of ['redis', 'db', 'memory,database']) {
+      assert.throws(
+        () => loadAppConfig({ ...WITH_DATABASE, RATE_LIMIT_STORE: bad }),
+        (error: unknown) =>
+          error instanceof ConfigError && /RATE_LIMIT_STORE must be database or memory/.test(error.message),
+        bad,
+      );
+    }
+  });
+
+  it('sizes the pool with DB_POOL_MAX (default 20) and refuses anything but a whole number of at least 2', () => {
+    assert.equal(loadAppConfig({}).dbPoolMax, 20);
+    assert.equal(loadAppConfig({ DB_POOL_MAX: '5' }).dbPoolMax, 5);
+    for (const bad of ['1', '0', '-3', '2.5', 'twenty', '100000']) {
+      assert.throws(
+        () => loadAppConfig({ DB_POOL_MAX: bad }),
+        (error: unknown) => error instanceof ConfigError && /^DB_POOL_MAX must be/.test(error.message),
+        bad,
+      );
+    }
+  });
+});

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { NO_PARAMS } from '../sql/sql-statement';
+import { Database, type SqlTarget } from '../sql/sql-target';
+import { UnitOfWork } from '../unit-of-work';
+import { serviceVersion } from './service-version';
+import { connectionBudgetProblem, DEDICATED_CONNECTIONS } from './connection-budget';
+import {
+  CONNECTION_FIGURES,
+  DEREGISTER,
+  HEARTBEAT,
+  LIVE_INSTANCES,
+  LOCK_REGISTRATIONS,
+  type InstanceRow,
+} from './instance-statements';
+
+/** How often an instance says it is alive; tests may shorten it before an instance starts. */
+export const INSTANCE_HEARTBEAT = { intervalMs: 5_000 };
+/** An instance that missed this many heartbeats (on the database clock) is gone. */
+export const MISSED_HEARTBEATS_WHEN_GONE = 3;
+
+/** How many instances serve this database now, as last seen (at least this one). */
+export interface LiveInstanceCount {
+  liveInstances(): number;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The instances serving this database, in PostgreSQL (table
+ * `service_instance`): each records itself at start, heartbeats every few
+ * seconds, and deletes its row when it stops; a row three heartbeats stale
+ * (on the database clock) is an instance that is gone, not listed, not
+ * counted, and purged by the next heartbeat of any instance. The live count
+ * sizes the rate limiter's local share when its counter is unreachable, and
+ * the live pools are what a starting instance's connection check adds up.
+ * One-shot commands (`npm run ops`) are not instances and do not register.
+ */
+@Injectable()
+export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy, LiveInstanceCount {
+  readonly id = randomUUID();
+  private readonly logger = new Logger(InstanceRegistry.name);
+  private readonly host = hostname();
+  private readonly version = serviceVersion();
+  private startedAt: string | null = null;
+  private liveCount = 1;
+  private timer: NodeJS.Timeout | null = null;
+  private failing = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly database: Database,
+    private readonly unitOfWork: UnitOfWork,
+  ) {}
+
+  private get goneAfterSeconds(): number {
+    return (MISSED_HEARTBEATS_WHEN_GONE * INSTANCE_HEARTBEAT.intervalMs) / 1000;
+  }
+
+  /** Checks the connection budget and registers, under one lock so two starting instances cannot both squeeze in. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.runBackgroundWork) return;
+    await this.unitOfWork.run(async (tx) => {
+      await LOCK_REGISTRATIONS.rows(NO_PARAMS, tx);
+      const figures = await CONNECTION_FIGURES.one({ id: this.id, goneAfterSeconds: this.goneAfterSeconds }, tx);
+      if (figures === null) throw new Error('the connection figures query returned no row');
+      const problem = connectionBudgetProblem(figures, {
+        poolMax: this.config.dbPoolMax,
+        dedicated: DEDICATED_CONNECTIONS,
+      });
+      if (problem !== null) throw new Error(problem);
+      await this.beat(tx);
+    });
+    this.timer = setInterval(() => void this.heartbeat(), INSTANCE_HEARTBEAT.intervalMs);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.timer === null) return;
+    clearInterval(this.timer);
+    this.timer = null;
+    try {
+      await DEREGISTER.affected({ id: this.id }, this.database);
+    } catch (error) {
+      this.logger.warn(`could not remove this instance from the registry (it ages out): ${errorText(error)}`);
+    }
+  }
+
+  liveInstances(): number {
+    return this.liveCount;
+  }
+
+  /** The live instances, oldest first. */
+  listLive(): Promise<InstanceRow[]> {
+    return LIVE_INSTANCES.rows({ goneAfterSeconds: this.goneAfterSeconds }, this.database);
+  }
+
+  /** One heartbeat (the timer's; also callable, so a test need not wait for the timer). */
+  async heartbeat(): Promise<void> {
+    try {
+      await this.beat(this.database);
+      if (this.failing) this.logger.log('the instance registry is reachable again');
+      this.failing = false;
+    } catch (error) {
+      if (!this.failing) this.logger.warn(`instance heartbeat failed (retrying): ${errorText(error)}`);
+      this.failing = true;
+    }
+  }
+
+  private async beat(target: SqlTarget): Promise<void> {
+    const row = await HEARTBEAT.one(
+      {
+        id: this.id,
+        host: this.host,
+        role: this.config.serviceRole,
+        version: this.version,
+        poolMax: this.config.dbPoolMax,
+        dedicatedConnections: DEDICATED_CONNECTIONS,
+        startedAt: this.startedAt,
+        goneAfterSeconds: this.goneAfterSeconds,
+      },
+      target,
+    );
+    if (row === null) return;
+    this.startedAt ??= row.started_at;
+    this.liveCount = row.live_others + 1;
+  }
+}

@@ -1,0 +1,95 @@
+import { defineStatement, type NoParams } from '../sql/sql-statement';
+import { sql, sqlText } from '../sql/sql-fragment';
+import { isoTimestampSql } from '../iso-timestamp-sql';
+
+export interface InstanceRow {
+  id: string;
+  host: string;
+  role: string;
+  version: string;
+  startedAt: string;
+  lastSeenAt: string;
+}
+
+/**
+ * Records the instance or refreshes its heartbeat (re-creating the row if it
+ * was purged while this instance was paused), purges instances that are
+ * gone, and counts the live ones, in one round trip. `started_at` is the
+ * database's time of the first registration, kept across re-creations.
+ */
+export const HEARTBEAT = defineStatement<
+  {
+    id: string;
+    host: string;
+    role: string;
+    version: string;
+    poolMax: number;
+    dedicatedConnections: number;
+    startedAt: string | null;
+    goneAfterSeconds: number;
+  },
+  { started_at: string; live_others: number }
+>(
+  (p) => sql`
+    WITH seen AS (
+      INSERT INTO service_instance AS i (id, host, role, version, pool_max, dedicated_connections, started_at)
+      VALUES (${p.id}, ${p.host}, ${p.role}, ${p.version}, ${p.poolMax}::int, ${p.dedicatedConnections}::int,
+              COALESCE(${p.startedAt}::timestamptz, now()))
+      ON CONFLICT (id) DO UPDATE SET last_seen_at = now()
+      RETURNING i.started_at
+    ), purged AS (
+      DELETE FROM service_instance
+       WHERE id <> ${p.id} AND last_seen_at < now() - make_interval(secs => ${p.goneAfterSeconds}::float8)
+    )
+    SELECT (SELECT started_at::text FROM seen) AS started_at,
+           (SELECT count(*)::int FROM service_instance
+             WHERE id <> ${p.id} AND last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8))
+             AS live_others`,
+  { prepared: false },
+);
+
+export const DEREGISTER = defineStatement<{ id: string }>((p) => sql`DELETE FROM service_instance WHERE id = ${p.id}`, {
+  prepared: false,
+});
+
+export const LIVE_INSTANCES = defineStatement<{ goneAfterSeconds: number }, InstanceRow>(
+  (p) => sql`
+    SELECT id, host, role, version,
+           ${sqlText(isoTimestampSql('started_at'))} AS "startedAt",
+           ${sqlText(isoTimestampSql('last_seen_at'))} AS "lastSeenAt"
+      FROM service_instance
+     WHERE last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8)
+     ORDER BY started_at, id`,
+  { prepared: false },
+);
+
+/** Serialises the connection check and the registration of starting instances, so two cannot both squeeze in. */
+export const LOCK_REGISTRATIONS = defineStatement<NoParams>(
+  () => sql`SELECT pg_advisory_xact_lock(hashtext('service_instance registration'))`,
+  { prepared: false },
+);
+
+export interface ConnectionFigures {
+  max_connections: number;
+  superuser_reserved: number;
+  reserved: number;
+  other_instances: number;
+  other_connections: number;
+}
+
+/**
+ * The server's connection ceiling, what it keeps for superusers (and, from
+ * PostgreSQL 16, for `pg_use_reserved_connections`), and what the other live
+ * instances' pools and dedicated connections add up to.
+ */
+export const CONNECTION_FIGURES = defineStatement<{ id: string; goneAfterSeconds: number }, ConnectionFigures>(
+  (p) => sql`
+    SELECT current_setting('max_connections')::int AS max_connections,
+           current_setting('superuser_reserved_connections')::int AS superuser_reserved,
+           COALESCE(current_setting('reserved_connections', true)::int, 0) AS reserved,
+           count(i.id)::int AS other_instances,
+           COALESCE(sum(i.pool_max + i.dedicated_connections), 0)::int AS other_connections
+      FROM (SELECT id, pool_max, dedicated_connections FROM service_instance
+             WHERE id <> ${p.id} AND last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8)) i`,
+  { prepared: false },
+);
