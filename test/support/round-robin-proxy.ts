@@ -49,8 +49,13 @@ export async function startRoundRobinProxy(backends: string[]): Promise<RoundRob
   const forward = (incoming: IncomingMessage, body: Buffer, outgoing: ServerResponse, triesLeft: number): void => {
     const candidates = proxy.backends.filter((backend) => ready.has(backend));
     const backend = candidates[next++ % Math.max(1, candidates.length)];
-    if (backend === undefined || triesLeft === 0) {
+    if (triesLeft === 0) {
       outgoing.writeHead(502).end();
+      return;
+    }
+    if (backend === undefined) {
+      // Nobody ready this instant (one instance restarting, the other's probe in flight): wait for the next probe.
+      setTimeout(() => forward(incoming, body, outgoing, triesLeft - 1), HEALTH_EVERY_MS);
       return;
     }
     const upstream = httpRequest(
@@ -63,8 +68,14 @@ export async function startRoundRobinProxy(backends: string[]): Promise<RoundRob
       },
     );
     upstream.on('error', (error: NodeJS.ErrnoException) => {
-      // Refused: the backend stopped listening before this proxy noticed; nothing reached it.
-      if (error.code === 'ECONNREFUSED' && !outgoing.headersSent) {
+      // Refused: the backend stopped listening before this proxy noticed; nothing reached it. Reset before any
+      // answer, on a read: a draining backend closed the idle keep-alive connection this request was written
+      // on, before reading it (requests it had begun are answered). Both go to the next backend, as load
+      // balancers do for requests that are safe to send again.
+      const notAccepted =
+        error.code === 'ECONNREFUSED' ||
+        (error.code === 'ECONNRESET' && ['GET', 'HEAD'].includes(incoming.method ?? ''));
+      if (notAccepted && !outgoing.headersSent) {
         ready.delete(backend);
         forward(incoming, body, outgoing, triesLeft - 1);
       } else if (!outgoing.headersSent) outgoing.writeHead(502).end();
@@ -76,7 +87,7 @@ export async function startRoundRobinProxy(backends: string[]): Promise<RoundRob
   const server = createServer((incoming, outgoing) => {
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', () => forward(incoming, Buffer.concat(chunks), outgoing, 4));
+    incoming.on('end', () => forward(incoming, Buffer.concat(chunks), outgoing, 40));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
