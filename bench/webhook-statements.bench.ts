@@ -134,6 +134,8 @@ export async function measureStatementCosts(rounds: number, planCacheMode: strin
               attemptedAt: new Date(),
               outcome: '200',
               durationMs: 5,
+              httpStatus: 200,
+              responseExcerpt: '',
               succeeded: true,
               failuresBeforeDisable: FAILURES_BEFORE_DISABLE,
               subscriptionId: delivery.subscription_id,

@@ -17,7 +17,14 @@ export interface DeliveryRow {
   nextAttemptAt: Date | null;
   createdAt: Date;
   traceId: string | null;
-  attemptLog: Array<{ at: Date; outcome: string; durationMs: number; trigger: AttemptTrigger }>;
+  attemptLog: Array<{
+    at: Date;
+    outcome: string;
+    durationMs: number;
+    trigger: AttemptTrigger;
+    httpStatus: number | null;
+    responseExcerpt: string | null;
+  }>;
 }
 
 /** A subscription's deliveries, newest first; `onlyDeliveryId` (or null) narrows it to one. */
@@ -44,9 +51,18 @@ const DELIVERIES_OF = defineStatement<
 /** The attempt logs of some deliveries, oldest first. */
 const ATTEMPTS_OF = defineStatement<
   { deliveryIds: string[] },
-  { delivery_id: string; attempted_at: Date; outcome: string; duration_ms: number; triggered_by: AttemptTrigger }
+  {
+    delivery_id: string;
+    attempted_at: Date;
+    outcome: string;
+    duration_ms: number;
+    triggered_by: AttemptTrigger;
+    http_status: number | null;
+    response_excerpt: string | null;
+  }
 >(
-  (p) => sql`SELECT delivery_id, attempted_at, outcome, duration_ms, triggered_by FROM webhook_delivery_attempt
+  (p) => sql`SELECT delivery_id, attempted_at, outcome, duration_ms, triggered_by, http_status, response_excerpt
+         FROM webhook_delivery_attempt
         WHERE delivery_id = ANY (${p.deliveryIds}::text[]) ORDER BY id`,
   { prepared: false },
 );
@@ -149,6 +165,8 @@ export class DeliveryHistoryRepository {
         outcome: attempt.outcome,
         durationMs: attempt.duration_ms,
         trigger: attempt.triggered_by,
+        httpStatus: attempt.http_status,
+        responseExcerpt: attempt.response_excerpt,
       });
       logs.set(attempt.delivery_id, log);
     }

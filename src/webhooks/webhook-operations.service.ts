@@ -254,6 +254,8 @@ function presentDelivery(row: DeliveryRow): WebhookDeliveryResponseDto {
       outcome: outcomeFromText(attempt.outcome) as AttemptOutcome,
       durationMs: attempt.durationMs,
       trigger: attempt.trigger,
+      httpStatus: attempt.httpStatus,
+      responseExcerpt: attempt.responseExcerpt,
     })),
   };
 }

@@ -35,6 +35,8 @@ describe('DeliveryQueueRepository', () => {
       attemptedAt: new Date(),
       outcome: 500,
       durationMs: 12,
+      httpStatus: 500,
+      responseExcerpt: 'unavailable',
       succeeded: false,
       trigger: 'scheduled',
       next: { status: 'pending', retryInMs: 0 },

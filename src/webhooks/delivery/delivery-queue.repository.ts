@@ -42,6 +42,10 @@ export interface AttemptRecord {
   attemptedAt: Date;
   outcome: AttemptOutcome;
   durationMs: number;
+  /** The receiver's HTTP status, null without a response. */
+  httpStatus: number | null;
+  /** The first KiB of the response body, null without a response. */
+  responseExcerpt: string | null;
   succeeded: boolean;
   /** A resend: its failure does not count towards disabling, its success still clears the failures. */
   trigger: AttemptTrigger;
@@ -173,6 +177,8 @@ interface RecordAttemptParams {
   attemptedAt: Date;
   outcome: string;
   durationMs: number;
+  httpStatus: number | null;
+  responseExcerpt: string | null;
   succeeded: boolean;
   failuresBeforeDisable: number;
   subscriptionId: string;
@@ -194,9 +200,10 @@ export const RECORD_ATTEMPT = defineStatement<RecordAttemptParams, RecordAttempt
   (p) => sql`WITH before AS (
       SELECT alert_open FROM webhook_subscription WHERE id = ${p.subscriptionId}
     ), attempt AS (
-      INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
-      VALUES (${p.deliveryId}, ${p.attemptedAt}, ${p.outcome}, ${p.durationMs},
-              CASE WHEN ${p.manual}::boolean THEN 'manual' ELSE 'scheduled' END)
+      INSERT INTO webhook_delivery_attempt
+             (delivery_id, attempted_at, outcome, duration_ms, http_status, response_excerpt, triggered_by)
+      VALUES (${p.deliveryId}, ${p.attemptedAt}, ${p.outcome}, ${p.durationMs}, ${p.httpStatus}::smallint,
+              ${p.responseExcerpt}::text, CASE WHEN ${p.manual}::boolean THEN 'manual' ELSE 'scheduled' END)
     ), subscription AS (
       UPDATE webhook_subscription s
          SET last_status = ${p.outcome},
@@ -462,6 +469,8 @@ export class DeliveryQueueRepository {
         attemptedAt: record.attemptedAt,
         outcome: String(record.outcome),
         durationMs: record.durationMs,
+        httpStatus: record.httpStatus,
+        responseExcerpt: record.responseExcerpt,
         succeeded: record.succeeded,
         failuresBeforeDisable: FAILURES_BEFORE_DISABLE,
         subscriptionId: delivery.subscriptionId,

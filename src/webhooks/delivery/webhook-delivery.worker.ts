@@ -231,6 +231,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       attemptedAt,
       outcome: result.outcome,
       durationMs: result.durationMs,
+      httpStatus: result.httpStatus,
+      responseExcerpt: result.responseExcerpt,
       succeeded: plan.succeeded,
       trigger,
       next: { status: plan.status, retryInMs: plan.retryInMs },

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseCidrList, type AddressLookup } from '../../../libs/webhooks';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../test/support/https-receiver';
-import { WebhookSender } from './webhook-sender';
+import { excerptOf, WebhookSender } from './webhook-sender';
 
 // The receiver's certificate is trusted through NODE_EXTRA_CA_CERTS, which the test runner sets.
 const loopback = parseCidrList(['127.0.0.0/8']);
@@ -53,10 +53,25 @@ void describe('WebhookSender', () => {
     assert.equal(result.retryAfter, '120');
   });
 
+  void it('keeps the status and the first KiB of the body as text, invalid UTF-8 and NUL replaced', async () => {
+    const bytes = Buffer.concat([Buffer.from('ok'), Buffer.from([0xff, 0x00]), Buffer.alloc(2000, 0x61)]);
+    assert.equal(excerptOf(bytes.subarray(0, 6)), 'ok\uFFFD\uFFFDaa');
+    // A character cut at the limit is replaced, never stored half.
+    assert.equal(excerptOf(Buffer.from('aé').subarray(0, 2)), 'a\uFFFD');
+    receiver.reply(() => ({ status: 418, body: 'y'.repeat(3000) }));
+    const result = await send('/in');
+    assert.equal(result.httpStatus, 418);
+    assert.equal(result.responseExcerpt, 'y'.repeat(1024));
+    receiver.reply(() => ({ status: 204 }));
+    const empty = await send('/in');
+    assert.deepEqual([empty.httpStatus, empty.responseExcerpt], [204, '']);
+  });
+
   void it('gives up at the deadline with timeout', async () => {
     receiver.reply(() => ({ status: 200, delayMs: 500 }));
     const result = await send('/slow', { timeoutMs: 100 });
     assert.equal(result.outcome, 'timeout');
+    assert.deepEqual([result.httpStatus, result.responseExcerpt], [null, null]);
     assert.ok(result.durationMs >= 90 && result.durationMs < 450, `${result.durationMs} ms`);
   });
 

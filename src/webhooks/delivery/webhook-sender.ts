@@ -12,8 +12,13 @@ import {
 } from '../../../libs/webhooks';
 import type { AttemptOutcome } from '../webhook-event-types';
 
-/** Enough of a response body to keep a keep-alive socket reusable; anything longer is cut off. */
-export const MAX_RESPONSE_BYTES = 4096;
+/**
+ * The part of a response body kept as the attempt's excerpt, and all that is
+ * ever read of it: past this the response is destroyed (its socket is not
+ * reused), so a receiver answering megabytes costs no more than one that
+ * answers a line.
+ */
+export const MAX_RESPONSE_BYTES = 1024;
 
 export interface OutgoingWebhook {
   url: string;
@@ -40,6 +45,16 @@ export interface SendResult {
   durationMs: number;
   /** Cut short by the caller's signal: no outcome to record. */
   aborted: boolean;
+  /** The receiver's HTTP status; null when none arrived (timeout, network error, blocked host). */
+  httpStatus: number | null;
+  /** The first MAX_RESPONSE_BYTES of the response body as text (invalid UTF-8 replaced); null without a response. */
+  responseExcerpt: string | null;
+}
+
+interface Answer {
+  status: number;
+  retryAfter: string | undefined;
+  excerpt: string;
 }
 
 /** A `lookup` that answers with the address already checked, so no second DNS query can change it. */
@@ -54,9 +69,9 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
  * Sends one webhook attempt over HTTPS. The host is resolved once and
  * refused if any address is not public (`blocked_host`); the connection then
  * goes to exactly that address while TLS still verifies the host name.
- * Redirects are never followed (a 3xx is just a status), the response body
- * is read to at most 4 KiB, and nothing the receiver says leaves this class
- * except its status and Retry-After.
+ * Redirects are never followed (a 3xx is just a status), and the response
+ * body is read to at most 1 KiB: its status, Retry-After and that excerpt
+ * are all that leave this class of what the receiver says.
  */
 export class WebhookSender {
   // Keep-alive saves a TLS handshake per attempt to a busy receiver. Idle
@@ -72,6 +87,8 @@ export class WebhookSender {
       retryAfter,
       durationMs: elapsed(),
       aborted,
+      httpStatus: null,
+      responseExcerpt: null,
     });
     // A function, not a narrowed property: the signal can fire during any await below.
     const callerAborted = (): boolean => options.signal?.aborted === true;
@@ -114,10 +131,14 @@ export class WebhookSender {
       };
       // SNI and certificate checks use the name; an IP literal host has no SNI.
       if (isIP(host) === 0) requestOptions.servername = host;
-      const exchange = await this.exchange(requestOptions, webhook.body, deadline.signal, started + options.timeoutMs);
+      const exchange = await this.exchange(requestOptions, webhook.body, deadline.signal);
       if (exchange === 'aborted') return result('timeout', undefined, callerAborted());
       if (exchange === 'network_error') return result('network_error');
-      return result(exchange.status, exchange.retryAfter);
+      return {
+        ...result(exchange.status, exchange.retryAfter),
+        httpStatus: exchange.status,
+        responseExcerpt: exchange.excerpt,
+      };
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', onCallerAbort);
@@ -132,20 +153,20 @@ export class WebhookSender {
     options: RequestOptions,
     body: Buffer,
     deadline: AbortSignal,
-    deadlineAt: number,
-  ): Promise<{ status: number; retryAfter: string | undefined } | 'aborted' | 'network_error'> {
+  ): Promise<Answer | 'aborted' | 'network_error'> {
     return new Promise((resolve) => {
       let settled = false;
-      const settle = (
-        value: { status: number; retryAfter: string | undefined } | 'aborted' | 'network_error',
-      ): void => {
+      const settle = (value: Answer | 'aborted' | 'network_error'): void => {
         if (settled) return;
         settled = true;
         resolve(value);
       };
+      // Set once the status has arrived: the deadline then ends the body, not the answer.
+      let answered: (() => void) | null = null;
       const request = httpsRequest(options);
       const onDeadline = (): void => {
-        settle('aborted');
+        if (answered !== null) answered();
+        else settle('aborted');
         request.destroy();
       };
       if (deadline.aborted) {
@@ -157,21 +178,33 @@ export class WebhookSender {
 
       request.on('response', (response: IncomingMessage) => {
         const retryAfter = response.headers['retry-after'];
-        settle({
-          status: response.statusCode ?? 0,
-          retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-        });
-        stopWatching();
-        // The status is the answer; the body is drained only so the socket can be reused,
-        // and only up to the cap and the deadline.
-        const drainTimer = setTimeout(() => request.destroy(), Math.max(0, deadlineAt - performance.now()));
+        const chunks: Buffer[] = [];
         let received = 0;
+        const answer = (): void => {
+          stopWatching();
+          settle({
+            status: response.statusCode ?? 0,
+            retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+            excerpt: excerptOf(Buffer.concat(chunks, received)),
+          });
+        };
+        answered = answer;
         response.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > MAX_RESPONSE_BYTES) request.destroy();
+          const room = MAX_RESPONSE_BYTES - received;
+          if (room <= 0) return;
+          const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+          chunks.push(kept);
+          received += kept.length;
+          if (received >= MAX_RESPONSE_BYTES) {
+            answer();
+            // Nothing past the excerpt is read: the rest of the body dies with the socket.
+            request.destroy();
+          }
         });
-        response.on('error', () => undefined);
-        response.on('close', () => clearTimeout(drainTimer));
+        response.on('end', answer);
+        // The status arrived: a body cut short (reset, deadline) still leaves the status and what was read.
+        response.on('error', answer);
+        response.on('close', answer);
       });
       request.on('error', () => {
         stopWatching();
@@ -180,4 +213,12 @@ export class WebhookSender {
       request.end(body);
     });
   }
+}
+
+/**
+ * A body's first bytes as text: invalid UTF-8 (a character cut at the limit
+ * included) becomes U+FFFD, and so does NUL, which PostgreSQL text refuses.
+ */
+export function excerptOf(bytes: Buffer): string {
+  return bytes.toString('utf8').replaceAll('\u0000', '\uFFFD');
 }

@@ -44,6 +44,10 @@ export class WebhookAttemptDto {
   durationMs!: number;
   /** `scheduled` (the delivery worker) or `manual` (a resend). */
   trigger!: 'scheduled' | 'manual';
+  /** The receiver's HTTP status; null without a response (timeout, network error, blocked host) or before it was recorded. */
+  httpStatus!: number | null;
+  /** The first KiB of the receiver's response body (invalid UTF-8 replaced); internal only, never on the public API. */
+  responseExcerpt!: string | null;
 }
 
 /**

@@ -10,5 +10,9 @@ export class WebhookDeliveryAttemptEntity {
   @Column({ type: 'text' }) outcome!: string;
   @Column({ name: 'duration_ms', type: 'integer' }) durationMs!: number;
   /** `scheduled` (the worker) or `manual` (a resend). */
+  /** The receiver's HTTP status; null without a response (and for attempts made before it was recorded). */
+  @Column({ name: 'http_status', type: 'smallint', nullable: true }) httpStatus!: number | null;
+  /** The first KiB of the receiver's response body, as text. */
+  @Column({ name: 'response_excerpt', type: 'text', nullable: true }) responseExcerpt!: string | null;
   @Column({ name: 'triggered_by', type: 'text', default: 'scheduled' }) triggeredBy!: 'scheduled' | 'manual';
 }
