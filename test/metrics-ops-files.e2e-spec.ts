@@ -35,7 +35,7 @@ describe('ops/prometheus-alerts.yml and ops/grafana-dashboard.json', () => {
   it('alert rules pass promtool check rules', { skip: promtoolPresent ? false : NO_PROMTOOL }, () => {
     const checked = promtool('check', 'rules', ALERTS);
     assert.equal(checked.status, 0, checked.output);
-    assert.match(checked.output, /SUCCESS: 3 rules found/);
+    assert.match(checked.output, /SUCCESS: 4 rules found/);
   });
 
   it(
@@ -55,6 +55,14 @@ describe('ops/prometheus-alerts.yml and ops/grafana-dashboard.json', () => {
     );
     assert.match(alerts, /webhook_delivery_lag_seconds\{job="events-api"\}\) > 300/);
     assert.match(alerts, /\) > 0\.01/);
+  });
+
+  it('alerts when a transaction holds the xmin horizon for over 600 seconds', () => {
+    const alerts = readFileSync(ALERTS, 'utf8');
+    assert.match(
+      alerts,
+      /alert: DatabaseXminHorizonHeld\n(?:\s+#[^\n]*\n)*\s+expr: max without \(instance, pod\) \(db_oldest_transaction_seconds\{job="events-api"\}\) > 600\n/,
+    );
   });
 
   describe('against a running service', () => {

@@ -228,6 +228,44 @@ describe('GET /internal/metrics', () => {
     }
   });
 
+  it('reports the age of the oldest transaction holding the xmin horizon, and the dead rows of the delivery queue', async () => {
+    const holder = await databaseClient(service.databaseUrl);
+    const writer = await databaseClient(service.databaseUrl);
+    try {
+      await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await holder.query('SELECT 1'); // takes the snapshot that holds the horizon
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const held = valueOf(await scrape(), 'db_oldest_transaction_seconds') ?? Number.NaN;
+      assert.ok(held >= 1.2 && held < 60, `oldest transaction ${held} s`);
+
+      // Rows the queue deletes while the horizon is held stay dead: vacuum may not remove them.
+      const subscriptionId = (
+        await writer.query<{ id: string }>(`SELECT id FROM webhook_subscription ORDER BY created_at LIMIT 1`)
+      ).rows[0]?.id;
+      assert.ok(subscriptionId);
+      await writer.query(
+        `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
+         SELECT 'dlv_dead_' || n, $1, 'event.published', 'evt_dead_' || n, '\\x7b7d', now() + interval '1 hour'
+           FROM generate_series(1, 50) AS n`,
+        [subscriptionId],
+      );
+      await writer.query(`DELETE FROM webhook_delivery WHERE id LIKE 'dlv_dead_%'`);
+      await writer.query('SELECT pg_stat_force_next_flush()');
+      await writer.query('SELECT 1');
+      await writer.query(`VACUUM webhook_delivery`);
+      const dead = valueOf(await scrape(), 'webhook_queue_dead_rows') ?? Number.NaN;
+      assert.ok(dead >= 50, `queue dead rows ${dead}`);
+
+      await holder.query('COMMIT');
+      const after = valueOf(await scrape(), 'db_oldest_transaction_seconds') ?? Number.NaN;
+      assert.ok(after < held, `after the commit: ${after} s`);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+      await writer.end();
+    }
+  });
+
   it('the scrape still answers while the database refuses connections: readiness 0 naming database, webhook gauges NaN, process metrics present', async () => {
     const databaseName = new URL(service.databaseUrl).pathname.slice(1);
     const admin = await databaseClient(process.env['TEST_PG_ADMIN_URL'] ?? '');

@@ -26,6 +26,20 @@ export const webhookGauges = {
     help: 'Live webhook subscriptions disabled after consecutive failures.',
     registers: [metricsRegistry],
   }),
+  queueDeadRows: new Gauge({
+    name: 'webhook_queue_dead_rows',
+    help: 'Dead row versions in the delivery queue table not yet vacuumed (pg_stat_user_tables.n_dead_tup).',
+    registers: [metricsRegistry],
+  }),
+};
+
+/** Filled at scrape time from pg_stat_activity (see DatabaseMetricsCollector). */
+export const transactionHorizonGauges = {
+  oldestTransactionSeconds: new Gauge({
+    name: 'db_oldest_transaction_seconds',
+    help: 'Age in seconds of the oldest open transaction holding the xmin horizon back in this database (0 when none).',
+    registers: [metricsRegistry],
+  }),
 };
 
 /** Filled at scrape time from the readiness checks, so an alert needs no separate prober. */

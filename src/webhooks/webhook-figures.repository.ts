@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql } from '../database/sql/sql-fragment';
+import { sql, sqlText } from '../database/sql/sql-fragment';
 import { defineStatement, NO_PARAMS, type NoParams } from '../database/sql/sql-statement';
 import { Database } from '../database/sql/sql-target';
 
@@ -41,6 +41,20 @@ const FIGURES = defineStatement<
   { prepared: false },
 );
 
+/** The table the claim reads and writes: the pending and leased deliveries. */
+const QUEUE_TABLE = sqlText(`'webhook_delivery'`);
+
+/**
+ * Dead row versions in the queue table that vacuum has not removed yet. Each
+ * claim and attempt leaves some; a transaction that holds the xmin horizon
+ * keeps vacuum from removing them, and the claim then reads through them.
+ */
+const QUEUE_DEAD_ROWS = defineStatement<NoParams, { dead_rows: number | null }>(
+  () => sql`SELECT coalesce(sum(n_dead_tup), 0)::float8 AS dead_rows FROM pg_stat_user_tables
+        WHERE relid = ${QUEUE_TABLE}::regclass`,
+  { prepared: false },
+);
+
 @Injectable()
 export class WebhookFiguresRepository {
   constructor(private readonly database: Database) {}
@@ -52,5 +66,10 @@ export class WebhookFiguresRepository {
       pending: row?.pending ?? 0,
       disabledSubscriptions: row?.disabled ?? 0,
     };
+  }
+
+  async queueDeadRows(): Promise<number> {
+    const row = await QUEUE_DEAD_ROWS.one(NO_PARAMS, this.database);
+    return row?.dead_rows ?? 0;
   }
 }

@@ -12,4 +12,9 @@ export class WebhookFiguresService {
   async current(): Promise<WebhookFigures> {
     return this.figures.read();
   }
+
+  /** Dead row versions in the delivery queue's table, as of the last statistics report. */
+  async queueDeadRows(): Promise<number> {
+    return this.figures.queueDeadRows();
+  }
 }
