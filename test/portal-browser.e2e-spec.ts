@@ -78,6 +78,7 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
     const text = (await page().textContent('#delivery-log')) ?? '';
     assert.match(text, /HTTP 503/);
     assert.match(text, /Response body:/);
+    assert.match(text, /maintenance until 18:00/, "the receiver's answer, as recorded with the attempt");
     await browser.checkPage('portal-delivery-log');
   });
 

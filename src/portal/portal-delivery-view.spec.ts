@@ -3,7 +3,13 @@ import { describe, it } from 'node:test';
 import { attemptView, excerptOf } from './portal-delivery-view';
 
 describe('the portal attempt view', () => {
-  const base = { at: '2026-11-23T18:00:00.000Z', durationMs: 42, trigger: 'scheduled' as const };
+  const base = {
+    at: '2026-11-23T18:00:00.000Z',
+    durationMs: 42,
+    trigger: 'scheduled' as const,
+    httpStatus: null,
+    responseExcerpt: null,
+  };
 
   it('reads the HTTP status from an outcome of digits, and none from a timeout or network error', () => {
     assert.equal(attemptView({ ...base, outcome: 503 }).httpStatus, 503);
@@ -12,10 +18,10 @@ describe('the portal attempt view', () => {
   });
 
   it('shows the recorded status and body excerpt when the attempt log has them, and null when it does not', () => {
-    const recorded = attemptView({ ...base, outcome: 500, httpStatus: 500, responseBodyExcerpt: 'down for upkeep' });
+    const recorded = attemptView({ ...base, outcome: 500, httpStatus: 500, responseExcerpt: 'down for upkeep' });
     assert.equal(recorded.responseExcerpt, 'down for upkeep');
+    assert.equal(recorded.httpStatus, 500);
     assert.equal(attemptView({ ...base, outcome: 500 }).responseExcerpt, null);
-    assert.equal(attemptView({ ...base, outcome: 500, responseBodyExcerpt: null }).responseExcerpt, null);
   });
 
   it('shows at most the first 1 KiB of a response body, never half a character', () => {

@@ -3,16 +3,6 @@ import type { WebhookAttemptDto, WebhookDeliveryResponseDto } from '../webhooks/
 /** The receiver's answer is shown up to this many bytes (internal-api.md, "Webhook portal"). */
 export const RESPONSE_EXCERPT_BYTES = 1024;
 
-/**
- * An attempt as the log may carry it: the receiver's HTTP status and the
- * start of its response body are recorded from the attempt on, when the
- * attempt log has them; older attempts (and logs without them) leave them out.
- */
-export type RecordedAttempt = WebhookAttemptDto & {
-  httpStatus?: number | null;
-  responseBodyExcerpt?: string | null;
-};
-
 export interface PortalAttemptView {
   at: string;
   trigger: 'scheduled' | 'manual';
@@ -44,12 +34,17 @@ export function excerptOf(text: string, bytes = RESPONSE_EXCERPT_BYTES): string 
     .replace(/\uFFFD+$/, '');
 }
 
-export function attemptView(attempt: RecordedAttempt): PortalAttemptView {
+/**
+ * The receiver's HTTP status and the start of its response body are recorded
+ * for every attempt since they were; an older attempt has neither, and its
+ * outcome of digits still says the status it got.
+ */
+export function attemptView(attempt: WebhookAttemptDto): PortalAttemptView {
   const outcome = String(attempt.outcome);
   const recorded = attempt.httpStatus;
   // An outcome of digits is the status the receiver answered; the other outcomes had no answer.
   const httpStatus = typeof recorded === 'number' ? recorded : /^\d{3}$/.test(outcome) ? Number(outcome) : null;
-  const body = attempt.responseBodyExcerpt;
+  const body = attempt.responseExcerpt;
   return {
     at: attempt.at,
     trigger: attempt.trigger,
