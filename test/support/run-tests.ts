@@ -121,7 +121,8 @@ async function main(): Promise<void> {
         '--test-reporter-destination=stderr',
       ];
       const batches = writeBatchFiles(runFolder, files);
-      const args = ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=120000', ...reporters, ...batches];
+      // A batch is one test to the runner: the timeout only stops a hung batch, far above a batch's usual minute or two.
+      const args = ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=300000', ...reporters, ...batches];
       const child = spawn(process.execPath, args, {
         stdio: 'inherit',
         env: {
