@@ -1,9 +1,9 @@
 import { Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseInstant } from '../../libs/time/instant';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
+import { readGraceSecondsField, readRecoverWindowFields, recoveredMessage } from '../webhooks/webhook-operation-inputs';
 import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { healthOf } from '../webhooks/dto/webhook-health';
 import { DashboardAccountViews } from './dashboard-account-views.service';
@@ -78,12 +78,8 @@ export class DashboardWebhooksController {
     const sinceText = form.text('since');
     const untilText = form.text('until');
     await this.attempt(request, async () => {
-      const since = parseInstant(sinceText ?? undefined);
-      const until = untilText === null ? undefined : parseInstant(untilText);
-      if (since === null) throw DomainError.invalidArgument('Since must be an instant, e.g. 2026-11-23T18:00:00Z.');
-      if (until === null) throw DomainError.invalidArgument('Until must be an instant, or left empty.');
-      const result = await this.operations.recover(webhookId, { since, ...(until === undefined ? {} : { until }) });
-      return `${result.queued} deliveries queued again${result.remaining > 0 ? `; ${result.remaining} more remain (recover again)` : ''}.`;
+      const result = await this.operations.recover(webhookId, readRecoverWindowFields(sinceText, untilText));
+      return recoveredMessage(result);
     });
     throw new DashboardRedirect(dashboardPath('webhooks', webhookId));
   }
@@ -95,8 +91,7 @@ export class DashboardWebhooksController {
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
     const graceText = new HtmlForm(request).text('graceSeconds');
-    const graceSeconds =
-      graceText === null ? DEFAULT_GRACE_SECONDS : /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
+    const graceSeconds = readGraceSecondsField(graceText);
     try {
       const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds });
       this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);

@@ -1,12 +1,12 @@
 import { Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseInstant } from '../../libs/time/instant';
 import { PortalRoute } from '../common/auth-context/portal-access';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { HtmlForm } from '../common/html/html-form';
-import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
+import { readGraceSecondsField, readRecoverWindowFields, recoveredMessage } from '../webhooks/webhook-operation-inputs';
+import { WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import type { PortalAccount, PortalSessionRow } from './portal-access.repository';
 import { PortalHtmlFilter } from './portal-html.filter';
 import { PortalPages } from './portal-pages';
@@ -90,12 +90,8 @@ export class PortalSubscriptionsController {
     const sinceText = form.text('since');
     const untilText = form.text('until');
     await this.act(request, webhookId, async () => {
-      const since = parseInstant(sinceText ?? undefined);
-      const until = untilText === null ? undefined : parseInstant(untilText);
-      if (since === null) throw DomainError.invalidArgument('Since must be an instant, e.g. 2026-11-23T18:00:00Z.');
-      if (until === null) throw DomainError.invalidArgument('Until must be an instant, or left empty.');
-      const result = await this.operations.recover(webhookId, { since, ...(until === undefined ? {} : { until }) });
-      return `${result.queued} deliveries queued again${result.remaining > 0 ? `; ${result.remaining} more remain (recover again)` : ''}.`;
+      const result = await this.operations.recover(webhookId, readRecoverWindowFields(sinceText, untilText));
+      return recoveredMessage(result);
     });
     throw new PortalRedirect(portalPath('subscriptions', webhookId));
   }
@@ -115,8 +111,7 @@ export class PortalSubscriptionsController {
   async rotateSecret(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
     const session = requirePortalSession(request);
     const graceText = new HtmlForm(request).text('graceSeconds');
-    const graceSeconds =
-      graceText === null ? DEFAULT_GRACE_SECONDS : /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
+    const graceSeconds = readGraceSecondsField(graceText);
     let rotated = false;
     await this.act(request, webhookId, async () => {
       await this.operations.rotateSecret(webhookId, { graceSeconds });

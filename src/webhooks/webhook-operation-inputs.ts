@@ -1,6 +1,6 @@
 import { parseInstant } from '../../libs/time/instant';
 import { DomainError } from '../common/errors/domain-error';
-import { MAX_GRACE_SECONDS } from './webhook-operations.service';
+import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from './webhook-operations.service';
 
 /**
  * Internal API bodies, read into the typed options of
@@ -52,4 +52,29 @@ export function readRotateOptions(body: Body): { graceSeconds?: number } {
     throw DomainError.invalidArgument(`graceSeconds must be a whole number from 0 to ${MAX_GRACE_SECONDS}.`);
   }
   return { graceSeconds: value };
+}
+
+/**
+ * The same operations posted from an HTML form (the dashboard's and the
+ * portal's): every field arrives as text, empty when left blank.
+ */
+export function readRecoverWindowFields(
+  sinceText: string | null,
+  untilText: string | null,
+): { since: Date; until?: Date } {
+  const since = parseInstant(sinceText ?? undefined);
+  const until = untilText === null ? undefined : parseInstant(untilText);
+  if (since === null) throw DomainError.invalidArgument('Since must be an instant, e.g. 2026-11-23T18:00:00Z.');
+  if (until === null) throw DomainError.invalidArgument('Until must be an instant, or left empty.');
+  return until === undefined ? { since } : { since, until };
+}
+
+/** A form's grace period: blank is the default; anything but digits is refused by the operation (NaN). */
+export function readGraceSecondsField(graceText: string | null): number {
+  return graceText === null ? DEFAULT_GRACE_SECONDS : /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
+}
+
+/** What a page says after a recovery. */
+export function recoveredMessage(result: { queued: number; remaining: number }): string {
+  return `${result.queued} deliveries queued again${result.remaining > 0 ? `; ${result.remaining} more remain (recover again)` : ''}.`;
 }
