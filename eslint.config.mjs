@@ -85,7 +85,7 @@ export default tseslint.config(
   },
   {
     // The dashboard's and the portal's browser scripts: plain JavaScript, no type information.
-    files: ['src/dashboard/assets/**/*.js', 'src/portal/assets/**/*.js'],
+    files: ['src/dashboard/assets/**/*.js', 'src/portal/assets/**/*.js', 'src/common/html/assets/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { projectService: false, project: false },

@@ -2,11 +2,9 @@ import { Controller, Get, Param, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { sharedPageAssets } from '../common/html/html-assets';
-import { dashboardFolder } from './dashboard-files';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 
 interface Asset {
@@ -16,12 +14,11 @@ interface Asset {
 
 /** Read once at start: the only files the dashboard serves, so no path ever reaches the file system. */
 function loadAssets(): Map<string, Asset> {
-  const own = dashboardFolder('assets');
   const shared = sharedPageAssets();
   return new Map<string, Asset>([
     ['dashboard.css', { body: shared.css, type: 'text/css; charset=utf-8' }],
     ['favicon.svg', { body: shared.favicon, type: 'image/svg+xml' }],
-    ['dashboard.js', { body: readFileSync(join(own, 'dashboard.js')), type: 'text/javascript; charset=utf-8' }],
+    ['copy-button.js', { body: shared.copyButton, type: 'text/javascript; charset=utf-8' }],
     [
       'htmx.min.js',
       { body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')), type: 'text/javascript; charset=utf-8' },

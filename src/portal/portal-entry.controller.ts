@@ -31,6 +31,7 @@ function loadAssets(): Map<string, Asset> {
     ['portal.css', { body: shared.css, type: 'text/css; charset=utf-8' }],
     ['favicon.svg', { body: shared.favicon, type: 'image/svg+xml' }],
     ['portal.js', { body: readFileSync(join(portalFolder('assets'), 'portal.js')), type: script }],
+    ['copy-button.js', { body: shared.copyButton, type: script }],
     ['htmx.min.js', { body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')), type: script }],
   ]);
 }

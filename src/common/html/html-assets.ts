@@ -16,8 +16,12 @@ export function sourceFolder(compiledDir: string, unit: string, name: string): s
   return join(root, 'src', ...parts, name);
 }
 
-/** The stylesheet and icon every server-rendered page shares (the dashboard's and the portal's). */
-export function sharedPageAssets(): { css: Buffer; favicon: Buffer } {
+/** The stylesheet, icon and copy button every server-rendered page shares (the dashboard's and the portal's). */
+export function sharedPageAssets(): { css: Buffer; favicon: Buffer; copyButton: Buffer } {
   const folder = sourceFolder(__dirname, 'common/html', 'assets');
-  return { css: readFileSync(join(folder, 'pages.css')), favicon: readFileSync(join(folder, 'favicon.svg')) };
+  return {
+    css: readFileSync(join(folder, 'pages.css')),
+    favicon: readFileSync(join(folder, 'favicon.svg')),
+    copyButton: readFileSync(join(folder, 'copy-button.js')),
+  };
 }

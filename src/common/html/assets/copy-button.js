@@ -1,5 +1,6 @@
-// The copy button of a key or secret shown once. Without JavaScript the field
-// is still there to select and copy by hand.
+// The copy button of a key, secret or link shown once, on the dashboard's and
+// the portal's pages. Without JavaScript the field is still there to select
+// and copy by hand.
 document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('button[data-copy]') : null;
   if (button === null) return;
