@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -7,7 +7,11 @@ import { freeLoopbackPort } from '../libs/net/free-port';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
 
 describe('npm start on the embedded default', () => {
-  const dataDir = join(mkdtempSync(join(tmpdir(), 'events-api-start-')), 'data');
+  const workFolder = mkdtempSync(join(tmpdir(), 'events-api-start-'));
+  // mkdtemp makes it 0700; this test's folder is ours to open, so the cluster stays in DATA_DIR and nothing is
+  // placed in the machine's EMBEDDED_PG_HOME (a blocked data folder is the start-anywhere tests' case).
+  chmodSync(workFolder, 0o755);
+  const dataDir = join(workFolder, 'data');
   let running: ServiceProcess | undefined;
   const outputs: string[] = [];
   after(() => running?.child.kill('SIGKILL'));
