@@ -27,7 +27,7 @@ export interface PeerEvent {
   url: string;
 }
 
-// Timestamps are selected as they are: the pool's type parser turns their text into ISO strings (iso-timestamp-parser.ts).
+// Timestamps are selected as they are: the pool's type parser turns their text into ISO strings (src/database/sql/timestamptz-text.ts).
 export const EVENT_COLUMNS = `e.id, e.title, e.visibility, e.start_time, e.end_time, e.updated_at`;
 const CURRENCY = `COALESCE(NULLIF(upper(btrim(o.currency)), ''), 'EUR')`;
 const ORDER_COLUMNS = `o.id, o.event_id AS "eventId", o.status, o.is_rsvp AS "isRsvp", o.quantity, o.total_amount_minor AS "totalAmountMinor", ${CURRENCY} AS currency, o.billing_name AS "billingName", o.billing_email AS "billingEmail", o.attribution_source AS "attributionSource", o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Pool, types as pgTypes } from 'pg';
+import { Pool } from 'pg';
 import { CursorCodec } from '../../libs/cursor/cursor-codec';
 import { hashApiKey, isWellFormedApiKey } from '../../libs/keys/api-key-format';
 import { parseInstant } from '../../libs/time/instant';
@@ -7,7 +7,7 @@ import { bearerTokenOf } from '../../src/common/auth-context/bearer-token';
 import { entityTagOf, headerMatches } from '../../src/common/http/entity-tag';
 import { parseLimit } from '../../src/common/pagination/page-request';
 import { requestIdFor } from '../../src/common/request-id/request-id';
-import { isoFromTimestamptzText, TIMESTAMPTZ_OID } from './iso-timestamp-parser';
+import { ISO_TIMESTAMP_TYPES } from '../../src/database/sql/timestamptz-text';
 import { PeerError, PeerQueries, type ListName } from './peer-queries';
 import { idempotencyKeyOf, PeerWrites } from './peer-writes';
 
@@ -22,16 +22,13 @@ import { idempotencyKeyOf, PeerWrites } from './peer-writes';
  */
 const started = performance.now();
 const env = process.env;
-// Sessions in UTC, and timestamptz text turned into ISO strings without a Date (iso-timestamp-parser.ts).
+// Sessions in UTC, and timestamptz text turned into ISO strings without a Date, as the service does (timestamptz-text.ts).
 const pool = new Pool({
   connectionString: env['DATABASE_URL'],
   max: 20,
   application_name: 'events-api-peer',
   options: '-c TimeZone=UTC',
-  types: {
-    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-      oid === TIMESTAMPTZ_OID ? isoFromTimestamptzText : pgTypes.getTypeParser(oid, format ?? 'text')) as never,
-  },
+  types: ISO_TIMESTAMP_TYPES,
 });
 const budgets = { reads: Number(env['RATE_LIMIT_READS'] ?? 600), writes: Number(env['RATE_LIMIT_WRITES'] ?? 120) };
 const logRequests = (env['LOG_LEVEL'] ?? 'info') !== 'silent';

@@ -2,8 +2,8 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import type { QueryResultRow } from 'pg';
 import { CursorCodec } from '../../../libs/cursor/cursor-codec';
 import { parseInstant } from '../../../libs/time/instant';
-import { isoTimestampSql } from '../../database/iso-timestamp-sql';
 import { ServiceSettings } from '../../database/service-settings';
+import { isoTimestamp } from '../../database/sql/sql-columns';
 import {
   joinSql,
   parameterReferences,
@@ -105,7 +105,7 @@ function pageStatement<Params extends object, Row extends QueryResultRow>(
         );
       }
       const order = `${ordering.column} ${ordering.direction}, ${list.idColumn} ${ordering.direction}`;
-      const page = sql`SELECT ${list.select}, ${sqlText(`${list.idColumn} AS "__id", ${isoTimestampSql(ordering.column)} AS "__position"`)} FROM ${sqlText(list.from)} ${where.length > 0 ? sql`WHERE ${joinSql(where, ' AND ')}` : sqlText('')} ORDER BY ${sqlText(order)} LIMIT ${p.pageLimit}`;
+      const page = sql`SELECT ${list.select}, ${sqlText(`${list.idColumn} AS "__id"`)}, ${isoTimestamp(ordering.column)} AS "__position" FROM ${sqlText(list.from)} ${where.length > 0 ? sql`WHERE ${joinSql(where, ' AND ')}` : sqlText('')} ORDER BY ${sqlText(order)} LIMIT ${p.pageLimit}`;
       if (!cursor) return page;
       // The anchor check and the page in one statement: the outer row always
       // exists, and carries whether the anchor row is still there.

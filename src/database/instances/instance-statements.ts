@@ -1,6 +1,6 @@
 import { defineStatement, type NoParams } from '../sql/sql-statement';
-import { sql, sqlText } from '../sql/sql-fragment';
-import { isoTimestampSql } from '../iso-timestamp-sql';
+import { isoTimestamp } from '../sql/sql-columns';
+import { sql } from '../sql/sql-fragment';
 
 export interface InstanceRow {
   id: string;
@@ -55,8 +55,8 @@ export const DEREGISTER = defineStatement<{ id: string }>((p) => sql`DELETE FROM
 export const LIVE_INSTANCES = defineStatement<{ goneAfterSeconds: number }, InstanceRow>(
   (p) => sql`
     SELECT id, host, role, version,
-           ${sqlText(isoTimestampSql('started_at'))} AS "startedAt",
-           ${sqlText(isoTimestampSql('last_seen_at'))} AS "lastSeenAt"
+           ${isoTimestamp('started_at')} AS "startedAt",
+           ${isoTimestamp('last_seen_at')} AS "lastSeenAt"
       FROM service_instance
      WHERE last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8)
      ORDER BY started_at, id`,

@@ -1,12 +1,19 @@
 import { isoTimestampSql } from '../iso-timestamp-sql';
-import { joinSql, sqlText, type SqlFragment } from './sql-fragment';
+import { SqlFragment, sqlText } from './sql-fragment';
 
 /** One column of a view: the SQL expression that yields it and, in its type, the value pg hands back for it. */
 export class ViewColumn<Value> {
   /** Type only: the value a row holds for this column. */
   declare readonly value: Value;
 
-  constructor(readonly expression: string) {}
+  constructor(
+    /** What a SELECT list reads. */
+    readonly expression: string,
+    /** What the view's `json_build_object` reads (a JSON value has no type parser, so timestamps are formatted in SQL). */
+    readonly jsonExpression: string = expression,
+    /** The column is a `timestamptz` read as an ISO string (see timestamptz-text.ts). */
+    readonly isoTimestamp = false,
+  ) {}
 }
 
 /** An expression read as pg parses it (text, boolean, jsonb as an object, bigint as a string). */
@@ -14,14 +21,24 @@ export function column<Value>(expression: string): ViewColumn<Value> {
   return new ViewColumn<Value>(expression);
 }
 
-/** A `timestamptz` formatted as ISO 8601 UTC with milliseconds, in SQL (see isoTimestampSql). */
+/**
+ * A `timestamptz` read as ISO 8601 UTC with milliseconds. The SELECT list
+ * reads the column as it is stored and the statement's type parser turns
+ * PostgreSQL's text into the ISO string (timestamptz-text.ts): cheaper in
+ * total than `to_char` in the database or a Date in the service.
+ */
 export function isoTime(expression: string): ViewColumn<string> {
-  return new ViewColumn<string>(isoTimestampSql(expression));
+  return new ViewColumn<string>(expression, isoTimestampSql(expression), true);
 }
 
-/** A nullable `timestamptz`, formatted like `isoTime`; null stays null. */
+/** A nullable `timestamptz`, read like `isoTime`; null stays null. */
 export function isoTimeOrNull(expression: string): ViewColumn<string | null> {
-  return new ViewColumn<string | null>(isoTimestampSql(expression));
+  return new ViewColumn<string | null>(expression, isoTimestampSql(expression), true);
+}
+
+/** A `timestamptz` expression outside a view (e.g. a pager's position), read like `isoTime`. */
+export function isoTimestamp(expression: string): SqlFragment {
+  return new SqlFragment([expression], true);
 }
 
 type ColumnSpecs = Record<string, ViewColumn<unknown>>;
@@ -49,12 +66,12 @@ export class ViewColumns<View> {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`a view column is named by an identifier: ${name}`);
     }
     this.names = entries.map(([name]) => name as keyof View & string);
-    this.select = joinSql(
-      entries.map(([name, spec]) => sqlText(`${spec.expression} AS "${name}"`)),
-      ', ',
+    this.select = new SqlFragment(
+      [entries.map(([name, spec]) => `${spec.expression} AS "${name}"`).join(', ')],
+      entries.some(([, spec]) => spec.isoTimestamp),
     );
     this.json = sqlText(
-      `json_build_object(${entries.map(([name, spec]) => `'${name}', ${spec.expression}`).join(', ')})`,
+      `json_build_object(${entries.map(([name, spec]) => `'${name}', ${spec.jsonExpression}`).join(', ')})`,
     );
   }
 }

@@ -10,8 +10,16 @@
  * text fixed in code that is not a fragment yet goes through `sqlText`.
  */
 export class SqlFragment {
-  /** @internal text and parameter references in order */
-  constructor(readonly parts: ReadonlyArray<string | SqlParameter>) {}
+  constructor(
+    /** @internal text and parameter references in order */
+    readonly parts: ReadonlyArray<string | SqlParameter>,
+    /**
+     * The fragment selects a view's timestamps as they are stored, to be read
+     * as ISO strings (see `isoTimestamp` in sql-columns); a statement built
+     * from it reads every `timestamptz` that way.
+     */
+    readonly readsIsoTimestamps = false,
+  ) {}
 }
 
 /** A reference to one named parameter of a statement; compiled to `$n`. */
@@ -23,16 +31,19 @@ export type SqlValue = SqlParameter | SqlFragment;
 
 export function sql(strings: TemplateStringsArray, ...values: SqlValue[]): SqlFragment {
   const parts: Array<string | SqlParameter> = [];
+  let readsIsoTimestamps = false;
   strings.forEach((text, i) => {
     parts.push(text);
     if (i >= values.length) return;
     const value: unknown = values[i];
-    if (value instanceof SqlFragment) parts.push(...value.parts);
-    else if (value instanceof SqlParameter) parts.push(value);
+    if (value instanceof SqlFragment) {
+      parts.push(...value.parts);
+      readsIsoTimestamps ||= value.readsIsoTimestamps;
+    } else if (value instanceof SqlParameter) parts.push(value);
     else
       throw new TypeError('sql`…` takes named parameters and fragments only; a value is never written into the text');
   });
-  return new SqlFragment(parts);
+  return new SqlFragment(parts, readsIsoTimestamps);
 }
 
 /** Text fixed in code (an identifier, a channel name, a list built from constants); never a request's value. */
@@ -47,7 +58,10 @@ export function joinSql(fragments: readonly SqlFragment[], separator: string): S
     if (i > 0) parts.push(separator);
     parts.push(...fragment.parts);
   });
-  return new SqlFragment(parts);
+  return new SqlFragment(
+    parts,
+    fragments.some((fragment) => fragment.readsIsoTimestamps),
+  );
 }
 
 /** The parameter references a statement's builder receives: one per member of its parameter object. */

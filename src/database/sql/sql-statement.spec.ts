@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { DataSource } from 'typeorm';
 import { freshDatabase } from '../../../test/support/test-database';
 import { Transaction } from '../unit-of-work';
+import { column, defineColumns, isoTime, isoTimeOrNull } from './sql-columns';
 import { joinSql, sql, sqlText } from './sql-fragment';
 import { defineStatement, NO_PARAMS, type NoParams } from './sql-statement';
 import { Database } from './sql-target';
@@ -98,5 +99,28 @@ describe('SqlStatement', () => {
       prepared: false,
     });
     assert.equal(await relabel.affected({ label: 'all' }, database), 1);
+  });
+
+  it("reads a view's timestamps as stored and hands them over as ISO strings; other statements keep pg's Date", async () => {
+    const PROBE_VIEW = defineColumns({
+      id: column<string>('s.id'),
+      at: isoTime('s.at'),
+      gone: isoTimeOrNull('s.gone'),
+    });
+    const viewRead = defineStatement<NoParams, typeof PROBE_VIEW.View>(
+      () =>
+        sql`SELECT ${PROBE_VIEW.select} FROM (SELECT 'x' AS id, '2026-11-27T05:59:41.12Z'::timestamptz AS at, NULL::timestamptz AS gone) s`,
+      { prepared: true },
+    );
+    assert.doesNotMatch(viewRead.text, /to_char/, 'the SELECT list reads the stored value, with no formatting in SQL');
+    assert.deepEqual(await viewRead.one(NO_PARAMS, database), { id: 'x', at: '2026-11-27T05:59:41.120Z', gone: null });
+
+    const plainRead = defineStatement<NoParams, { at: Date }>(
+      () => sql`SELECT '2026-11-27T05:59:41.12Z'::timestamptz AS at`,
+      { prepared: false },
+    );
+    const plain = await plainRead.one(NO_PARAMS, database);
+    assert.ok(plain?.at instanceof Date);
+    assert.match(PROBE_VIEW.json.parts[0] as string, /to_char\(s\.at /, 'a JSON view formats its timestamps in SQL');
   });
 });

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { QueryResultRow } from 'pg';
+import type { CustomTypesConfig, QueryResultRow } from 'pg';
 import { parameterReferences, SqlFragment, SqlParameter, type SqlParameters } from './sql-fragment';
 import type { SqlTarget } from './sql-target';
+import { ISO_TIMESTAMP_TYPES } from './timestamptz-text';
 
 export interface StatementOptions {
   /**
@@ -27,6 +28,8 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
   readonly name: string | undefined;
   /** Parameter names in `$n` order. */
   readonly parameterNames: readonly string[];
+  /** Type parsers for a statement that reads a view's timestamps as ISO strings; pg's defaults otherwise. */
+  readonly types: CustomTypesConfig | undefined;
 
   constructor(fragment: SqlFragment, options: StatementOptions) {
     const names: string[] = [];
@@ -40,6 +43,7 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
       .join('');
     this.text = text;
     this.parameterNames = names;
+    this.types = fragment.readsIsoTimestamps ? ISO_TIMESTAMP_TYPES : undefined;
     // One text is one name on every pooled connection (pg refuses a name reused for another text);
     // 20 hex digits of SHA-1 put collisions out of reach and stay far under NAMEDATALEN (63).
     this.name = options.prepared ? `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` : undefined;
@@ -71,7 +75,7 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
   private async execute(params: Params, target: SqlTarget): Promise<{ rows: Row[]; rowCount: number | null }> {
     const values = this.values(params);
     const connection = await target.sqlConnection();
-    return connection.query<Row>({ name: this.name, text: this.text, values });
+    return connection.query<Row>({ name: this.name, text: this.text, values, types: this.types });
   }
 }
 
