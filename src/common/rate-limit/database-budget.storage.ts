@@ -6,7 +6,7 @@ import type { LiveInstanceCount } from '../../database/instances/instance-regist
 import { rateLimitStoreMetrics } from './rate-limit-metrics';
 import { describeError } from '../logging/loggable-error';
 import { FixedWindowThrottlerStorage, type CountedHit, type CountingStorage } from './fixed-window.storage';
-import { RESERVATION_BLOCK } from './reservation-rule';
+import { reservationBlock } from './reservation-rule';
 
 /**
  * Grants up to `want` units of a budget in the database's current window (see
@@ -15,9 +15,16 @@ import { RESERVATION_BLOCK } from './reservation-rule';
  * length since the epoch, which for 60 seconds is `date_trunc('minute', now())`;
  * a row of an older window starts over.
  */
+interface GrantRow {
+  granted: number;
+  used: number;
+  window_start_ms: number;
+  now_ms: number;
+}
+
 const RESERVE = defineStatement<
   { key: string; want: number; limit: number; instances: number; windowSeconds: number },
-  { granted: number; used: number; window_start_ms: number; now_ms: number }
+  GrantRow
 >(
   (p) => {
     // The rule of grantFor, in SQL: min(want, max(1, left / (2·instances)), left), never below 0.
@@ -55,6 +62,8 @@ interface Reservation {
   usedAtGrant: number;
   /** The last grant was 0: the budget is used up until the window ends. */
   exhausted: boolean;
+  /** The last grant was all that was asked for (far from the limit): the next block may be asked for ahead. */
+  whole: boolean;
 }
 
 interface Fallback {
@@ -74,9 +83,12 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 /**
  * Account budgets shared by every instance on the database
  * (RATE_LIMIT_STORE=database), counted in the UNLOGGED `rate_limit_counter`.
- * An instance reserves units in blocks and serves requests from its block in
- * the same turn (no promise); a request that finds the block empty awaits one
- * upsert, and concurrent ones wait on the same reservation. `X-RateLimit-Reset`
+ * An instance reserves units in blocks (reservation-rule.ts) and serves
+ * requests from its block in the same turn (no promise). Far from the limit it
+ * asks for the rest of a block when a quarter is left, in the background, so
+ * a steady stream of requests never waits on the database; near the limit,
+ * a request that finds the block empty awaits one upsert, and concurrent ones
+ * wait on the same reservation. `X-RateLimit-Reset`
  * and `Retry-After` come from the database's window end, with this
  * instance's clock only measuring the time since the database last answered
  * (its offset to the database clock is taken at every reservation), so
@@ -92,7 +104,8 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 export class DatabaseBudgetStorage implements CountingStorage {
   private readonly logger = new Logger('AccountRateLimit');
   private readonly reservations = new Map<string, Reservation>();
-  private readonly inFlight = new Map<string, Promise<CountedHit>>();
+  /** Reservations on their way, by key: a request that finds its block empty waits for the one in flight. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
   private offsetMs = 0;
   private fallback: Fallback | null = null;
   private lastSweepEndMs = 0;
@@ -126,54 +139,92 @@ export class DatabaseBudgetStorage implements CountingStorage {
     if (reservation !== undefined && now < reservation.windowEndMs) {
       if (reservation.held > 0) {
         reservation.held -= 1;
+        const block = reservationBlock(limit);
+        if (reservation.whole && reservation.held > 0 && reservation.held <= block / 4 && !this.inFlight.has(key)) {
+          void this.track(key, this.askAhead(key, ttl, limit, block - reservation.held));
+        }
         return this.hit(reservation, limit, false, now);
       }
       if (reservation.exhausted) return this.hit(reservation, limit, true, now);
     }
     const pending = this.inFlight.get(key);
     if (pending !== undefined) return pending.then(() => this.incrementNow(key, ttl, limit));
-    const reserving = this.reserve(key, ttl, limit).finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, reserving);
-    return reserving;
+    return this.track(key, this.reserve(key, ttl, limit));
   }
 
-  private async reserve(key: string, ttl: number, limit: number): Promise<CountedHit> {
+  private track<T>(key: string, reserving: Promise<T>): Promise<T> {
+    const tracked = reserving.finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, tracked);
+    return tracked;
+  }
+
+  /** One upsert granting up to `want` units, or the fallback when the counter is out of reach. */
+  private async grant(key: string, ttl: number, limit: number, want: number): Promise<GrantRow | Fallback> {
     const sentAt = this.now();
-    let row: Awaited<ReturnType<typeof RESERVE.one>>;
+    let row: GrantRow | null;
     try {
       row = await withTimeout(
         RESERVE.one(
-          {
-            key,
-            want: RESERVATION_BLOCK,
-            limit,
-            instances: this.instances.liveInstances(),
-            windowSeconds: ttl / 1000,
-          },
+          { key, want, limit, instances: this.instances.liveInstances(), windowSeconds: ttl / 1000 },
           this.database,
         ),
         RESERVE_TIMEOUT_MS,
       );
       if (row === null) throw new Error('the rate-limit upsert returned no row');
     } catch (error) {
-      return this.countLocally(this.fallBack(error), key, ttl, limit);
+      return this.fallBack(error);
     }
     this.recovered();
     const receivedAt = this.now();
     // The database read its clock about halfway through the round trip.
     this.offsetMs = row.now_ms - (sentAt + receivedAt) / 2;
-    const windowEndMs = row.window_start_ms + ttl;
-    this.sweep(windowEndMs);
+    this.sweep(row.window_start_ms + ttl);
+    return row;
+  }
+
+  /** A request found its block empty: a new block, from which it takes one unit. */
+  private async reserve(key: string, ttl: number, limit: number): Promise<CountedHit> {
+    const want = reservationBlock(limit);
+    const row = await this.grant(key, ttl, limit, want);
+    if ('local' in row) return this.countLocally(row, key, ttl, limit);
     const reservation: Reservation = {
-      windowEndMs,
+      windowEndMs: row.window_start_ms + ttl,
       held: row.granted,
       usedAtGrant: row.used,
       exhausted: row.granted === 0,
+      whole: row.granted === want,
     };
     this.reservations.set(key, reservation);
     if (reservation.exhausted) return this.hit(reservation, limit, true, row.now_ms);
     reservation.held -= 1;
     return this.hit(reservation, limit, false, row.now_ms);
+  }
+
+  /**
+   * The rest of a block, asked for while a quarter of it is left: added to
+   * what the instance holds in the same window (it never holds more than a
+   * block), or a fresh block when the database has moved on to a new window.
+   */
+  private async askAhead(key: string, ttl: number, limit: number, want: number): Promise<void> {
+    const row = await this.grant(key, ttl, limit, want);
+    // Out of reach: the requests that follow find the fallback.
+    if ('local' in row) return;
+    const windowEndMs = row.window_start_ms + ttl;
+    const reservation = this.reservations.get(key);
+    if (reservation !== undefined && reservation.windowEndMs === windowEndMs) {
+      reservation.held += row.granted;
+      reservation.usedAtGrant = row.used;
+      reservation.whole = row.granted === want;
+      reservation.exhausted = row.granted === 0;
+    } else {
+      this.reservations.set(key, {
+        windowEndMs,
+        held: row.granted,
+        usedAtGrant: row.used,
+        exhausted: row.granted === 0,
+        whole: false,
+      });
+    }
   }
 
   private hit(reservation: Reservation, limit: number, blocked: boolean, now: number): CountedHit {

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DataSource } from 'typeorm';
+import { freshDatabase } from '../../../test/support/test-database';
+import { Database } from '../../database/sql/sql-target';
+import type { SqlConnection, SqlTarget } from '../../database/sql/sql-target';
+import { DatabaseBudgetStorage } from './database-budget.storage';
+import type { CountedHit } from './fixed-window.storage';
+
+/** The database, counting the statements sent through it, which it can hold back until released. */
+class GatedTarget implements SqlTarget {
+  statements = 0;
+  private gate: Promise<void> | null = null;
+  private release: () => void = () => undefined;
+  constructor(private readonly database: Database) {}
+
+  hold(): void {
+    this.gate = new Promise((resolve) => (this.release = resolve));
+  }
+
+  open(): void {
+    this.gate = null;
+    this.release();
+  }
+
+  sqlConnection(): SqlConnection {
+    // Counted when a statement asks for its connection: in the same turn as the request that sent it.
+    this.statements += 1;
+    const connection = this.database.sqlConnection();
+    return {
+      query: async (config) => {
+        if (this.gate !== null) await this.gate;
+        return connection.query(config);
+      },
+    };
+  }
+}
+
+const WINDOW_MS = 60_000;
+/** A window of an hour, so a test of a few hundred requests never crosses into the next. */
+const HOUR_MS = 3_600_000;
+
+describe('the database budget storage (RATE_LIMIT_STORE=database)', () => {
+  let dataSource: DataSource;
+  let database: Database;
+
+  before(async () => {
+    dataSource = new DataSource({ type: 'postgres', url: await freshDatabase(), entities: [] });
+    await dataSource.initialize();
+    database = new Database(dataSource);
+  });
+  after(async () => dataSource.destroy());
+
+  async function usedInDatabase(key: string): Promise<number> {
+    const rows: Array<{ used: number }> = await dataSource.query(`SELECT used FROM rate_limit_counter WHERE key = $1`, [
+      key,
+    ]);
+    return rows[0]?.used ?? 0;
+  }
+
+  it('asks for the rest of its block when a quarter is left, so a steady stream of requests never waits on the database', async () => {
+    const target = new GatedTarget(database);
+    const storage = new DatabaseBudgetStorage(target, { liveInstances: () => 1 }, HOUR_MS / 1000);
+    const key = 'ask-ahead';
+    const limit = 10_000_000; // blocks of 256 units
+    const answeredAtOnce = (): boolean => !(storage.incrementNow(key, HOUR_MS, limit) instanceof Promise);
+
+    await storage.incrementNow(key, HOUR_MS, limit);
+    assert.equal(target.statements, 1);
+    target.hold(); // the ask-ahead's answer is slow to come
+    for (let request = 0; request < 191; request += 1) assert.ok(answeredAtOnce(), `request ${request + 2}`);
+    assert.equal(target.statements, 2, 'asked ahead when 64 of 256 units were left');
+    for (let request = 0; request < 64; request += 1) assert.ok(answeredAtOnce(), 'served from the quarter left');
+    assert.equal(target.statements, 2, 'one ask-ahead in flight at a time');
+
+    // The block is used up before the answer came: the next request waits for that answer, sending nothing more.
+    const waiting = storage.incrementNow(key, HOUR_MS, limit);
+    assert.ok(waiting instanceof Promise);
+    target.open();
+    assert.equal((await waiting).isBlocked, false);
+    assert.equal(target.statements, 2);
+    assert.ok(answeredAtOnce(), 'the rest of the block arrived');
+    assert.equal(await usedInDatabase(key), 256 + 192, 'the ask-ahead topped the block up to 256 units, no more');
+  });
+
+  it('serves at most the limit across two instances asking ahead, and at least the limit less one unit', async () => {
+    const key = 'two-instances';
+    const limit = 20_000;
+    const instances = [0, 1].map(
+      () => new DatabaseBudgetStorage(database, { liveInstances: () => 2 }, WINDOW_MS / 1000),
+    );
+    let served = 0;
+    let refusedInARow = 0;
+    for (let request = 0; refusedInARow < 2; request += 1) {
+      const hit: CountedHit = await instances[request % 2]!.incrementNow(key, WINDOW_MS, limit);
+      if (hit.isBlocked) refusedInARow += 1;
+      else {
+        served += 1;
+        refusedInARow = 0;
+      }
+    }
+    assert.ok(served <= limit, `served ${served} of ${limit}`);
+    assert.ok(served >= limit - 1, `served ${served} of ${limit}`);
+    assert.equal(await usedInDatabase(key), limit);
+  });
+});
