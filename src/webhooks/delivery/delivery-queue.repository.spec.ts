@@ -150,6 +150,31 @@ describe('DeliveryQueueRepository', () => {
     assert.deepEqual(await claim(), [], 'the cap is reached: nothing more until an attempt ends');
   });
 
+  it('shares free slots between subscriptions with work: none gets a second slot while another waits for its first', async () => {
+    // One subscription with a long backlog that has waited longest, four with a little newer work.
+    const backlogged = await insertSubscription(tables.dataSource);
+    for (let i = 0; i < 20; i += 1)
+      await insertDelivery(tables.dataSource, { subscriptionId: backlogged, dueInSeconds: -600 });
+    const others: string[] = [];
+    for (let s = 0; s < 4; s += 1) {
+      const subscriptionId = await insertSubscription(tables.dataSource);
+      others.push(subscriptionId);
+      for (let i = 0; i < 2; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    }
+    const perSubscription = (claimed: ClaimedDelivery[], id: string): number =>
+      claimed.filter((d) => d.subscriptionId === id).length;
+    const first = await claim(randomUUID(), { maxDeliveries: 1 });
+    assert.equal(perSubscription(first, backlogged), 1, 'one free slot: the work that waited longest');
+
+    const second = await claim(randomUUID(), { maxDeliveries: 4 });
+    assert.equal(perSubscription(second, backlogged), 0, 'in flight counts: the backlog waits for its second slot');
+    for (const id of others) assert.equal(perSubscription(second, id), 1, 'each of the others gets its first');
+
+    const third = await claim(randomUUID(), { maxDeliveries: 5 });
+    assert.equal(perSubscription(third, backlogged), 1, 'a second turn for everyone');
+    for (const id of others) assert.equal(perSubscription(third, id), 1);
+  });
+
   it('claims no more than the worker’s free capacity in all', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
     for (let i = 0; i < 3; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });

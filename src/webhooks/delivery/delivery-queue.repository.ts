@@ -310,15 +310,17 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<
                     SELECT 1 FROM webhook_delivery r
                      WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
           ) mode
+     CROSS JOIN LATERAL (SELECT ${leasesHeldBy('s.id')} AS n) busy
      WHERE s.enabled AND s.deleted_at IS NULL
-       AND ${leasesHeldBy('s.id')} < CASE WHEN NOT mode.serial THEN ${p.perSubscription} ELSE 1 END
+       AND busy.n < CASE WHEN NOT mode.serial THEN ${p.perSubscription} ELSE 1 END
        AND (NOT mode.serial OR EXISTS (
              SELECT 1 FROM (SELECT o.next_attempt_at, o.lease_expires_at FROM webhook_delivery o
                              WHERE o.subscription_id = s.id AND o.status = 'pending'
                              ORDER BY o.seq LIMIT 1) oldest
               WHERE oldest.next_attempt_at <= now()
                 AND (oldest.lease_expires_at IS NULL OR oldest.lease_expires_at <= now())))
-     ORDER BY due.first_due
+     -- Those with fewer attempts in flight first (slots are shared in turns, see CLAIM_DELIVERIES), then by age.
+     ORDER BY busy.n, due.first_due
      LIMIT ${p.maxDeliveries}
      FOR NO KEY UPDATE OF s SKIP LOCKED`,
   { prepared: true },
@@ -341,16 +343,19 @@ const CLAIM_DELIVERIES = defineStatement<
         FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
        CROSS JOIN LATERAL (SELECT ${leasesHeldBy('sub.id')} AS n) busy
        CROSS JOIN LATERAL (
-             SELECT x.id, x.next_attempt_at FROM webhook_delivery x
-              WHERE x.subscription_id = sub.id AND ${due('x')}
-                AND (NOT sub.serial OR NOT EXISTS (
-                      SELECT 1 FROM webhook_delivery o
-                       WHERE o.subscription_id = sub.id AND o.status = 'pending' AND o.seq < x.seq))
-              ORDER BY x.seq
-              LIMIT GREATEST(0, CASE WHEN NOT sub.serial THEN ${p.perSubscription} ELSE 1 END - busy.n)
-              FOR UPDATE SKIP LOCKED
+             SELECT locked.*, row_number() OVER (ORDER BY locked.seq) AS turn
+               FROM (SELECT x.id, x.seq, x.next_attempt_at FROM webhook_delivery x
+                      WHERE x.subscription_id = sub.id AND ${due('x')}
+                        AND (NOT sub.serial OR NOT EXISTS (
+                              SELECT 1 FROM webhook_delivery o
+                               WHERE o.subscription_id = sub.id AND o.status = 'pending' AND o.seq < x.seq))
+                      ORDER BY x.seq
+                      LIMIT GREATEST(0, CASE WHEN NOT sub.serial THEN ${p.perSubscription} ELSE 1 END - busy.n)
+                      FOR UPDATE SKIP LOCKED) locked
             ) c
-       ORDER BY c.next_attempt_at
+       -- Free slots are dealt out in turns: every subscription with work gets its next slot
+       -- (counting what it already has in flight) before any gets one more.
+       ORDER BY busy.n + c.turn, c.next_attempt_at
        LIMIT ${p.maxDeliveries}
     )
     UPDATE webhook_delivery d
