@@ -17,6 +17,7 @@ import type { AttemptTrigger } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
 import { DeliveryQueueRepository } from './delivery-queue.repository';
 import { planAfterAttempt, planManualAttempt, type RetrySchedule } from './attempt-plan';
+import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryNotifications } from './delivery-notifications';
 import { WebhookSender } from './webhook-sender';
 
@@ -54,6 +55,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private readonly allowedPrivate: ParsedCidr[];
   private readonly schedule: RetrySchedule;
   private readonly inFlight = new Map<string, InFlight>();
+  private readonly recorder: AttemptRecorder;
   private running = false;
   private sweep: Promise<void> | null = null;
   private wanted = false;
@@ -67,6 +69,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.allowedPrivate = parseCidrList(config.webhooks.allowPrivateCidrs);
+    this.recorder = new AttemptRecorder((records) => deliveries.recordAttempts(records));
     this.schedule = {
       baseMs: config.webhooks.backoffBaseMs,
       maxMs: config.webhooks.backoffMaxMs,
@@ -226,7 +229,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
             now: new Date(),
             schedule: this.schedule,
           });
-    const recorded = await this.deliveries.recordAttempt({
+    const recorded = await this.recorder.record({
       delivery,
       attemptedAt,
       outcome: result.outcome,
