@@ -40,4 +40,13 @@ void describe('trace context', () => {
     assert.notEqual(first, second);
     assert.equal(traceIdFromTraceparent(first), traceId);
   });
+
+  void it('draws ids from fresh random bytes across refills of the random block: none repeats, none is all zero', () => {
+    // Far more ids than one block holds, so the block is refilled many times.
+    const ids = Array.from({ length: 2_000 }, () => newTraceId());
+    const spans = Array.from({ length: 2_000 }, () => traceparentFor(ids[0]!).split('-')[2]!);
+    assert.equal(new Set(ids).size, ids.length);
+    assert.equal(new Set(spans).size, spans.length);
+    for (const id of [...ids, ...spans]) assert.match(id, /^(?!0+$)[0-9a-f]+$/);
+  });
 });

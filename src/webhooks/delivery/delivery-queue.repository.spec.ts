@@ -1,13 +1,19 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { Client, type Notification } from 'pg';
+import { Client, type Notification, type QueryConfig } from 'pg';
+import { Database } from '../../database/sql/sql-target';
 import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../../test/support/webhook-rows';
 import type { WebhookTables } from '../../../test/support/webhook-rows';
 import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { FAILURES_BEFORE_DISABLE } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
-import { DELIVERY_CHANNEL, DeliveryQueueRepository, type AttemptRecord } from './delivery-queue.repository';
+import {
+  DELIVERY_CHANNEL,
+  DeliveryQueueRepository,
+  type AttemptRecord,
+  type AttemptRecorded,
+} from './delivery-queue.repository';
 
 const LIMITS = { maxDeliveries: 64, perSubscription: 4, leaseMs: 60_000 };
 
@@ -314,6 +320,179 @@ describe('DeliveryQueueRepository', () => {
     await tables.dataSource.query(`UPDATE webhook_subscription SET deleted_at = now() WHERE id = $1`, [subscriptionId]);
     await queue.recordAttempt(attempt(claimed!));
     assert.equal((await deliveryRow(tables.dataSource, id))?.status, 'dropped');
+  });
+
+  /** Everything recording leaves behind for one subscription, without ids or times. */
+  async function recordedState(subscriptionId: string, deliveryIds: string[]) {
+    const [subscription] = await tables.dataSource.query(
+      `SELECT consecutive_failures, last_status, enabled, alert_open, disabled_at IS NOT NULL AS disabled
+         FROM webhook_subscription WHERE id = $1`,
+      [subscriptionId],
+    );
+    const deliveries = await Promise.all(deliveryIds.map((id) => deliveryRow(tables.dataSource, id)));
+    const attempts = await tables.dataSource.query(
+      `SELECT array_position($1::text[], delivery_id) AS delivery, outcome, duration_ms, http_status, response_excerpt,
+              triggered_by
+         FROM webhook_delivery_attempt WHERE delivery_id = ANY($1) ORDER BY id`,
+      [deliveryIds],
+    );
+    const warnings = await tables.dataSource.query(
+      `SELECT kind, consecutive_failures FROM webhook_warning WHERE subscription_id = $1 ORDER BY id`,
+      [subscriptionId],
+    );
+    return { subscription, deliveries, attempts, warnings };
+  }
+
+  /** A subscription with `count` deliveries claimed at once, then its state set as `alerting`/`failures` say. */
+  async function claimedTwin(count: number, state: { failures: number; alerting: boolean }) {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const ids: string[] = [];
+    for (let i = 0; i < count; i += 1) ids.push(await insertDelivery(tables.dataSource, { subscriptionId }));
+    const claimed = (await claim()).filter((d) => d.subscriptionId === subscriptionId);
+    assert.equal(claimed.length, count);
+    claimed.sort((a, b) => ids.indexOf(a.id) - ids.indexOf(b.id));
+    await tables.dataSource.query(
+      `UPDATE webhook_subscription SET consecutive_failures = $2, alert_open = $3, last_status = '500' WHERE id = $1`,
+      [subscriptionId, state.failures, state.alerting],
+    );
+    return { subscriptionId, ids, claimed };
+  }
+
+  it('records a batch of attempts with the same outcome rows as one by one', async () => {
+    const success = (d: ClaimedDelivery, outcome: number) =>
+      attempt(d, {
+        succeeded: true,
+        outcome,
+        httpStatus: outcome,
+        responseExcerpt: `ok ${outcome}`,
+        next: { status: 'succeeded', retryInMs: null },
+      });
+    const failure = (d: ClaimedDelivery) => attempt(d, { next: { status: 'pending', retryInMs: 60_000 } });
+    // An alerting subscription whose successes are written together (recovered once, by the first),
+    // and a failing one whose mix of failures and successes falls back to one by one.
+    const shapes = [
+      { state: { failures: 0, alerting: true }, plan: [204, 200, 200, 200] },
+      { state: { failures: 4, alerting: false }, plan: [500, 200, 500, 500] },
+    ];
+    for (const { state, plan } of shapes) {
+      const batched = await claimedTwin(plan.length, state);
+      const single = await claimedTwin(plan.length, state);
+      const records = (claimed: ClaimedDelivery[]) =>
+        claimed.map((d, i) => (plan[i] === 500 ? failure(d) : success(d, plan[i]!)));
+
+      const together = await queue.recordAttempts(records(batched.claimed));
+      const apart: AttemptRecorded[] = [];
+      for (const record of records(single.claimed)) apart.push(await queue.recordAttempt(record));
+
+      assert.deepEqual(
+        together,
+        apart.map((value) => ({ status: 'fulfilled', value })),
+        'each attempt reports what it would one by one',
+      );
+      assert.deepEqual(
+        await recordedState(batched.subscriptionId, batched.ids),
+        await recordedState(single.subscriptionId, single.ids),
+      );
+    }
+    const warned = await tables.dataSource.query(`SELECT kind, consecutive_failures FROM webhook_warning ORDER BY id`);
+    assert.deepEqual(
+      warned.map((w: { kind: string }) => w.kind),
+      ['recovered', 'recovered', 'failing', 'recovered', 'failing', 'recovered'],
+      'the warnings of both ways, in order',
+    );
+  });
+
+  it('records the successes of several subscriptions in one statement', async () => {
+    const first = await claimedTwin(3, { failures: 0, alerting: false });
+    const second = await claimedTwin(2, { failures: 0, alerting: false });
+    const records = [...first.claimed, ...second.claimed].map((d) =>
+      attempt(d, { succeeded: true, outcome: 200, httpStatus: 200, next: { status: 'succeeded', retryInMs: null } }),
+    );
+    // The same repository on a database that counts the statements it is sent.
+    const counted = { statements: 0 };
+    const database = new Database(tables.dataSource);
+    const counting: Database = Object.assign(Object.create(database) as Database, {
+      sqlConnection: () => {
+        const connection = database.sqlConnection();
+        return {
+          query: (config: QueryConfig) => {
+            counted.statements += 1;
+            return connection.query(config);
+          },
+        };
+      },
+    });
+    const recorded = await new DeliveryQueueRepository(counting, tables.unitOfWork, sender).recordAttempts(records);
+    assert.equal(counted.statements, 1, 'one statement wrote all five attempts');
+    assert.ok(recorded.every((r) => r.status === 'fulfilled' && r.value.deliveryUpdated));
+    for (const { subscriptionId, ids } of [first, second]) {
+      const state = await recordedState(subscriptionId, ids);
+      assert.deepEqual(state.subscription, {
+        consecutive_failures: 0,
+        last_status: '200',
+        enabled: true,
+        alert_open: false,
+        disabled: false,
+      });
+      assert.ok(state.deliveries.every((d) => d?.status === 'succeeded' && d.lease_token === null));
+      assert.equal(state.attempts.length, ids.length);
+    }
+  });
+
+  it('a batch whose lease was lost leaves that delivery alone and records the rest', async () => {
+    const { ids, claimed } = await claimedTwin(3, { failures: 0, alerting: false });
+    await tables.dataSource.query(`UPDATE webhook_delivery SET lease_token = 'another worker' WHERE id = $1`, [ids[1]]);
+    const recorded = await queue.recordAttempts(
+      claimed.map((d) =>
+        attempt(d, { succeeded: true, outcome: 200, httpStatus: 200, next: { status: 'succeeded', retryInMs: null } }),
+      ),
+    );
+    assert.deepEqual(
+      recorded.map((r) => r.status === 'fulfilled' && r.value.deliveryUpdated),
+      [true, false, true],
+    );
+    assert.deepEqual(
+      (await Promise.all(ids.map((id) => deliveryRow(tables.dataSource, id)))).map((d) => [d?.status, d?.lease_token]),
+      [
+        ['succeeded', null],
+        ['pending', 'another worker'],
+        ['succeeded', null],
+      ],
+    );
+    const [logged] = await tables.dataSource.query(
+      `SELECT count(*)::int AS n FROM webhook_delivery_attempt WHERE delivery_id = ANY($1)`,
+      [ids],
+    );
+    assert.equal(logged.n, 3, 'every attempt made is in the log, the late one too');
+  });
+
+  it('a batch whose write fails records none of its attempts: their leases expire and they are claimed again', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const ids = [
+      await insertDelivery(tables.dataSource, { subscriptionId }),
+      await insertDelivery(tables.dataSource, { subscriptionId }),
+    ];
+    const claimed = await claim(randomUUID(), { leaseMs: 300 });
+    assert.equal(claimed.length, 2);
+    // A delivery that is not in the queue makes the attempt log refuse the whole statement.
+    const ghost: ClaimedDelivery = { ...claimed[0]!, id: randomUUID() };
+    const recorded = await queue.recordAttempts(
+      [...claimed, ghost].map((d) =>
+        attempt(d, { succeeded: true, outcome: 200, httpStatus: 200, next: { status: 'succeeded', retryInMs: null } }),
+      ),
+    );
+    assert.deepEqual(
+      recorded.map((r) => r.status),
+      ['rejected', 'rejected', 'rejected'],
+    );
+    const [logged] = await tables.dataSource.query(
+      `SELECT count(*)::int AS n FROM webhook_delivery_attempt WHERE delivery_id = ANY($1)`,
+      [ids],
+    );
+    assert.equal(logged.n, 0);
+    assert.deepEqual(await claim(), [], 'still leased');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.deepEqual((await claim()).map((d) => d.id).sort(), [...ids].sort());
   });
 
   it('releases only the leases it holds: the deliveries are due again', async () => {

@@ -257,6 +257,104 @@ export const RECORD_ATTEMPT = defineStatement<RecordAttemptParams, RecordAttempt
   { prepared: true },
 );
 
+interface RecordSuccessesParams {
+  deliveryIds: string[];
+  leaseTokens: string[];
+  subscriptionIds: string[];
+  attemptedAts: Date[];
+  outcomes: string[];
+  durationsMs: number[];
+  httpStatuses: Array<number | null>;
+  responseExcerpts: Array<string | null>;
+  manual: boolean[];
+}
+
+interface RecordSuccessesRow {
+  /** The attempt's place in the batch, from 1. */
+  n: number;
+  delivery_updated: boolean;
+  /** The subscription was alerting and this is its first success of the batch. */
+  recovered: boolean;
+}
+
+/**
+ * Successful attempts, many at once (see recordAttempts): what RECORD_ATTEMPT
+ * does for each, in one statement. A subscription's successes in the batch
+ * leave its row as they would one by one: failures cleared, the alert closed
+ * (`recovered` once, by the first of them), lastStatus the last one's; and
+ * the row is written only when one of them is not routine (see
+ * SUCCESS_TIME_GRANULARITY), then with the last one's time. Rows that are
+ * written are locked first in id order, and the deliveries only after those
+ * locks, so two recorders (instances) never wait for each other in a cycle.
+ * The attempt log rows are inserted in batch order. Prepared: at volume this
+ * is the statement of nearly every delivery.
+ */
+export const RECORD_SUCCESSES = defineStatement<RecordSuccessesParams, RecordSuccessesRow>(
+  (p) => sql`WITH r AS (
+      SELECT * FROM unnest(${p.deliveryIds}::text[], ${p.leaseTokens}::text[], ${p.subscriptionIds}::text[],
+                           ${p.attemptedAts}::timestamptz[], ${p.outcomes}::text[], ${p.durationsMs}::int[],
+                           ${p.httpStatuses}::smallint[], ${p.responseExcerpts}::text[], ${p.manual}::boolean[])
+             WITH ORDINALITY
+             AS r(delivery_id, lease_token, subscription_id, attempted_at, outcome, duration_ms, http_status,
+                  response_excerpt, manual, n)
+    ), batch AS (
+      SELECT r.subscription_id,
+             min(r.n) AS first_n,
+             (array_agg(r.outcome ORDER BY r.n DESC))[1] AS last_outcome,
+             (array_agg(r.attempted_at ORDER BY r.n DESC))[1] AS last_at,
+             count(DISTINCT r.outcome) = 1 AS one_outcome,
+             max(r.attempted_at) AS latest
+        FROM r GROUP BY r.subscription_id
+    ), stale AS (
+      SELECT s.id, s.alert_open AS was_alerting, batch.first_n, batch.last_outcome, batch.last_at
+        FROM webhook_subscription s JOIN batch ON batch.subscription_id = s.id
+       WHERE NOT (s.consecutive_failures = 0 AND NOT s.alert_open AND batch.one_outcome
+                  AND s.last_status IS NOT DISTINCT FROM batch.last_outcome
+                  AND coalesce(s.last_success_at > batch.latest - ${SUCCESS_TIME_GRANULARITY}, false))
+       ORDER BY s.id
+       FOR NO KEY UPDATE OF s
+    ), locked AS (
+      SELECT count(*) AS n FROM stale
+    ), subscription AS (
+      UPDATE webhook_subscription s
+         SET last_status = stale.last_outcome,
+             consecutive_failures = 0,
+             last_success_at = stale.last_at,
+             alert_open = false,
+             updated_at = now()
+        FROM stale
+       WHERE s.id = stale.id
+      RETURNING stale.first_n, stale.was_alerting
+    ), attempt AS (
+      INSERT INTO webhook_delivery_attempt
+             (delivery_id, attempted_at, outcome, duration_ms, http_status, response_excerpt, triggered_by)
+      SELECT r.delivery_id, r.attempted_at, r.outcome, r.duration_ms, r.http_status, r.response_excerpt,
+             CASE WHEN r.manual THEN 'manual' ELSE 'scheduled' END
+        FROM r ORDER BY r.n
+    ), delivery AS (
+      UPDATE webhook_delivery d
+         SET attempts = d.attempts + 1,
+             last_status = r.outcome,
+             status = 'succeeded',
+             next_attempt_at = NULL,
+             completed_at = now(),
+             replay = false,
+             lease_expires_at = NULL,
+             lease_token = NULL
+        -- Joined with the count of locked rows: no delivery row is touched before the subscription locks are held.
+        FROM r, locked
+       WHERE d.id = r.delivery_id AND d.lease_token = r.lease_token AND locked.n >= 0
+      RETURNING r.n
+    )
+    SELECT r.n::int AS n,
+           r.n IN (SELECT delivery.n FROM delivery) AS delivery_updated,
+           coalesce(subscription.was_alerting, false) AS recovered,
+           ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
+      FROM r LEFT JOIN subscription ON subscription.first_n = r.n
+     ORDER BY r.n`,
+  { prepared: true },
+);
+
 /** The warnings an attempt raised, in order; rare (a handful per outage), so apart from the hot statement. */
 const INSERT_WARNINGS = defineStatement<{
   subscriptionId: string;
@@ -503,6 +601,90 @@ export class DeliveryQueueRepository {
       disabledNow: warnings.some((warning) => warning.kind === 'disabled'),
       warnings,
     };
+  }
+
+  /**
+   * Records attempts that finished together, with the outcome rows one by one
+   * in this order would leave. Successes, the common case at volume, are
+   * written by one statement (RECORD_SUCCESSES) whatever their number; a
+   * subscription with a failure among them has all of its attempts recorded
+   * one by one, in order, since failure counts and warnings depend on each
+   * step. Each attempt settles on its own: one whose write failed is left to
+   * its lease, which expires, and the delivery is attempted again.
+   */
+  async recordAttempts(records: readonly AttemptRecord[]): Promise<Array<PromiseSettledResult<AttemptRecorded>>> {
+    const results = new Array<PromiseSettledResult<AttemptRecorded>>(records.length);
+    const bySubscription = new Map<string, number[]>();
+    records.forEach((record, i) => {
+      const indices = bySubscription.get(record.delivery.subscriptionId);
+      if (indices === undefined) bySubscription.set(record.delivery.subscriptionId, [i]);
+      else indices.push(i);
+    });
+    const together: number[] = [];
+    const apart: number[][] = [];
+    for (const indices of bySubscription.values()) {
+      if (indices.every((i) => records[i]!.succeeded)) together.push(...indices);
+      else apart.push(indices);
+    }
+    together.sort((a, b) => a - b);
+    if (together.length === 1) apart.push(together.splice(0));
+    const writes = apart.map(async (indices) => {
+      for (const i of indices) {
+        results[i] = await this.recordAttempt(records[i]!).then(
+          (value) => ({ status: 'fulfilled' as const, value }),
+          (reason: unknown) => ({ status: 'rejected' as const, reason }),
+        );
+      }
+    });
+    if (together.length > 0) {
+      writes.push(
+        this.recordSuccesses(together.map((i) => records[i]!)).then(
+          (recorded) => recorded.forEach((value, k) => (results[together[k]!] = { status: 'fulfilled', value })),
+          (reason: unknown) => together.forEach((i) => (results[i] = { status: 'rejected', reason })),
+        ),
+      );
+    }
+    await Promise.all(writes);
+    return results;
+  }
+
+  /** Successful attempts in one statement (RECORD_SUCCESSES), then the rare `recovered` warnings. */
+  private async recordSuccesses(records: readonly AttemptRecord[]): Promise<AttemptRecorded[]> {
+    const rows = await RECORD_SUCCESSES.rows(
+      {
+        deliveryIds: records.map((r) => r.delivery.id),
+        leaseTokens: records.map((r) => r.delivery.leaseToken),
+        subscriptionIds: records.map((r) => r.delivery.subscriptionId),
+        attemptedAts: records.map((r) => r.attemptedAt),
+        outcomes: records.map((r) => String(r.outcome)),
+        durationsMs: records.map((r) => r.durationMs),
+        httpStatuses: records.map((r) => r.httpStatus),
+        responseExcerpts: records.map((r) => r.responseExcerpt),
+        manual: records.map((r) => r.trigger === 'manual'),
+      },
+      this.database,
+    );
+    const recorded = records.map((): AttemptRecorded => ({ deliveryUpdated: false, disabledNow: false, warnings: [] }));
+    for (const row of rows) {
+      const result = recorded[row.n - 1];
+      if (result === undefined) continue;
+      result.deliveryUpdated = row.delivery_updated;
+      if (row.recovered) result.warnings.push({ kind: 'recovered', consecutiveFailures: 0 });
+    }
+    for (const [i, result] of recorded.entries()) {
+      if (result.warnings.length === 0) continue;
+      const record = records[i]!;
+      await INSERT_WARNINGS.affected(
+        {
+          subscriptionId: record.delivery.subscriptionId,
+          at: record.attemptedAt,
+          kinds: result.warnings.map((warning) => warning.kind),
+          failures: result.warnings.map((warning) => warning.consecutiveFailures),
+        },
+        this.database,
+      );
+    }
+    return recorded;
   }
 
   /** Gives leases back without an attempt (shutdown cut an attempt short): the deliveries are due again. */

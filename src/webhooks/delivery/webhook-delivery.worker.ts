@@ -17,7 +17,9 @@ import type { AttemptTrigger } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
 import { DeliveryQueueRepository } from './delivery-queue.repository';
 import { planAfterAttempt, planManualAttempt, type RetrySchedule } from './attempt-plan';
+import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryNotifications } from './delivery-notifications';
+import { SigningSecrets } from './signing-secrets';
 import { WebhookSender } from './webhook-sender';
 
 export const SWEEP_INTERVAL_NAME = 'webhook-delivery-sweep';
@@ -54,6 +56,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private readonly allowedPrivate: ParsedCidr[];
   private readonly schedule: RetrySchedule;
   private readonly inFlight = new Map<string, InFlight>();
+  private readonly recorder: AttemptRecorder;
+  private readonly secrets: SigningSecrets;
   private running = false;
   private sweep: Promise<void> | null = null;
   private wanted = false;
@@ -61,12 +65,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   constructor(
     private readonly deliveries: DeliveryQueueRepository,
-    private readonly cipher: WebhookSecretCipher,
+    cipher: WebhookSecretCipher,
     private readonly notifications: DeliveryNotifications,
     private readonly scheduler: SchedulerRegistry,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.allowedPrivate = parseCidrList(config.webhooks.allowPrivateCidrs);
+    this.recorder = new AttemptRecorder((records) => deliveries.recordAttempts(records));
+    this.secrets = new SigningSecrets(cipher);
     this.schedule = {
       baseMs: config.webhooks.backoffBaseMs,
       maxMs: config.webhooks.backoffMaxMs,
@@ -187,10 +193,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   private async attempt(delivery: ClaimedDelivery, signal: AbortSignal, trigger: AttemptTrigger): Promise<void> {
-    const secrets = [this.cipher.open(delivery.subscriptionId, delivery.secretSealed)];
-    if (delivery.previousSecretSealed !== null) {
-      secrets.push(this.cipher.open(delivery.subscriptionId, delivery.previousSecretSealed));
-    }
+    const secrets = this.secrets.of(delivery);
     const attemptedAt = new Date();
     const timestamp = Math.floor(attemptedAt.getTime() / 1000);
     // A fresh `t` per attempt over the same stored bytes: retries are byte-identical, signatures are not.
@@ -226,7 +229,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
             now: new Date(),
             schedule: this.schedule,
           });
-    const recorded = await this.deliveries.recordAttempt({
+    const recorded = await this.recorder.record({
       delivery,
       attemptedAt,
       outcome: result.outcome,

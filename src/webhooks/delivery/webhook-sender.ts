@@ -1,8 +1,8 @@
-import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
-import type { IncomingMessage } from 'node:http';
+import { LRUCache } from 'lru-cache';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { Pool, type Dispatcher } from 'undici';
 import {
   isPortAllowed,
   portOf,
@@ -65,6 +65,9 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
   }) as unknown as LookupFunction;
 }
 
+/** Keep-alive pools kept at once (one per receiver origin and checked address); the least recently used closes. */
+const MAX_POOLS = 512;
+
 /**
  * Sends one webhook attempt over HTTPS. The host is resolved once and
  * refused if any address is not public (`blocked_host`); the connection then
@@ -74,10 +77,16 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
  * are all that leave this class of what the receiver says.
  */
 export class WebhookSender {
-  // Keep-alive saves a TLS handshake per attempt to a busy receiver. Idle
-  // sockets close after 4 s, before typical servers (5 s and up) close them
-  // under us, which would surface as a spurious network_error.
-  private readonly agent = new Agent({ keepAlive: true, timeout: 4_000, scheduling: 'lifo' });
+  // One keep-alive pool (undici) per origin and checked address: a pool only ever connects to the address
+  // it was made for, so a receiver whose name now resolves elsewhere gets a pool of its own. Keep-alive saves
+  // a TLS handshake per attempt to a busy receiver. Idle sockets close after 4 s, before typical servers (5 s
+  // and up) close them under us, which would surface as a spurious network_error.
+  private readonly pools = new LRUCache<string, Pool>({
+    max: MAX_POOLS,
+    dispose: (pool, _key, reason) => {
+      if (reason === 'evict') pool.close().catch(() => undefined);
+    },
+  });
 
   async send(webhook: OutgoingWebhook, options: SendOptions): Promise<SendResult> {
     const started = performance.now();
@@ -119,19 +128,15 @@ export class WebhookSender {
         return result('blocked_host');
       }
 
-      const requestOptions: RequestOptions = {
-        protocol: 'https:',
-        host,
-        port,
+      const pool = this.poolFor(url.origin, host, resolution.address, resolution.family);
+      const request: Dispatcher.RequestOptions = {
         path: `${url.pathname}${url.search}`,
         method: 'POST',
         headers: { ...webhook.headers, 'content-length': String(webhook.body.length) },
-        agent: this.agent,
-        lookup: pinnedLookup(resolution.address, resolution.family),
+        body: webhook.body,
+        signal: deadline.signal,
       };
-      // SNI and certificate checks use the name; an IP literal host has no SNI.
-      if (isIP(host) === 0) requestOptions.servername = host;
-      const exchange = await this.exchange(requestOptions, webhook.body, deadline.signal);
+      const exchange = await exchangeOver(pool, request, deadline.signal);
       if (exchange === 'aborted') return result('timeout', undefined, callerAborted());
       if (exchange === 'network_error') return result('network_error');
       return {
@@ -146,73 +151,66 @@ export class WebhookSender {
   }
 
   destroy(): void {
-    this.agent.destroy();
+    for (const pool of this.pools.values()) pool.destroy().catch(() => undefined);
+    this.pools.clear();
   }
 
-  private exchange(
-    options: RequestOptions,
-    body: Buffer,
-    deadline: AbortSignal,
-  ): Promise<Answer | 'aborted' | 'network_error'> {
-    return new Promise((resolve) => {
-      let settled = false;
-      const settle = (value: Answer | 'aborted' | 'network_error'): void => {
-        if (settled) return;
-        settled = true;
-        resolve(value);
-      };
-      // Set once the status has arrived: the deadline then ends the body, not the answer.
-      let answered: (() => void) | null = null;
-      const request = httpsRequest(options);
-      const onDeadline = (): void => {
-        if (answered !== null) answered();
-        else settle('aborted');
-        request.destroy();
-      };
-      if (deadline.aborted) {
-        onDeadline();
-        return;
-      }
-      deadline.addEventListener('abort', onDeadline, { once: true });
-      const stopWatching = (): void => deadline.removeEventListener('abort', onDeadline);
-
-      request.on('response', (response: IncomingMessage) => {
-        const retryAfter = response.headers['retry-after'];
-        const chunks: Buffer[] = [];
-        let received = 0;
-        const answer = (): void => {
-          stopWatching();
-          settle({
-            status: response.statusCode ?? 0,
-            retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-            excerpt: excerptOf(Buffer.concat(chunks, received)),
-          });
-        };
-        answered = answer;
-        response.on('data', (chunk: Buffer) => {
-          const room = MAX_RESPONSE_BYTES - received;
-          if (room <= 0) return;
-          const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-          chunks.push(kept);
-          received += kept.length;
-          if (received >= MAX_RESPONSE_BYTES) {
-            answer();
-            // Nothing past the excerpt is read: the rest of the body dies with the socket.
-            request.destroy();
-          }
-        });
-        response.on('end', answer);
-        // The status arrived: a body cut short (reset, deadline) still leaves the status and what was read.
-        response.on('error', answer);
-        response.on('close', answer);
+  private poolFor(origin: string, host: string, address: string, family: 4 | 6): Pool {
+    const key = `${origin} ${address}`;
+    let pool = this.pools.get(key);
+    if (pool === undefined) {
+      pool = new Pool(origin, {
+        keepAliveTimeout: 4_000,
+        connect: {
+          lookup: pinnedLookup(address, family),
+          // SNI and certificate checks use the name; an IP literal host has no SNI.
+          ...(isIP(host) === 0 ? { servername: host } : {}),
+        },
       });
-      request.on('error', () => {
-        stopWatching();
-        settle('network_error');
-      });
-      request.end(body);
-    });
+      this.pools.set(key, pool);
+    }
+    return pool;
   }
+}
+
+/**
+ * One request and its answer. The status is the answer; the body is read to
+ * MAX_RESPONSE_BYTES at most, and a body cut short (reset, deadline) still
+ * leaves the status and what was read.
+ */
+async function exchangeOver(
+  pool: Pool,
+  request: Dispatcher.RequestOptions,
+  deadline: AbortSignal,
+): Promise<Answer | 'aborted' | 'network_error'> {
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await pool.request(request);
+  } catch {
+    return deadline.aborted ? 'aborted' : 'network_error';
+  }
+  const retryAfter = response.headers['retry-after'];
+  const chunks: Buffer[] = [];
+  let received = 0;
+  try {
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      const room = MAX_RESPONSE_BYTES - received;
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      chunks.push(kept);
+      received += kept.length;
+      // Nothing past the excerpt is read: the rest of the body dies with the socket.
+      if (received >= MAX_RESPONSE_BYTES) break;
+    }
+  } catch {
+    // The deadline or the receiver ended the body: what was read stands.
+  } finally {
+    if (!response.body.readableEnded) response.body.destroy();
+  }
+  return {
+    status: response.statusCode,
+    retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+    excerpt: excerptOf(Buffer.concat(chunks, received)),
+  };
 }
 
 /**
