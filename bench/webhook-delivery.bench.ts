@@ -41,6 +41,11 @@ export interface WebhookDeliveryOptions {
   profile?: boolean;
   /** Loads pg_stat_statements and reports the measured bursts' costliest statements. */
   statementStats?: boolean;
+  /**
+   * Delivery workers in processes of their own (SERVICE_ROLE=worker), the service then running as `api`:
+   * confirmations go through it, deliveries leave from the workers. Unset: one service of role `all` does both.
+   */
+  workers?: number;
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
@@ -152,11 +157,14 @@ async function postmasterOf(databaseUrl: string): Promise<number> {
   }
 }
 
-/** CPU used so far (µs) by the service, PostgreSQL and this process. */
-function burstCpu(service: ChildProcess, postmasterPid: number): { service: number; postgres: number; bench: number } {
+/** CPU used so far (µs) by the service's processes, PostgreSQL and this process. */
+function burstCpu(
+  services: ChildProcess[],
+  postmasterPid: number,
+): { service: number; postgres: number; bench: number } {
   const own = process.cpuUsage();
   return {
-    service: ticksToMicros(processCpuTicks(service.pid ?? 0)),
+    service: ticksToMicros(services.reduce((sum, service) => sum + processCpuTicks(service.pid ?? 0), 0)),
     postgres: ticksToMicros(postgresCpuTicks(postmasterPid)),
     bench: own.user + own.system,
   };
@@ -184,6 +192,7 @@ export async function measureWebhookDelivery(
     ...(options.statementStats === true ? { settings: STATEMENT_STATS_SETTINGS } : {}),
   });
   let service: ChildProcess | null = null;
+  const workers: ChildProcess[] = [];
   let clients: JsonClient[] = [];
   let receiver: HttpsReceiver | null = null;
   try {
@@ -198,18 +207,20 @@ export async function measureWebhookDelivery(
       return { status: 204 };
     }, certificate);
     const adminToken = randomBytes(16).toString('hex');
+    const separateWorkers = options.workers ?? 0;
+    const env = {
+      DATABASE_URL: database.urlFor('bench'),
+      ADMIN_TOKEN: adminToken,
+      // One key for every process: a worker opens the secrets the api instance sealed.
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+      WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
+      NODE_EXTRA_CA_CERTS: certificate.certFile,
+      RATE_LIMIT_WRITES: '1000000',
+      RATE_LIMIT_READS: '1000000',
+      LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'warn',
+    };
     const started = await startService(
-      {
-        DATABASE_URL: database.urlFor('bench'),
-        ADMIN_TOKEN: adminToken,
-        WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
-        WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
-        NODE_EXTRA_CA_CERTS: certificate.certFile,
-        RATE_LIMIT_WRITES: '1000000',
-        RATE_LIMIT_READS: '1000000',
-        DATA_DIR: join(folder, 'data'),
-        LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'warn',
-      },
+      { ...env, DATA_DIR: join(folder, 'data'), SERVICE_ROLE: separateWorkers > 0 ? 'api' : 'all' },
       [
         ...serviceNodeFlags(),
         ...(options.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDirectory}`] : []),
@@ -218,6 +229,14 @@ export async function measureWebhookDelivery(
     service = started.child;
     const { admin, api } = started;
     clients = [admin, api];
+    for (let i = 0; i < separateWorkers; i += 1) {
+      const worker = await startService(
+        { ...env, DATA_DIR: join(folder, `worker-${i}`), SERVICE_ROLE: 'worker' },
+        serviceNodeFlags(),
+      );
+      workers.push(worker.child);
+      clients.push(worker.admin, worker.api);
+    }
 
     const organiser = await admin.call('POST', '/internal/organisers', { name: 'Bench organiser' });
     const key = (
@@ -285,12 +304,12 @@ export async function measureWebhookDelivery(
       );
     }
     const postmasterPid = await postmasterOf(database.urlFor('bench'));
-    const activeService = service;
+    const activeServices = [service, ...workers];
     /** One burst: `count` confirmations at `burstConcurrency`, until every delivery has arrived. */
     const burst = async (count: number): Promise<BurstRound> => {
       const orders: Array<{ id: string }> = [];
       for (let i = 0; i < count; i += 1) orders.push(await newOrder());
-      const cpuBefore = burstCpu(activeService, postmasterPid);
+      const cpuBefore = burstCpu(activeServices, postmasterPid);
       const burstStart = performance.now();
       await pool(orders, burstConcurrency, async (order) => {
         await admin.call('POST', `/internal/orders/${order.id}/confirm`);
@@ -299,7 +318,7 @@ export async function measureWebhookDelivery(
       const expected = count * burstSubscriptions;
       const delivered = (): number => orders.reduce((sum, order) => sum + (arrivals.get(order.id)?.length ?? 0), 0);
       await waitUntil(() => delivered() >= expected, 90_000, `${expected} burst deliveries`);
-      const cpuAfter = burstCpu(activeService, postmasterPid);
+      const cpuAfter = burstCpu(activeServices, postmasterPid);
       const lastArrival = Math.max(...orders.map((order) => Math.max(...(arrivals.get(order.id) ?? [0]))));
       const burstSeconds = (lastArrival - burstStart) / 1000;
       return {
@@ -397,6 +416,7 @@ export async function measureWebhookDelivery(
     };
   } finally {
     for (const client of clients) client.close();
+    for (const worker of workers) await stopService(worker);
     if (service !== null) await stopService(service);
     await receiver?.close();
     await database.stop();

@@ -17,6 +17,24 @@ import type { TestService } from './support/test-service';
 const TIMEOUT_MS = 2_000;
 const LEASE_MS = TIMEOUT_MS + 5_000;
 const READS_PER_WINDOW = 600;
+/** Every scheduled job's period in this rig (SCHEDULED_JOB_PERIOD_SECONDS), and the span its runs are counted over. */
+const JOB_PERIOD_MS = 1_000;
+const JOB_SPAN_MS = 4_000;
+const JOB_SAMPLE_EVERY_MS = 200;
+
+/** One reading of `scheduled_job_runs_total` on each instance, and when it was taken (before and after). */
+interface JobRunSample {
+  fromMs: number;
+  toMs: number;
+  /** Runs by job, one map per instance, in the order the instances were given. */
+  perInstance: Array<Map<string, number>>;
+}
+
+interface JobRunSpan {
+  samples: JobRunSample[];
+  /** Every start of each job's run seen in `job_lease` during the span, in ms on the database clock. */
+  starts: Map<string, Set<number>>;
+}
 
 interface Reply {
   status: number;
@@ -79,6 +97,46 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
+  /** `scheduled_job_runs_total` of one instance, by job. */
+  const jobRunsOf = async (instance: ServiceProcess): Promise<Map<string, number>> => {
+    const scraped = await admin(instance, 'GET', '/internal/metrics');
+    assert.equal(scraped.status, 200);
+    const runs = new Map<string, number>();
+    for (const [, job = '', count] of (await scraped.text()).matchAll(
+      /^scheduled_job_runs_total\{job="([^"]+)"\} (\d+)$/gm,
+    )) {
+      runs.set(job, Number(count));
+    }
+    return runs;
+  };
+  /**
+   * Reads every instance's job runs (and `job_lease`) every JOB_SAMPLE_EVERY_MS for JOB_SPAN_MS, from the
+   * moment every job has run once (its first run is due a period after it was first seen).
+   */
+  const countJobRuns = async (instances: ServiceProcess[]): Promise<JobRunSpan> => {
+    await eventually(async () => {
+      const runs = (await Promise.all(instances.map(jobRunsOf))).flatMap((byJob) => [...byJob.entries()]);
+      const jobs = new Set(runs.map(([job]) => job));
+      const ran = new Set(runs.filter(([, count]) => count > 0).map(([job]) => job));
+      return jobs.size > 0 && ran.size === jobs.size ? true : undefined;
+    }, 'a first run of every scheduled job');
+    const span: JobRunSpan = { samples: [], starts: new Map() };
+    for (;;) {
+      const fromMs = performance.now();
+      const perInstance = await Promise.all(instances.map(jobRunsOf));
+      span.samples.push({ fromMs, toMs: performance.now(), perInstance });
+      const leases = await db.query<{ name: string; started_ms: number }>(
+        `SELECT name, extract(epoch FROM last_started_at)::float8 * 1000 AS started_ms FROM job_lease WHERE holder <> ''`,
+      );
+      for (const { name, started_ms } of leases.rows) {
+        span.starts.set(name, (span.starts.get(name) ?? new Set<number>()).add(Number(started_ms)));
+      }
+      if (fromMs - (span.samples[0]?.fromMs ?? fromMs) >= JOB_SPAN_MS) return span;
+      await sleep(JOB_SAMPLE_EVERY_MS);
+    }
+  };
+  let jobRunSpan: Promise<JobRunSpan>;
+
   const start = async (role: 'api' | 'worker', ports: Record<string, string> = {}): Promise<ServiceProcess> => {
     const started = await startServiceProcess({ ...env, ...ports, SERVICE_ROLE: role });
     processes.push(started);
@@ -99,6 +157,7 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
       RATE_LIMIT_FAILURES_PER_CLIENT: '0',
       SHUTDOWN_TIMEOUT_MS: '5000',
       DB_POOL_MAX: '10',
+      SCHEDULED_JOB_PERIOD_SECONDS: String(JOB_PERIOD_MS / 1000),
       LOG_LEVEL: 'warn',
       LOG_FORMAT: 'json',
     };
@@ -107,6 +166,9 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
     organiser = await fixtures(serviceOf(apiA)).organiser({
       scopes: ['events:read', 'orders:read', 'webhooks:read', 'webhooks:write'],
     });
+    // Counted while the next tests run (none of them stops an instance), and asserted by its own test.
+    jobRunSpan = countJobRuns([apiA, apiB, worker]);
+    jobRunSpan.catch(() => undefined);
   });
 
   after(async () => {
@@ -181,6 +243,41 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
     const afterSignOut = await onA.get('/internal/dashboard/accounts');
     assert.equal(afterSignOut.status, 303, 'the session ended on the first instance too');
     assert.match(afterSignOut.location ?? '', /sign-in/);
+  });
+
+  it('runs each scheduled job once per period across the three instances, only where the role runs jobs', async (t) => {
+    const { samples, starts } = await jobRunSpan;
+    const first = samples[0]!;
+    const last = samples[samples.length - 1]!;
+    const periods = Math.floor((last.fromMs - first.fromMs) / JOB_PERIOD_MS);
+    const jobs = [...last.perInstance[2]!.keys()].sort();
+    assert.ok(jobs.length >= 4, `scheduled jobs: ${jobs.join(', ')}`);
+    for (const runs of last.perInstance)
+      assert.deepEqual([...runs.keys()].sort(), jobs, 'every instance shows every job');
+    for (const job of jobs) {
+      const total = (sample: JobRunSample): number =>
+        sample.perInstance.reduce((sum, runs) => sum + (runs.get(job) ?? 0), 0);
+      const ran = total(last) - total(first);
+      t.diagnostic(`${job}: ${ran} runs in ${periods} periods of ${JOB_PERIOD_MS} ms`);
+      assert.ok(ran >= periods - 1 && ran <= periods + 1, `${job} ran ${ran} times in ${periods} periods`);
+      assert.deepEqual(
+        [last.perInstance[0]!.get(job), last.perInstance[1]!.get(job)],
+        [0, 0],
+        `${job} ran on an api instance`,
+      );
+      // Never two in one period: not between two readings well within a period (a margin for when each
+      // count was read), nor as two starts recorded less than a period apart on the database clock.
+      for (const [i, earlier] of samples.entries()) {
+        for (const later of samples.slice(i + 1).filter((s) => s.toMs - earlier.fromMs <= JOB_PERIOD_MS * 0.8)) {
+          assert.ok(total(later) - total(earlier) <= 1, `${job} ran twice within ${later.toMs - earlier.fromMs} ms`);
+        }
+      }
+      const startedAt = [...(starts.get(job) ?? [])].sort((a, b) => a - b);
+      for (let i = 1; i < startedAt.length; i += 1) {
+        const gap = startedAt[i]! - startedAt[i - 1]!;
+        assert.ok(gap >= JOB_PERIOD_MS - 1, `${job} started twice within ${gap.toFixed(0)} ms`);
+      }
+    }
   });
 
   it('delivers 1,000 confirmations exactly once each while a second worker starts and the first is killed, none again while its lease was valid', async () => {

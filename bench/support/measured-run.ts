@@ -14,10 +14,11 @@ export interface RunFigures {
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
-  /** CPU of the server process (user + system) per successful request. */
+  /** CPU of the server process (user + system) per successful request; of all of them when several serve. */
   serverCpuMicros: number;
   /** CPU of all of PostgreSQL (postmaster and every child) per successful request. */
   postgresCpuMicros: number;
+  /** The largest of the server processes' peaks. */
   peakRssMiB: number;
   requests: number;
   /** Non-2xx answers plus connection errors and timeouts; a run with failures is not a valid figure. */
@@ -28,21 +29,26 @@ const round = (value: number, digits = 1): number => Math.round(value * 10 ** di
 
 /**
  * Drives `next()` requests at `connections` connections for `durationSeconds`
- * against one server process (autocannon, as a library, in this process),
- * and reads that process's and PostgreSQL's CPU from /proc around the run.
+ * against one server process, or several behind a proxy (autocannon, as a
+ * library, in this process), and reads their CPU and PostgreSQL's from /proc
+ * around the run.
  */
 export async function measuredRun(options: {
   url: string;
   serverPid: number;
+  /** More processes serving the same load (instances behind a load balancer at `url`), counted with the server. */
+  otherServerPids?: number[];
   postmasterPid: number;
   connections: number;
   durationSeconds: number;
   authorization: string;
   next: () => LoadRequest;
 }): Promise<RunFigures> {
-  const serverBefore = processCpuTicks(options.serverPid);
+  const serverPids = [options.serverPid, ...(options.otherServerPids ?? [])];
+  const serverCpu = (): number => serverPids.reduce((sum, pid) => sum + processCpuTicks(pid), 0);
+  const serverBefore = serverCpu();
   const postgresBefore = postgresCpuTicks(options.postmasterPid);
-  const rss = new PeakRss(options.serverPid);
+  const rss = serverPids.map((pid) => new PeakRss(pid));
   const result = await autocannon({
     url: options.url,
     connections: options.connections,
@@ -61,8 +67,8 @@ export async function measuredRun(options: {
       },
     ],
   });
-  const peakRssMiB = rss.stop();
-  const serverTicks = processCpuTicks(options.serverPid) - serverBefore;
+  const peakRssMiB = Math.max(...rss.map((peak) => peak.stop()));
+  const serverTicks = serverCpu() - serverBefore;
   const postgresTicks = postgresCpuTicks(options.postmasterPid) - postgresBefore;
   const ok = result['2xx'];
   const perRequest = (ticks: number): number => (ok === 0 ? 0 : round(ticksToMicros(ticks) / ok, 0));

@@ -42,6 +42,11 @@ export interface AppConfig {
   };
   /** Connections this instance's pool may open (DB_POOL_MAX); checked against the server at start. */
   dbPoolMax: number;
+  /**
+   * SCHEDULED_JOB_PERIOD_SECONDS: one period for every scheduled job instead of each job's own (test rigs,
+   * and operators who want the purges more often); null keeps each job's own period.
+   */
+  scheduledJobPeriodMs: number | null;
   /** CIDRs (or addresses) whose `X-Forwarded-For` is believed when the client address is taken. */
   trustedProxies: string[];
   /** The webhook portal: where its links point (PORTAL_URL) and who may frame it (PORTAL_FRAME_ANCESTORS). */
@@ -194,6 +199,12 @@ function serviceRole(env: Env, adminToken: string | null): ServiceRole {
   return role;
 }
 
+/** Unset keeps each job's own period; a day at most, since the longest job's own period is an hour. */
+function scheduledJobPeriodMs(env: Env): number | null {
+  if (optionalText(env, 'SCHEDULED_JOB_PERIOD_SECONDS') === null) return null;
+  return integer(env, 'SCHEDULED_JOB_PERIOD_SECONDS', 0, 1, 86_400) * 1000;
+}
+
 function logFormat(env: Env): AppConfig['logFormat'] {
   const value = text(env, 'LOG_FORMAT', 'auto').toLowerCase();
   if (value !== 'json' && value !== 'pretty' && value !== 'auto') {
@@ -283,6 +294,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     },
     // At least two: a request's statement and a background job's must not wait on each other.
     dbPoolMax: integer(env, 'DB_POOL_MAX', 20, 2, 10_000),
+    scheduledJobPeriodMs: scheduledJobPeriodMs(env),
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     portal: {
       url: url(env, 'PORTAL_URL', `http://localhost:${port}/portal`),

@@ -38,4 +38,18 @@ describe('settings of several instances', () => {
       );
     }
   });
+
+  it('SCHEDULED_JOB_PERIOD_SECONDS gives every scheduled job one period in seconds; unset keeps each job its own', () => {
+    assert.equal(loadAppConfig({}).scheduledJobPeriodMs, null);
+    assert.equal(loadAppConfig({ SCHEDULED_JOB_PERIOD_SECONDS: ' ' }).scheduledJobPeriodMs, null);
+    assert.equal(loadAppConfig({ SCHEDULED_JOB_PERIOD_SECONDS: '1' }).scheduledJobPeriodMs, 1_000);
+    assert.equal(loadAppConfig({ SCHEDULED_JOB_PERIOD_SECONDS: '86400' }).scheduledJobPeriodMs, 86_400_000);
+    for (const bad of ['0', '-1', '0.5', 'soon', '86401']) {
+      assert.throws(
+        () => loadAppConfig({ SCHEDULED_JOB_PERIOD_SECONDS: bad }),
+        (error: unknown) => error instanceof ConfigError && /^SCHEDULED_JOB_PERIOD_SECONDS must be/.test(error.message),
+        bad,
+      );
+    }
+  });
 });

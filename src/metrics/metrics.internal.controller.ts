@@ -3,8 +3,9 @@ import { InternalOperations } from '../common/openapi/internal-operations.decora
 import type { FastifyReply } from 'fastify';
 import { ReadinessService } from '../health/readiness.service';
 import { InstanceRegistry } from '../database/instances/instance-registry';
+import { ScheduledJobs } from '../database/jobs/scheduled-jobs';
 import { DatabaseMetricsCollector } from './database-metrics.collector';
-import { metricsRegistry, readinessGauges, serviceInstancesGauge } from './service-metrics';
+import { metricsRegistry, readinessGauges, scheduledJobRunsCounter, serviceInstancesGauge } from './service-metrics';
 
 /**
  * `GET /internal/metrics`: Prometheus text, on the admin listener with the
@@ -18,11 +19,13 @@ export class MetricsInternalController {
     private readonly database: DatabaseMetricsCollector,
     private readonly readiness: ReadinessService,
     private readonly instances: InstanceRegistry,
+    private readonly jobs: ScheduledJobs,
   ) {}
 
   @Get('metrics')
   async metrics(@Res() reply: FastifyReply): Promise<void> {
     await Promise.all([this.database.collect(), this.collectReadiness(), this.collectInstances()]);
+    this.collectScheduledJobs();
     const text = await metricsRegistry.metrics();
     await reply
       .header('content-type', metricsRegistry.contentType)
@@ -35,6 +38,12 @@ export class MetricsInternalController {
   private async collectInstances(): Promise<void> {
     const live = await this.instances.listLive().catch(() => null);
     if (live !== null) serviceInstancesGauge.set(live.length);
+  }
+
+  /** A copy of a tally that only grows while the process lives, so the counter's reset and refill keep it monotonic. */
+  private collectScheduledJobs(): void {
+    scheduledJobRunsCounter.reset();
+    for (const [job, runs] of this.jobs.runsStarted) scheduledJobRunsCounter.inc({ job }, runs);
   }
 
   private async collectReadiness(): Promise<void> {

@@ -1,4 +1,4 @@
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { metricsRegistry } from '../common/metrics/metrics-registry';
 
 /**
@@ -85,5 +85,16 @@ export const databasePoolGauges = {
 export const serviceInstancesGauge = new Gauge({
   name: 'service_instances',
   help: 'Instances of the service that heartbeat on this database (an instance three heartbeats late is not counted).',
+  registers: [metricsRegistry],
+});
+
+/**
+ * Filled at scrape time from ScheduledJobs' tally (src/database sits below the
+ * registry). Summed over the instances it grows by one per job per period.
+ */
+export const scheduledJobRunsCounter = new Counter({
+  name: 'scheduled_job_runs_total',
+  help: 'Runs of each scheduled job this instance started (0 where its role runs no jobs); summed over the instances, one per period.',
+  labelNames: ['job'] as const,
   registers: [metricsRegistry],
 });

@@ -19,7 +19,10 @@ const HEALTH_EVERY_MS = 50;
  * 200 (checked every 50 ms), and a request whose connection was refused
  * (nothing was sent, so nothing was accepted) tried on the next backend.
  */
-export async function startRoundRobinProxy(backends: string[]): Promise<RoundRobinProxy> {
+export async function startRoundRobinProxy(
+  backends: string[],
+  options: { port?: number } = {},
+): Promise<RoundRobinProxy> {
   const ready = new Set<string>();
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const forwarded = new Map<string, number>();
@@ -89,7 +92,10 @@ export async function startRoundRobinProxy(backends: string[]): Promise<RoundRob
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => forward(incoming, Buffer.concat(chunks), outgoing, 40));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   proxy.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   proxy.close = async () => {
     closed = true;

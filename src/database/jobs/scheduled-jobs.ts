@@ -92,6 +92,8 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
   /** Who holds a lease, as operators read it in `job_lease`. */
   readonly holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly jobs = new Map<string, Job>();
+  /** Runs this instance started, by job: what `scheduled_job_runs_total` reports (src/metrics/ reads it). */
+  private readonly runs = new Map<string, number>();
   private started = false;
   private stopped = false;
 
@@ -103,13 +105,14 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
 
   /**
    * Registers a job: it ticks wherever the role runs jobs, and runs when this
-   * instance wins its due run. Returns what stops it ticking here.
+   * instance wins its due run. SCHEDULED_JOB_PERIOD_SECONDS, when set,
+   * replaces `periodMs`. Returns what stops it ticking here.
    */
   every(name: string, periodMs: number, work: JobWork, options: JobOptions = {}): () => void {
     if (this.jobs.has(name)) throw new Error(`the scheduled job ${name} is registered twice`);
     const job: Job = {
       name,
-      periodMs,
+      periodMs: this.config.scheduledJobPeriodMs ?? periodMs,
       leaseMs: options.leaseMs ?? JOB_LEASE_MS,
       work,
       run: null,
@@ -117,6 +120,8 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
       failing: false,
     };
     this.jobs.set(name, job);
+    // Every role shows every job, at 0 where it never runs: a sum over instances needs no guessing.
+    if (!this.runs.has(name)) this.runs.set(name, 0);
     if (this.started) this.tickEvery(job);
     return () => {
       if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
@@ -127,6 +132,11 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
   /** The jobs registered (whether or not this instance's role runs them). */
   get names(): string[] {
     return [...this.jobs.keys()];
+  }
+
+  /** Runs this instance started since it started, by job (every job ever registered here, 0 if none). */
+  get runsStarted(): ReadonlyMap<string, number> {
+    return this.runs;
   }
 
   onApplicationBootstrap(): void {
@@ -180,6 +190,7 @@ export class ScheduledJobs implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private async run(job: Job): Promise<void> {
+    this.runs.set(job.name, (this.runs.get(job.name) ?? 0) + 1);
     const abort = new AbortController();
     job.abort = abort;
     if (this.stopped) abort.abort();
