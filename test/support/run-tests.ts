@@ -62,6 +62,10 @@ function receiverCertificateEnv(folder: string): Record<string, string> {
   return { NODE_EXTRA_CA_CERTS: bundle, TEST_RECEIVER_CERT_DIR: folder };
 }
 
+function secondsSince(start: number): string {
+  return `${((performance.now() - start) / 1000).toFixed(1)} s`;
+}
+
 function recordedDurations(): Record<string, number> {
   try {
     return JSON.parse(readFileSync(DURATIONS_FILE, 'utf8')) as Record<string, number>;
@@ -93,6 +97,7 @@ async function main(): Promise<void> {
     .filter((file) => !unitOnly || !file.endsWith('.e2e-spec.js'))
     .filter((file) => filter.length === 0 || filter.some((part) => file.includes(part)))
     .sort();
+  const started = performance.now();
   const runFolder = mkdtempSync(join(tmpdir(), 'events-api-test-'));
   const certificateEnv = receiverCertificateEnv(runFolder);
   const server = await startEmbeddedPostgres({
@@ -116,6 +121,7 @@ async function main(): Promise<void> {
     process.stderr.write(
       `[test-runner] ${files.length} test files: ${files.map((f) => relative(distRoot, f)).join(' ')}\n`,
     );
+    process.stderr.write(`[test-runner] PostgreSQL started and the template migrated in ${secondsSince(started)}\n`);
     code = await new Promise<number>((resolveCode) => {
       // The usual reporter on stdout (spec on a terminal, TAP otherwise), and the time per file on stderr.
       const reporters = [
@@ -139,6 +145,7 @@ async function main(): Promise<void> {
       });
       child.on('exit', (exitCode) => resolveCode(exitCode ?? 1));
     });
+    process.stderr.write(`[test-runner] the test files ran in ${secondsSince(started)} after the start\n`);
   } finally {
     await server.stop();
   }
