@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -9,6 +9,7 @@ import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { ensureDatabase } from '../../src/database/ensure-database';
 import { generateReceiverCertificate } from './https-receiver';
+import type { BatchPlan } from './test-batch';
 import { planBatches } from './test-batches';
 import { TEMPLATE_DATABASE } from './test-database';
 
@@ -74,15 +75,23 @@ function recordedDurations(): Record<string, number> {
   }
 }
 
-/** One small entry file per batch, in the run's folder: node's test runner gives each its own process. */
+/**
+ * One small entry file per batch, in the run's folder: node's test runner gives each its own process.
+ * The plan beside them names every batch's files; a batch that runs out of its own takes the files the
+ * others have not started (test-batch.ts).
+ */
 function writeBatchFiles(runFolder: string, files: readonly string[]): string[] {
   const byName = new Map(files.map((file) => [relative(distRoot, file), file]));
-  const plan = planBatches([...byName.keys()], recordedDurations(), BATCHES);
+  const planned = planBatches([...byName.keys()], recordedDurations(), BATCHES);
+  const claims = join(runFolder, 'claims');
+  mkdirSync(claims);
+  const plan: BatchPlan = { batches: planned.map((names) => names.map((name) => byName.get(name)!)), claims };
+  const planFile = join(runFolder, 'batches.json');
+  writeFileSync(planFile, JSON.stringify(plan));
   const batchModule = join(__dirname, 'test-batch.js');
-  return plan.map((names, index) => {
+  return planned.map((_, index) => {
     const entry = join(runFolder, `batch-${index + 1}.js`);
-    const members = names.map((name) => byName.get(name));
-    writeFileSync(entry, `require(${JSON.stringify(batchModule)}).runFilesAsSuites(${JSON.stringify(members)});\n`);
+    writeFileSync(entry, `require(${JSON.stringify(batchModule)}).runBatch(${JSON.stringify(planFile)}, ${index});\n`);
     return entry;
   });
 }
