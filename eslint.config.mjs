@@ -100,6 +100,15 @@ export default tseslint.config(
     },
   },
   {
+    // Node scripts that run before the compile (npm test's): plain JavaScript, outside the TypeScript program.
+    files: ['tools/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false, project: false },
+      globals: { process: 'readonly' },
+    },
+  },
+  {
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'ormconfig.ts'],
     rules: { 'no-restricted-imports': 'off' },
   },

@@ -40,9 +40,9 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     secret?: string;
   } = {};
 
-  const app = withApp(DELIVERY_ENV);
+  // The browser's hooks come first, so it goes away before the service shuts down: a connection
+  // it still holds open would keep the service's drain waiting for its whole timeout.
   before(async () => {
-    ({ service } = app);
     receiver = await startHttpsReceiver(() => (failing ? { status: 500, body: 'down' } : { status: 204 }));
     browser = await DashboardBrowser.launch();
   });
@@ -51,6 +51,10 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     process.stderr.write(`[dashboard] screenshots and axe report in ${browser.folder}\n`);
     await browser.close();
     await receiver.close();
+  });
+  const app = withApp(DELIVERY_ENV);
+  before(() => {
+    ({ service } = app);
   });
 
   const page = () => browser.page;

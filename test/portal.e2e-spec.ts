@@ -10,6 +10,7 @@ import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { ops as runOps, opsEnvFor } from './support/ops-cli';
 import { mintPortalLink, PortalClient, tokenOf } from './support/portal-client';
+import { roomInRateWindow } from './support/rate-window';
 import { secondInstance } from './support/second-instance';
 import type { TestService } from './support/test-service';
 import { withApp } from './support/with-app';
@@ -448,6 +449,8 @@ describe('the webhook portal', () => {
     after(async () => limited.close());
 
     it("counts portal reads against the account's read budget with API reads, and answers 429 with a page that explains the wait", async () => {
+      // The budget is per clock minute: a new minute halfway through would start the count again.
+      await roomInRateWindow();
       const client = new PortalClient(limited.publicUrl);
       await client.open((await mintPortalLink(app.service, budgeted.id)).token);
       const api = await publicApi(limited)('GET', '/v1/webhooks', { key: budgeted.key });
@@ -462,6 +465,7 @@ describe('the webhook portal', () => {
     });
 
     it("counts portal form posts against the account's write budget", async () => {
+      await roomInRateWindow();
       const client = new PortalClient(limited.publicUrl);
       const csrf = await client.open((await mintPortalLink(app.service, budgetedVenueId)).token).catch(() => '');
       // The venue has no subscription: each post is a 404 that still costs a write.

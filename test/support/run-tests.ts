@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -9,6 +9,7 @@ import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { ensureDatabase } from '../../src/database/ensure-database';
 import { generateReceiverCertificate } from './https-receiver';
+import type { BatchPlan } from './test-batch';
 import { planBatches } from './test-batches';
 import { TEMPLATE_DATABASE } from './test-database';
 
@@ -62,6 +63,10 @@ function receiverCertificateEnv(folder: string): Record<string, string> {
   return { NODE_EXTRA_CA_CERTS: bundle, TEST_RECEIVER_CERT_DIR: folder };
 }
 
+function secondsSince(start: number): string {
+  return `${((performance.now() - start) / 1000).toFixed(1)} s`;
+}
+
 function recordedDurations(): Record<string, number> {
   try {
     return JSON.parse(readFileSync(DURATIONS_FILE, 'utf8')) as Record<string, number>;
@@ -70,15 +75,23 @@ function recordedDurations(): Record<string, number> {
   }
 }
 
-/** One small entry file per batch, in the run's folder: node's test runner gives each its own process. */
+/**
+ * One small entry file per batch, in the run's folder: node's test runner gives each its own process.
+ * The plan beside them names every batch's files; a batch that runs out of its own takes the files the
+ * others have not started (test-batch.ts).
+ */
 function writeBatchFiles(runFolder: string, files: readonly string[]): string[] {
   const byName = new Map(files.map((file) => [relative(distRoot, file), file]));
-  const plan = planBatches([...byName.keys()], recordedDurations(), BATCHES);
+  const planned = planBatches([...byName.keys()], recordedDurations(), BATCHES);
+  const claims = join(runFolder, 'claims');
+  mkdirSync(claims);
+  const plan: BatchPlan = { batches: planned.map((names) => names.map((name) => byName.get(name)!)), claims };
+  const planFile = join(runFolder, 'batches.json');
+  writeFileSync(planFile, JSON.stringify(plan));
   const batchModule = join(__dirname, 'test-batch.js');
-  return plan.map((names, index) => {
+  return planned.map((_, index) => {
     const entry = join(runFolder, `batch-${index + 1}.js`);
-    const members = names.map((name) => byName.get(name));
-    writeFileSync(entry, `require(${JSON.stringify(batchModule)}).runFilesAsSuites(${JSON.stringify(members)});\n`);
+    writeFileSync(entry, `require(${JSON.stringify(batchModule)}).runBatch(${JSON.stringify(planFile)}, ${index});\n`);
     return entry;
   });
 }
@@ -93,6 +106,7 @@ async function main(): Promise<void> {
     .filter((file) => !unitOnly || !file.endsWith('.e2e-spec.js'))
     .filter((file) => filter.length === 0 || filter.some((part) => file.includes(part)))
     .sort();
+  const started = performance.now();
   const runFolder = mkdtempSync(join(tmpdir(), 'events-api-test-'));
   const certificateEnv = receiverCertificateEnv(runFolder);
   const server = await startEmbeddedPostgres({
@@ -100,6 +114,10 @@ async function main(): Promise<void> {
     persistent: false,
     // A clone under a 0700 folder (root's home) runs its cluster from the same home as the service would.
     home: embeddedPgHome(process.env),
+    // A throwaway cluster need not survive a crash: no flush to disk on commit, checkpoint or
+    // shutdown. Each test file's CREATE DATABASE otherwise waits on the disk, and so does the
+    // shutdown checkpoint of every file's database at the end of the run.
+    settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
     log: (message) => process.stderr.write(`[test-postgres] ${message}\n`),
   });
   let code: number;
@@ -112,6 +130,7 @@ async function main(): Promise<void> {
     process.stderr.write(
       `[test-runner] ${files.length} test files: ${files.map((f) => relative(distRoot, f)).join(' ')}\n`,
     );
+    process.stderr.write(`[test-runner] PostgreSQL started and the template migrated in ${secondsSince(started)}\n`);
     code = await new Promise<number>((resolveCode) => {
       // The usual reporter on stdout (spec on a terminal, TAP otherwise), and the time per file on stderr.
       const reporters = [
@@ -135,6 +154,7 @@ async function main(): Promise<void> {
       });
       child.on('exit', (exitCode) => resolveCode(exitCode ?? 1));
     });
+    process.stderr.write(`[test-runner] the test files ran in ${secondsSince(started)} after the start\n`);
   } finally {
     await server.stop();
   }

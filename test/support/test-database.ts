@@ -1,7 +1,24 @@
 import { randomBytes } from 'node:crypto';
-import { ensureDatabase } from '../../src/database/ensure-database';
+import { Client } from 'pg';
 
 export const TEMPLATE_DATABASE = 'events_api_template';
+
+/**
+ * Clones the template by copying its files (one checkpoint, then a file copy)
+ * rather than through the WAL block by block, PostgreSQL's default: about a
+ * third of the time for a database this small, paid by every test file.
+ */
+async function cloneTemplate(adminUrl: string, name: string): Promise<void> {
+  const client = new Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `CREATE DATABASE ${client.escapeIdentifier(name)} TEMPLATE ${client.escapeIdentifier(TEMPLATE_DATABASE)} STRATEGY FILE_COPY`,
+    );
+  } finally {
+    await client.end();
+  }
+}
 
 /** A fresh, migrated database cloned from the run's template; returns its URL. */
 export async function freshDatabase(): Promise<string> {
@@ -11,9 +28,11 @@ export async function freshDatabase(): Promise<string> {
   // CREATE DATABASE ... TEMPLATE refuses while another session uses the template; retry briefly.
   for (let attempt = 1; ; attempt += 1) {
     try {
-      await ensureDatabase(adminUrl, name, TEMPLATE_DATABASE);
+      await cloneTemplate(adminUrl, name);
       break;
     } catch (error) {
+      // A retry after a reply that was lost finds the database made: that is success.
+      if (attempt > 1 && (error as { code?: string }).code === '42P04') break;
       if (attempt >= 20) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
     }
