@@ -70,8 +70,9 @@ describe('WebhookSubscriptionRepository', () => {
   });
 
   it('finds order.confirmed recipients: the organiser’s live subscriptions asking for it, disabled ones marked', async () => {
-    const on = await insertSubscription(tables.dataSource, { principalId: 'org_a' });
-    const off = await insertSubscription(tables.dataSource, { principalId: 'org_a', enabled: false });
+    // Recipients come in creation order, ties (two rows in one millisecond) by id: ids in creation order keep it fixed.
+    const on = await insertSubscription(tables.dataSource, { id: 'whk_1_on', principalId: 'org_a' });
+    const off = await insertSubscription(tables.dataSource, { id: 'whk_2_off', principalId: 'org_a', enabled: false });
     await insertSubscription(tables.dataSource, { principalId: 'org_a', events: ['event.published'] });
     await insertSubscription(tables.dataSource, { principalId: 'org_a', deleted: true });
     await insertSubscription(tables.dataSource, { principalId: 'org_b' });
@@ -87,8 +88,12 @@ describe('WebhookSubscriptionRepository', () => {
   });
 
   it('finds event.published recipients: the organiser’s and those of the venues named, nobody else’s', async () => {
-    const organiser = await insertSubscription(tables.dataSource, { principalId: 'org_a' });
-    const venue = await insertSubscription(tables.dataSource, { principalType: 'venue', principalId: 'ven_1' });
+    const organiser = await insertSubscription(tables.dataSource, { id: 'whk_1_organiser', principalId: 'org_a' });
+    const venue = await insertSubscription(tables.dataSource, {
+      id: 'whk_2_venue',
+      principalType: 'venue',
+      principalId: 'ven_1',
+    });
     await insertSubscription(tables.dataSource, { principalType: 'venue', principalId: 'ven_2' });
     await insertSubscription(tables.dataSource, { principalId: 'org_b' });
     await insertSubscription(tables.dataSource, { principalId: 'org_a', events: ['order.confirmed'] });
