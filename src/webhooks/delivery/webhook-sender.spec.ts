@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { parseCidrList, type AddressLookup } from '../../../libs/webhooks';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../test/support/https-receiver';
@@ -154,5 +156,17 @@ void describe('WebhookSender', () => {
       { timeoutMs: 1_000, allowedPrivate: [], lookup: translated },
     );
     assert.equal(result.outcome, 'blocked_host');
+  });
+
+  it('loads the delivery client (undici) with the first attempt, so an instance that never delivers never holds it', async () => {
+    // A fresh process: this one's module cache already holds whatever the other tests loaded.
+    const script = `
+      const sender = require(${JSON.stringify(require.resolve('./webhook-sender'))});
+      require(${JSON.stringify(require.resolve('./webhook-delivery.worker'))});
+      const held = () => Object.keys(require.cache).some((path) => path.includes('/node_modules/undici/'));
+      const before = held();
+      sender.loadDeliveryClient().then(() => console.log(JSON.stringify({ before, after: held() })));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script]);
+    assert.deepEqual(JSON.parse(stdout), { before: false, after: true });
   });
 });

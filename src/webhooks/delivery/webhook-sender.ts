@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import {
   isPortAllowed,
   portOf,
@@ -76,6 +76,16 @@ const MAX_POOLS = 512;
  * body is read to at most 1 KiB: its status, Retry-After and that excerpt
  * are all that leave this class of what the receiver says.
  */
+/**
+ * undici, loaded by the first attempt rather than at start: an instance that
+ * never delivers (role `api`, the CLI) never holds it (about 4 MiB of RSS).
+ */
+let undiciLoading: Promise<typeof import('undici')> | undefined;
+export function loadDeliveryClient(): Promise<typeof import('undici')> {
+  undiciLoading ??= import('undici');
+  return undiciLoading;
+}
+
 export class WebhookSender {
   // One keep-alive pool (undici) per origin and checked address: a pool only ever connects to the address
   // it was made for, so a receiver whose name now resolves elsewhere gets a pool of its own. Keep-alive saves
@@ -128,7 +138,8 @@ export class WebhookSender {
         return result('blocked_host');
       }
 
-      const pool = this.poolFor(url.origin, host, resolution.address, resolution.family);
+      const { Pool: UndiciPool } = await loadDeliveryClient();
+      const pool = this.poolFor(UndiciPool, url.origin, host, resolution.address, resolution.family);
       const request: Dispatcher.RequestOptions = {
         path: `${url.pathname}${url.search}`,
         method: 'POST',
@@ -155,11 +166,11 @@ export class WebhookSender {
     this.pools.clear();
   }
 
-  private poolFor(origin: string, host: string, address: string, family: 4 | 6): Pool {
+  private poolFor(UndiciPool: typeof Pool, origin: string, host: string, address: string, family: 4 | 6): Pool {
     const key = `${origin} ${address}`;
     let pool = this.pools.get(key);
     if (pool === undefined) {
-      pool = new Pool(origin, {
+      pool = new UndiciPool(origin, {
         keepAliveTimeout: 4_000,
         connect: {
           lookup: pinnedLookup(address, family),
