@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { cpus } from 'node:os';
+import { loadAverageAtStart, machineReport } from './support/bench-machine';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { generateApiKey } from '../libs/keys/api-key-format';
@@ -262,8 +263,7 @@ function scaleOutTargets(
 }
 
 export async function main(): Promise<void> {
-  const loadAtStart = loadavg()[0] ?? 0;
-  if (loadAtStart >= 3) log(`load average ${loadAtStart.toFixed(1)}: other work is running, figures will be noisy`);
+  const loadAtStart = loadAverageAtStart(log);
   const list = await listThroughput();
   log(`webhooks: bursts of ${BURST_ORDERS} confirmations to ten subscriptions, one worker then two`);
   const oneWorker = await deliveries(1);
@@ -276,12 +276,7 @@ export async function main(): Promise<void> {
   const report = {
     benchmark: 'scale-out',
     at: new Date().toISOString(),
-    machine: {
-      cpus: cpus().length,
-      node: process.version,
-      loadAverageAtStart: loadAtStart,
-      loadAverageAtEnd: loadavg()[0],
-    },
+    machine: machineReport(loadAtStart),
     settings: {
       scale: SCALE,
       events: EVENTS,

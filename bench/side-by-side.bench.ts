@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { cpus } from 'node:os';
+import { loadAverageAtStart, machineReport } from './support/bench-machine';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
@@ -123,8 +124,7 @@ async function profileScenario(
 }
 
 export async function main(): Promise<void> {
-  const loadAtStart = loadavg()[0] ?? 0;
-  if (loadAtStart >= 3) log(`load average ${loadAtStart.toFixed(1)}: other work is running, figures will be noisy`);
+  const loadAtStart = loadAverageAtStart(log);
   const key = generateApiKey();
   const seedStarted = performance.now();
   const bench = await benchDatabase(async (db) => {
@@ -265,12 +265,7 @@ export async function main(): Promise<void> {
   const report = {
     benchmark: 'side-by-side',
     at: new Date().toISOString(),
-    machine: {
-      cpus: cpus().length,
-      node: process.version,
-      loadAverageAtStart: loadAtStart,
-      loadAverageAtEnd: loadavg()[0],
-    },
+    machine: machineReport(loadAtStart),
     settings: {
       scale: SCALE,
       events: EVENTS,
