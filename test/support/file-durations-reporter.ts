@@ -13,9 +13,18 @@ import type { TestEvent } from 'node:test/reporters';
  */
 async function* fileDurations(source: AsyncIterable<TestEvent>): AsyncGenerator<string, void> {
   const perFile = new Map<string, number>();
+  const failures: string[] = [];
+  // Several files run in one batch process, so the test file of a failure is its top-level suite's name.
+  const specOfBatch = new Map<string | undefined, string>();
   for await (const event of source) {
+    if (event.type === 'test:start' && event.data.nesting === 0) specOfBatch.set(event.data.file, event.data.name);
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
     const { name, nesting, details } = event.data;
+    if (event.type === 'test:fail' && isOwnFailure(event.data.details.error)) {
+      failures.push(
+        `${specOfBatch.get(event.data.file) ?? event.data.file ?? '?'} › ${name}: ${failureMessage(event.data.details.error)}`,
+      );
+    }
     if (nesting !== 0 || !name.endsWith('.js')) continue;
     perFile.set(name, (perFile.get(name) ?? 0) + details.duration_ms);
   }
@@ -24,6 +33,11 @@ async function* fileDurations(source: AsyncIterable<TestEvent>): AsyncGenerator<
   yield `\n[test-runner] time per test file (files run in parallel batches, so these add up to more than the wall time):\n`;
   for (const [name, ms] of rows) yield `${(ms / 1000).toFixed(1).padStart(7)} s  ${name}\n`;
   yield `${(total / 1000).toFixed(1).padStart(7)} s  in all ${rows.length} files\n`;
+  // Repeated last, where a CI log's tail shows it: which tests failed, and why in one line each.
+  if (failures.length > 0) {
+    yield `\n[test-runner] ${failures.length} failed:\n`;
+    for (const failure of failures) yield `  ✖ ${failure}\n`;
+  }
   const record = process.env['TEST_DURATIONS_FILE'];
   if (record !== undefined) {
     const seconds = Object.fromEntries(
@@ -31,6 +45,19 @@ async function* fileDurations(source: AsyncIterable<TestEvent>): AsyncGenerator<
     );
     writeFileSync(record, `${JSON.stringify(seconds, null, 2)}\n`);
   }
+}
+
+/** A suite that failed only because a test inside it did is not a failure of its own. */
+function isOwnFailure(error: Error & { failureType?: string }): boolean {
+  return error.failureType !== 'subtestsFailed';
+}
+
+/** The assertion's own message (node:test wraps it as the cause), on one line, at most 300 characters. */
+function failureMessage(error: Error): string {
+  const cause: unknown = error.cause;
+  const message = cause instanceof Error ? cause.message : error.message;
+  const line = message.replace(/\s+/g, ' ').trim();
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }
 
 // node:test loads a reporter by its module's default export, which for CommonJS is module.exports itself.
