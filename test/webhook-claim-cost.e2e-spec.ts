@@ -121,12 +121,12 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
     await insertSubscriptions(db, subscriptions);
     // A history of finished deliveries, analysed while nothing is pending.
     await db.query(
-      `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, completed_at)
+      `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, completed_at)
        SELECT 'done_' || s.id || '_' || n, s.id, 'order.confirmed', 'done_' || n, '\\x7b7d', 'succeeded', now()
          FROM unnest($1::text[]) AS s(id), generate_series(1, 5000) AS n`,
       [subscriptions],
     );
-    await db.query('VACUUM (ANALYZE) webhook_delivery');
+    await db.query('VACUUM (ANALYZE) webhook_delivery, webhook_delivery_history');
     await db.query(`SET plan_cache_mode = force_generic_plan`);
     await db.query(`PREPARE claim_subscriptions(int, int) AS ${CLAIM_STATEMENTS.subscriptions.text}`);
   });

@@ -132,7 +132,12 @@ const RECENT_ATTEMPT_FIGURES = defineStatement<
 >(
   (p) => sql`WITH recent AS (
            SELECT a.outcome ~ '^2[0-9][0-9]$' AS succeeded, a.duration_ms, a.attempted_at
-             FROM (SELECT id FROM webhook_delivery WHERE subscription_id = ${p.subscriptionId}
+             FROM (SELECT id, seq FROM ((SELECT id, seq FROM webhook_delivery WHERE subscription_id = ${p.subscriptionId}
+                                          ORDER BY seq DESC LIMIT ${p.attempts})
+                                        UNION ALL
+                                        (SELECT id, seq FROM webhook_delivery_history
+                                          WHERE subscription_id = ${p.subscriptionId}
+                                          ORDER BY seq DESC LIMIT ${p.attempts})) AS newest
                     ORDER BY seq DESC LIMIT ${p.attempts}) d
              JOIN webhook_delivery_attempt a ON a.delivery_id = d.id
             ORDER BY a.id DESC

@@ -80,8 +80,11 @@ describe('DeliveryQueueRepository', () => {
         'one wake-up, signed by this instance',
       );
       const statuses: Array<{ status: string; due: boolean; completed: boolean }> = await tables.dataSource.query(
-        `SELECT status, next_attempt_at IS NOT NULL AS due, completed_at IS NOT NULL AS completed
-           FROM webhook_delivery ORDER BY seq`,
+        `SELECT status, due, completed FROM (
+           SELECT seq, status, next_attempt_at IS NOT NULL AS due, false AS completed FROM webhook_delivery
+           UNION ALL
+           SELECT seq, status, false, completed_at IS NOT NULL FROM webhook_delivery_history) AS d
+          ORDER BY seq`,
       );
       assert.deepEqual(statuses, [
         { status: 'pending', due: true, completed: false },
@@ -474,11 +477,16 @@ describe('DeliveryQueueRepository', () => {
     ];
     const claimed = await claim(randomUUID(), { leaseMs: 300 });
     assert.equal(claimed.length, 2);
-    // A delivery that is not in the queue makes the attempt log refuse the whole statement.
+    // An attempt the attempt log refuses (an HTTP status out of its range) makes it refuse the whole statement.
     const ghost: ClaimedDelivery = { ...claimed[0]!, id: randomUUID() };
     const recorded = await queue.recordAttempts(
       [...claimed, ghost].map((d) =>
-        attempt(d, { succeeded: true, outcome: 200, httpStatus: 200, next: { status: 'succeeded', retryInMs: null } }),
+        attempt(d, {
+          succeeded: true,
+          outcome: 200,
+          httpStatus: d === ghost ? 1000 : 200,
+          next: { status: 'succeeded', retryInMs: null },
+        }),
       ),
     );
     assert.deepEqual(

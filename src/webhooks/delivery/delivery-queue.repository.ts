@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql, sqlText, type SqlFragment } from '../../database/sql/sql-fragment';
+import { sql, sqlText, type SqlFragment, type SqlParameter } from '../../database/sql/sql-fragment';
 import { defineStatement } from '../../database/sql/sql-statement';
 import { Database } from '../../database/sql/sql-target';
 import { UnitOfWork, type Transaction } from '../../database/unit-of-work';
@@ -94,10 +94,21 @@ function due(alias: string): SqlFragment {
           AND (${alias}.lease_expires_at IS NULL OR ${alias}.lease_expires_at <= now())`);
 }
 
-/** The attempts in flight for a subscription: its pending rows with a live lease (read from the leased rows' index). */
-function leasesHeldBy(subscriptionId: string): SqlFragment {
-  return sqlText(`(SELECT count(*)::int FROM webhook_delivery b
-            WHERE b.subscription_id = ${subscriptionId} AND b.status = 'pending' AND b.lease_expires_at > now())`);
+/**
+ * The attempts in flight for a subscription: the live leases among its first
+ * `cap` deliveries in queue order that are leased or due. The lease columns
+ * are in no index (a lease is a HOT update, see migration
+ * DeliveryQueueAndHistory), so leases are counted where claims put them:
+ * a claim leases the oldest due deliveries, so whatever is in flight sits at
+ * the head of the subscription's queue, before any delivery still waiting.
+ * Reads at most `cap` rows (plus those not due yet) whatever the backlog.
+ */
+function leasesHeldBy(subscriptionId: string, cap: SqlParameter): SqlFragment {
+  return sql`(SELECT count(*) FILTER (WHERE head.lease_expires_at > now())::int
+             FROM (SELECT b.lease_expires_at FROM webhook_delivery b
+                    WHERE b.subscription_id = ${sqlText(subscriptionId)} AND b.status = 'pending'
+                      AND (b.lease_expires_at > now() OR b.next_attempt_at <= now())
+                    ORDER BY b.seq LIMIT ${cap}) head)`;
 }
 
 /**
@@ -115,9 +126,13 @@ const COMMIT_WITHOUT_FLUSH = sqlText(`set_config('synchronous_commit', 'off', tr
 
 /**
  * The outbox insert (see enqueue): a confirmation's deliveries, one row per
- * recipient, and the wake-up for every instance's worker in the same round
- * trip (`pg_notify` only when a pending row was inserted; PostgreSQL sends it
- * at commit). Prepared: every confirmation runs it.
+ * recipient (pending ones into the queue, `skipped` ones straight into
+ * today's history), and the wake-up for every instance's worker in the same
+ * round trip (`pg_notify` only when a pending row was inserted; PostgreSQL
+ * sends it at commit). Prepared: every confirmation runs it. A fact already
+ * waiting in the queue is not queued twice (its unique index); the history
+ * is not searched for it: a fact reaches the outbox once (see
+ * docs/webhooks.md, "One delivery per fact").
  */
 export const ENQUEUE_DELIVERIES = defineStatement<
   {
@@ -133,18 +148,22 @@ export const ENQUEUE_DELIVERIES = defineStatement<
   },
   { pending: number }
 >(
-  (p) => sql`WITH inserted AS (
-      INSERT INTO webhook_delivery
-             (id, subscription_id, event_type, subject_id, payload, trace_id, status, next_attempt_at, completed_at)
-      SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, r.status,
-             CASE WHEN r.status = 'pending' THEN now() END, CASE WHEN r.status = 'skipped' THEN now() END
-        FROM unnest(${p.ids}::text[], ${p.subscriptionIds}::text[], ${p.eventTypes}::text[], ${p.subjectIds}::text[],
-                    ${p.payloads}::bytea[], ${p.traceIds}::text[], ${p.statuses}::text[])
-             AS r(id, subscription_id, event_type, subject_id, payload, trace_id, status)
+  (p) => sql`WITH r AS (
+      SELECT * FROM unnest(${p.ids}::text[], ${p.subscriptionIds}::text[], ${p.eventTypes}::text[],
+                           ${p.subjectIds}::text[], ${p.payloads}::bytea[], ${p.traceIds}::text[], ${p.statuses}::text[])
+             WITH ORDINALITY AS r(id, subscription_id, event_type, subject_id, payload, trace_id, status, n)
+    ), queued AS (
+      INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, trace_id, next_attempt_at)
+      SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, now()
+        FROM r WHERE r.status = 'pending' ORDER BY r.n
       ON CONFLICT (subscription_id, event_type, subject_id) DO NOTHING
-      RETURNING status
+      RETURNING 1
+    ), skipped AS (
+      INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, trace_id, status)
+      SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, 'skipped'
+        FROM r WHERE r.status = 'skipped' ORDER BY r.n
     ), counted AS (
-      SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM inserted
+      SELECT count(*)::int AS pending FROM queued
     )
     -- pg_notify returns void: selecting it is how a statement sends the notification.
     SELECT counted.pending, (SELECT pg_notify(${p.channel}, ${p.sender}) WHERE counted.pending > 0) AS wake_workers
@@ -152,11 +171,30 @@ export const ENQUEUE_DELIVERIES = defineStatement<
   { prepared: true },
 );
 
-/** A deleted subscription's queue, dropped; what is leased (in flight) is left to finish. */
+/**
+ * Moves queue rows into today's history in one statement: `gone` is the
+ * DELETE ... RETURNING of the rows, with `final_status` and `final_attempts`
+ * columns; rows of the history get `completed_at` = now().
+ */
+function intoHistory(gone: string): SqlFragment {
+  return sqlText(`INSERT INTO webhook_delivery_history
+             (id, seq, subscription_id, event_type, subject_id, payload, status, attempts, last_status, created_at,
+              trace_id, retry_from)
+      SELECT ${gone}.id, ${gone}.seq, ${gone}.subscription_id, ${gone}.event_type, ${gone}.subject_id,
+             ${gone}.payload, ${gone}.final_status, ${gone}.final_attempts, ${gone}.final_last_status,
+             ${gone}.created_at, ${gone}.trace_id, ${gone}.retry_from
+        FROM ${gone}`);
+}
+
+/** A deleted subscription's queue, dropped (into the history); what is leased (in flight) is left to finish. */
 const DROP_PENDING = defineStatement<{ subscriptionId: string }>(
-  (p) => sql`UPDATE webhook_delivery SET status = 'dropped', next_attempt_at = NULL, completed_at = now()
-        WHERE subscription_id = ${p.subscriptionId} AND status = 'pending'
-          AND (lease_expires_at IS NULL OR lease_expires_at <= now())`,
+  (p) => sql`WITH gone AS (
+      DELETE FROM webhook_delivery
+       WHERE subscription_id = ${p.subscriptionId} AND status = 'pending'
+         AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+      RETURNING *, 'dropped'::text AS final_status, attempts AS final_attempts, last_status AS final_last_status
+    )
+    ${intoHistory('gone')}`,
   { prepared: false },
 );
 
@@ -234,20 +272,28 @@ export const RECORD_ATTEMPT = defineStatement<RecordAttemptParams, RecordAttempt
     ), next AS (
       SELECT CASE WHEN ${p.nextStatus}::text = 'pending' AND coalesce((SELECT deleted FROM subscription), true)
                   THEN 'dropped' ELSE ${p.nextStatus}::text END AS status
-    ), delivery AS (
+    ), retry AS (
+      -- Still pending: a retry, written in place (no indexed column changes, so a HOT update).
       UPDATE webhook_delivery d
          SET attempts = d.attempts + 1,
              last_status = ${p.outcome},
-             status = next.status,
-             next_attempt_at = CASE WHEN next.status = 'pending'
-                                    THEN now() + ${p.retryInMs}::double precision * interval '1 millisecond' END,
-             completed_at = CASE WHEN next.status = 'pending' THEN NULL ELSE now() END,
-             replay = d.replay AND next.status = 'pending',
+             next_attempt_at = now() + ${p.retryInMs}::double precision * interval '1 millisecond',
              lease_expires_at = NULL,
              lease_token = NULL
         FROM next
-       WHERE d.id = ${p.deliveryId} AND d.lease_token = ${p.leaseToken}
+       WHERE d.id = ${p.deliveryId} AND d.lease_token = ${p.leaseToken} AND next.status = 'pending'
       RETURNING d.id
+    ), gone AS (
+      -- Final: out of the queue and into today's history, in this same statement.
+      DELETE FROM webhook_delivery d
+       USING next
+       WHERE d.id = ${p.deliveryId} AND d.lease_token = ${p.leaseToken} AND next.status <> 'pending'
+      RETURNING d.*, next.status AS final_status, d.attempts + 1 AS final_attempts,
+                ${p.outcome}::text AS final_last_status
+    ), history AS (
+      ${intoHistory('gone')}
+    ), delivery AS (
+      SELECT id FROM retry UNION ALL SELECT id FROM gone
     )
     SELECT (SELECT failures FROM subscription) AS failures,
            (SELECT enabled FROM subscription) AS enabled,
@@ -331,20 +377,18 @@ export const RECORD_SUCCESSES = defineStatement<RecordSuccessesParams, RecordSuc
       SELECT r.delivery_id, r.attempted_at, r.outcome, r.duration_ms, r.http_status, r.response_excerpt,
              CASE WHEN r.manual THEN 'manual' ELSE 'scheduled' END
         FROM r ORDER BY r.n
-    ), delivery AS (
-      UPDATE webhook_delivery d
-         SET attempts = d.attempts + 1,
-             last_status = r.outcome,
-             status = 'succeeded',
-             next_attempt_at = NULL,
-             completed_at = now(),
-             replay = false,
-             lease_expires_at = NULL,
-             lease_token = NULL
-        -- Joined with the count of locked rows: no delivery row is touched before the subscription locks are held.
-        FROM r, locked
+    ), gone AS (
+      -- Out of the queue and into today's history. Joined with the count of locked rows: no delivery
+      -- row is touched before the subscription locks are held.
+      DELETE FROM webhook_delivery d
+       USING r, locked
        WHERE d.id = r.delivery_id AND d.lease_token = r.lease_token AND locked.n >= 0
-      RETURNING r.n
+      RETURNING d.*, r.n, 'succeeded'::text AS final_status, d.attempts + 1 AS final_attempts,
+                r.outcome AS final_last_status
+    ), history AS (
+      ${intoHistory('gone')}
+    ), delivery AS (
+      SELECT gone.n FROM gone
     )
     SELECT r.n::int AS n,
            r.n IN (SELECT delivery.n FROM delivery) AS delivery_updated,
@@ -408,7 +452,7 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<
                     SELECT 1 FROM webhook_delivery r
                      WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
           ) mode
-     CROSS JOIN LATERAL (SELECT ${leasesHeldBy('s.id')} AS n) busy
+     CROSS JOIN LATERAL (SELECT ${leasesHeldBy('s.id', p.perSubscription)} AS n) busy
      WHERE s.enabled AND s.deleted_at IS NULL
        AND busy.n < CASE WHEN NOT mode.serial THEN ${p.perSubscription} ELSE 1 END
        AND (NOT mode.serial OR EXISTS (
@@ -439,7 +483,7 @@ const CLAIM_DELIVERIES = defineStatement<
   (p) => sql`WITH picked AS (
       SELECT c.id
         FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
-       CROSS JOIN LATERAL (SELECT ${leasesHeldBy('sub.id')} AS n) busy
+       CROSS JOIN LATERAL (SELECT ${leasesHeldBy('sub.id', p.perSubscription)} AS n) busy
        CROSS JOIN LATERAL (
              SELECT locked.*, row_number() OVER (ORDER BY locked.seq) AS turn
                FROM (SELECT x.id, x.seq, x.next_attempt_at FROM webhook_delivery x
@@ -463,6 +507,26 @@ const CLAIM_DELIVERIES = defineStatement<
     RETURNING ${CLAIMED_COLUMNS}`,
   { prepared: true },
 );
+
+/**
+ * Makes the history's and the attempt log's partitions from yesterday (an
+ * attempt's time is the worker's clock) to a week ahead, where missing; the
+ * retention job keeps them a week ahead, so this runs only when it could not.
+ */
+const ENSURE_RECENT_PARTITIONS = defineStatement<Record<string, never>, { made: number }>(
+  () => sql`SELECT webhook_history_ensure_partitions((now() AT TIME ZONE 'UTC')::date - 1,
+                                                   (now() AT TIME ZONE 'UTC')::date + 7) AS made`,
+  { prepared: false },
+);
+
+/** PostgreSQL refused a row no partition takes (a day whose partition was never made). */
+function isMissingPartition(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error as Error & { code?: string }).code === '23514' &&
+    error.message.startsWith('no partition of relation')
+  );
+}
 
 /** The claim's two statements, for the test that their cost does not grow with the backlog. */
 export const CLAIM_STATEMENTS = { subscriptions: CLAIM_SUBSCRIPTIONS, deliveries: CLAIM_DELIVERIES } as const;
@@ -565,24 +629,26 @@ export class DeliveryQueueRepository {
   async recordAttempt(record: AttemptRecord): Promise<AttemptRecorded> {
     const { delivery } = record;
     const manual = record.trigger === 'manual';
-    const row = await RECORD_ATTEMPT.one(
-      {
-        deliveryId: delivery.id,
-        leaseToken: delivery.leaseToken,
-        attemptedAt: record.attemptedAt,
-        outcome: String(record.outcome),
-        durationMs: record.durationMs,
-        httpStatus: record.httpStatus,
-        responseExcerpt: record.responseExcerpt,
-        succeeded: record.succeeded,
-        failuresBeforeDisable: FAILURES_BEFORE_DISABLE,
-        subscriptionId: delivery.subscriptionId,
-        nextStatus: record.next.status,
-        retryInMs: record.next.retryInMs ?? 0,
-        manual,
-        failingWarningFrom: FIRST_FAILING_WARNING_AT,
-      },
-      this.database,
+    const row = await this.withDayPartitions(() =>
+      RECORD_ATTEMPT.one(
+        {
+          deliveryId: delivery.id,
+          leaseToken: delivery.leaseToken,
+          attemptedAt: record.attemptedAt,
+          outcome: String(record.outcome),
+          durationMs: record.durationMs,
+          httpStatus: record.httpStatus,
+          responseExcerpt: record.responseExcerpt,
+          succeeded: record.succeeded,
+          failuresBeforeDisable: FAILURES_BEFORE_DISABLE,
+          subscriptionId: delivery.subscriptionId,
+          nextStatus: record.next.status,
+          retryInMs: record.next.retryInMs ?? 0,
+          manual,
+          failingWarningFrom: FIRST_FAILING_WARNING_AT,
+        },
+        this.database,
+      ),
     );
     const warnings = warningsRaised(record.succeeded, manual, row);
     if (warnings.length > 0) {
@@ -650,19 +716,21 @@ export class DeliveryQueueRepository {
 
   /** Successful attempts in one statement (RECORD_SUCCESSES), then the rare `recovered` warnings. */
   private async recordSuccesses(records: readonly AttemptRecord[]): Promise<AttemptRecorded[]> {
-    const rows = await RECORD_SUCCESSES.rows(
-      {
-        deliveryIds: records.map((r) => r.delivery.id),
-        leaseTokens: records.map((r) => r.delivery.leaseToken),
-        subscriptionIds: records.map((r) => r.delivery.subscriptionId),
-        attemptedAts: records.map((r) => r.attemptedAt),
-        outcomes: records.map((r) => String(r.outcome)),
-        durationsMs: records.map((r) => r.durationMs),
-        httpStatuses: records.map((r) => r.httpStatus),
-        responseExcerpts: records.map((r) => r.responseExcerpt),
-        manual: records.map((r) => r.trigger === 'manual'),
-      },
-      this.database,
+    const rows = await this.withDayPartitions(() =>
+      RECORD_SUCCESSES.rows(
+        {
+          deliveryIds: records.map((r) => r.delivery.id),
+          leaseTokens: records.map((r) => r.delivery.leaseToken),
+          subscriptionIds: records.map((r) => r.delivery.subscriptionId),
+          attemptedAts: records.map((r) => r.attemptedAt),
+          outcomes: records.map((r) => String(r.outcome)),
+          durationsMs: records.map((r) => r.durationMs),
+          httpStatuses: records.map((r) => r.httpStatus),
+          responseExcerpts: records.map((r) => r.responseExcerpt),
+          manual: records.map((r) => r.trigger === 'manual'),
+        },
+        this.database,
+      ),
     );
     const recorded = records.map((): AttemptRecorded => ({ deliveryUpdated: false, disabledNow: false, warnings: [] }));
     for (const row of rows) {
@@ -685,6 +753,23 @@ export class DeliveryQueueRepository {
       );
     }
     return recorded;
+  }
+
+  /**
+   * Runs a write that moves deliveries into the history. Should a day have
+   * no partition (the retention job makes them a week ahead, so only when it
+   * has not run for that long), PostgreSQL refuses the whole statement: the
+   * deliveries stay in the queue under their leases and nothing is lost. The
+   * missing days are then made and the write is made again, once.
+   */
+  private async withDayPartitions<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isMissingPartition(error)) throw error;
+      await ENSURE_RECENT_PARTITIONS.one({}, this.database);
+      return write();
+    }
   }
 
   /** Gives leases back without an attempt (shutdown cut an attempt short): the deliveries are due again. */
