@@ -191,3 +191,91 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
     );
   });
 });
+
+/**
+ * A deep backlog spread over many subscriptions: a million pending over a
+ * thousand subscriptions is what an outage of a busy organiser leaves. What
+ * a claim reads must not grow with the number of deliveries waiting: pages
+ * read per claim at 200,000 waiting stay within 10% of an almost empty queue
+ * (one delivery per subscription). Built with one INSERT ... SELECT.
+ */
+describe('webhook delivery claims over a thousand subscriptions', () => {
+  let db: Client;
+  const SUBSCRIPTIONS = 1_000;
+
+  before(async () => {
+    db = await databaseClient(await freshDatabase());
+    await insertSubscriptions(
+      db,
+      Array.from({ length: SUBSCRIPTIONS }, (_, i) => `whk_many_${String(i).padStart(4, '0')}`),
+    );
+  });
+
+  after(async () => {
+    await db.end();
+  });
+
+  /** Deliveries [from, to] of every subscription, all due. */
+  async function queue(from: number, to: number): Promise<void> {
+    await db.query(
+      `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
+       SELECT 'dlv_' || s.id || '_' || n, s.id, 'order.confirmed', 'ord_' || n, '\\x7b7d', now() - interval '1 minute'
+         FROM webhook_subscription s, generate_series($1::int, $2::int) AS n
+        ORDER BY n, s.id`,
+      [from, to],
+    );
+    await db.query('VACUUM (ANALYZE) webhook_delivery');
+  }
+
+  /** Pages both claim statements read, for the subscriptions the first one chose (rolled back). */
+  async function pagesReadByClaim(): Promise<{ subscriptions: number; deliveries: number; claimed: number }> {
+    const explain = async (text: string, values: unknown[]): Promise<{ pages: number; rows: number }> => {
+      const { rows } = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode & { 'Actual Rows': number } }> }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`,
+        values,
+      );
+      const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
+      assert.ok(plan !== undefined, 'EXPLAIN answered with a plan');
+      return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], rows: plan['Actual Rows'] };
+    };
+    const limits = { maxDeliveries: 64, perSubscription: 4 };
+    await db.query('BEGIN');
+    try {
+      const chosen = await db.query<{ id: string; serial: boolean }>(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values(limits),
+      );
+      const subscriptionsRead = await explain(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values(limits),
+      );
+      const leased = await explain(
+        CLAIM_STATEMENTS.deliveries.text,
+        CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: chosen.rows.map((row) => row.id),
+          serial: chosen.rows.map((row) => row.serial),
+          ...limits,
+          leaseMs: 30_000,
+          leaseToken: 't',
+        }),
+      );
+      return { subscriptions: subscriptionsRead.pages, deliveries: leased.pages, claimed: leased.rows };
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  }
+
+  it('reads per claim within 10% of an almost empty queue with 200,000 deliveries waiting over 1,000 subscriptions', async () => {
+    await queue(1, 1);
+    const small = await pagesReadByClaim();
+    await queue(2, 200);
+    const large = await pagesReadByClaim();
+    assert.equal(small.claimed, 64);
+    assert.equal(large.claimed, 64);
+    const [smallPages, largePages] = [small, large].map((claim) => claim.subscriptions + claim.deliveries);
+    assert.ok(
+      largePages! <= smallPages! * 1.1,
+      `${JSON.stringify(small)} pages with 1,000 waiting, ${JSON.stringify(large)} with 200,000`,
+    );
+  });
+});

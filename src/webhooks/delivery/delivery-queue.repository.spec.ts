@@ -9,6 +9,7 @@ import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { FAILURES_BEFORE_DISABLE } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
 import {
+  CLAIM_STATEMENTS,
   DELIVERY_CHANNEL,
   DeliveryQueueRepository,
   type AttemptRecord,
@@ -29,7 +30,9 @@ describe('DeliveryQueueRepository', () => {
   });
   after(async () => tables.dataSource.destroy());
   beforeEach(async () => {
-    await tables.dataSource.query('TRUNCATE webhook_subscription, webhook_delivery, webhook_delivery_attempt CASCADE');
+    await tables.dataSource.query(
+      'TRUNCATE webhook_subscription, webhook_delivery, webhook_delivery_history, webhook_delivery_attempt CASCADE',
+    );
   });
 
   const claim = (leaseToken: string = randomUUID(), limits: Partial<typeof LIMITS> = {}): Promise<ClaimedDelivery[]> =>
@@ -517,5 +520,107 @@ describe('DeliveryQueueRepository', () => {
       (await claim()).map((d) => d.id),
       [mine],
     );
+  });
+  /** Today's UTC day as a partition suffix (YYYYMMDD). */
+  const today = (): string => new Date().toISOString().slice(0, 10).replaceAll('-', '');
+
+  it('writes a lease as a HOT update: the lease columns are in no index, so no index entry is written', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    for (let i = 0; i < 3; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    const client = new Client({ connectionString: tables.url });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      const chosen = await client.query<{ id: string; serial: boolean }>(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }),
+      );
+      const leased = await client.query(
+        CLAIM_STATEMENTS.deliveries.text,
+        CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: chosen.rows.map((row) => row.id),
+          serial: chosen.rows.map((row) => row.serial),
+          perSubscription: 4,
+          maxDeliveries: 64,
+          leaseMs: 60_000,
+          leaseToken: 'hot',
+        }),
+      );
+      assert.equal(leased.rowCount, 3);
+      // This transaction's own counts: every updated queue row was a heap-only tuple.
+      const { rows } = await client.query<{ updated: number; hot: number }>(
+        `SELECT pg_stat_get_xact_tuples_updated('webhook_delivery'::regclass)::int AS updated,
+                pg_stat_get_xact_tuples_hot_updated('webhook_delivery'::regclass)::int AS hot`,
+      );
+      assert.deepEqual(rows[0], { updated: 3, hot: 3 });
+      await client.query('COMMIT');
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('moves a delivery out of the queue into its day’s history in the statement that records its final attempt', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const retried = await insertDelivery(tables.dataSource, { subscriptionId });
+    const finished = await insertDelivery(tables.dataSource, { subscriptionId });
+    const claimed = await claim();
+    const byId = new Map(claimed.map((d) => [d.id, d]));
+    await queue.recordAttempt(attempt(byId.get(retried)!, { next: { status: 'pending', retryInMs: 60_000 } }));
+    await queue.recordAttempt(
+      attempt(byId.get(finished)!, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
+    );
+    const queued = await tables.dataSource.query(`SELECT id FROM webhook_delivery`);
+    assert.deepEqual(
+      queued.map((row: { id: string }) => row.id),
+      [retried],
+      'only what is not final stays queued',
+    );
+    const [moved] = await tables.dataSource.query(
+      `SELECT tableoid::regclass::text AS partition, status, attempts, last_status FROM webhook_delivery_history
+        WHERE id = $1`,
+      [finished],
+    );
+    assert.deepEqual(moved, {
+      partition: `webhook_delivery_history_d${today()}`,
+      status: 'succeeded',
+      attempts: 1,
+      last_status: '200',
+    });
+  });
+
+  it('never loses an outcome to a day without its partition: the write is refused whole, the day is made, the outcome recorded', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const ids = [
+      await insertDelivery(tables.dataSource, { subscriptionId }),
+      await insertDelivery(tables.dataSource, { subscriptionId }),
+      await insertDelivery(tables.dataSource, { subscriptionId }),
+    ];
+    // Today's partitions gone, as if the retention job had not run since before today.
+    for (const parent of ['webhook_delivery_history', 'webhook_delivery_attempt']) {
+      await tables.dataSource.query(`ALTER TABLE ${parent} DETACH PARTITION ${parent}_d${today()}`);
+      await tables.dataSource.query(`DROP TABLE ${parent}_d${today()}`);
+    }
+    const claimed = await claim();
+    assert.equal(claimed.length, 3);
+    const success = {
+      succeeded: true,
+      outcome: 200,
+      httpStatus: 200,
+      next: { status: 'succeeded' as const, retryInMs: null },
+    };
+    // Two successes of one subscription (one statement for both), then one on its own.
+    const together = await queue.recordAttempts(claimed.slice(0, 2).map((d) => attempt(d, success)));
+    assert.deepEqual(
+      together.map((r) => (r.status === 'fulfilled' ? r.value.deliveryUpdated : r.reason)),
+      [true, true],
+    );
+    assert.equal((await queue.recordAttempt(attempt(claimed[2]!, success))).deliveryUpdated, true);
+    const [counts] = await tables.dataSource.query(
+      `SELECT (SELECT count(*)::int FROM webhook_delivery) AS queued,
+              (SELECT count(*)::int FROM webhook_delivery_history_d${today()} WHERE id = ANY ($1)) AS finished,
+              (SELECT count(*)::int FROM webhook_delivery_attempt_d${today()} WHERE delivery_id = ANY ($1)) AS attempts`,
+      [ids],
+    );
+    assert.deepEqual(counts, { queued: 0, finished: 3, attempts: 3 });
   });
 });
