@@ -43,6 +43,8 @@ const BACKGROUND_TABLES = new Set([
   'webhook_delivery_attempt',
   'webhook_delivery',
   'webhook_delivery_history',
+  // The claims' turns move on their own schedule.
+  'webhook_delivery_turn',
   'schema_migration',
   'service_instance',
   'rate_limit_counter',

@@ -93,15 +93,25 @@ const SOFT_DELETE = defineStatement<{ subscriptionId: string; principalType: str
   { prepared: false },
 );
 
-/** Re-enables a live subscription, returning since when it was disabled (null if it was enabled). */
+/**
+ * Re-enables a live subscription, returning since when it was disabled (null
+ * if it was enabled); its turn in the claims, parked while it was off, comes
+ * back at once.
+ */
 const ENABLE = defineStatement<{ subscriptionId: string }, { disabled_since: Date | null }>(
-  (p) => sql`UPDATE webhook_subscription s
-          SET enabled = true, consecutive_failures = 0, disabled_at = NULL, updated_at = now()
-         FROM (SELECT id, CASE WHEN enabled THEN NULL ELSE coalesce(disabled_at, created_at) END AS disabled_since
-                 FROM webhook_subscription WHERE id = ${p.subscriptionId} AND deleted_at IS NULL
-                  FOR NO KEY UPDATE) before
-        WHERE s.id = before.id
-       RETURNING before.disabled_since`,
+  (p) => sql`WITH enabled AS (
+      UPDATE webhook_subscription s
+         SET enabled = true, consecutive_failures = 0, disabled_at = NULL, updated_at = now()
+        FROM (SELECT id, CASE WHEN enabled THEN NULL ELSE coalesce(disabled_at, created_at) END AS disabled_since
+                FROM webhook_subscription WHERE id = ${p.subscriptionId} AND deleted_at IS NULL
+                 FOR NO KEY UPDATE) before
+       WHERE s.id = before.id
+      RETURNING before.disabled_since
+    ), turn AS (
+      UPDATE webhook_delivery_turn SET turn_at = now(), idle = false
+       WHERE subscription_id = ${p.subscriptionId} AND idle AND EXISTS (SELECT 1 FROM enabled)
+    )
+    SELECT disabled_since FROM enabled`,
   { prepared: false },
 );
 

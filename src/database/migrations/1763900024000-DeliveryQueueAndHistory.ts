@@ -14,8 +14,11 @@ const BALLAST_ROWS = 20_000;
  * - `webhook_delivery` is the queue: only deliveries that are not final
  *   (pending, leased or waiting for a retry). A lease writes only
  *   `lease_token` and `lease_expires_at`, which no index holds, and the
- *   table leaves a third of each page free (fillfactor 70), so a lease is a
- *   HOT update: a new row version on the same page, no index entry. The
+ *   table leaves over half of each page free (fillfactor 45), so a lease is a
+ *   HOT update: a new row version on the same page, no index entry. Over half,
+ *   because a claim leases the oldest deliveries, which sit together: with
+ *   an envelope of about 430 bytes, every row of a page can be leased at
+ *   once and each still finds room for its new version. The
  *   claim's index is on (subscription_id, seq), which never changes while a
  *   delivery waits.
  * - `webhook_delivery_history` holds final deliveries (succeeded, failed,
@@ -129,7 +132,7 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
         trace_id text,
         retry_from integer NOT NULL DEFAULT 0,
         replay boolean NOT NULL DEFAULT false
-      ) WITH (fillfactor = 70, vacuum_truncate = false)`);
+      ) WITH (fillfactor = 45, vacuum_truncate = false)`);
     // The claim's index, in queue order. Its predicate is always true here; it keeps the plans' and
     // the claim-cost test's view of it (every pending delivery) as it was.
     await queryRunner.query(
@@ -143,6 +146,21 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
     await queryRunner.query(
       `CREATE UNIQUE INDEX webhook_delivery_fact_key ON webhook_delivery (subscription_id, event_type, subject_id)`,
     );
+
+    // The claims' turns: one row per subscription with something queued, least recently looked at first
+    // (see CLAIM_SUBSCRIPTIONS in delivery-queue.repository.ts).
+    await queryRunner.query(`
+      CREATE TABLE webhook_delivery_turn (
+        subscription_id text COLLATE "C" PRIMARY KEY REFERENCES webhook_subscription (id) ON DELETE CASCADE,
+        turn_at timestamptz NOT NULL DEFAULT now(),
+        idle boolean NOT NULL DEFAULT false
+      ) WITH (fillfactor = 50)`);
+    // No index on turn_at: each claim moves its turns, and an unindexed turn_at keeps that a HOT update.
+    // The claim reads the whole table (a row per subscription with work, a few pages) and sorts it.
+    await queryRunner.query(QUEUED_TURN_FUNCTION);
+    await queryRunner.query(`
+      CREATE TRIGGER webhook_delivery_turn_queued AFTER INSERT ON webhook_delivery
+        REFERENCING NEW TABLE AS queued FOR EACH STATEMENT EXECUTE FUNCTION webhook_delivery_turn_queued()`);
 
     await queryRunner.query(`
       CREATE TABLE webhook_delivery_history (
@@ -320,6 +338,9 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
 
   async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP VIEW webhook_delivery_all`);
+    await queryRunner.query(`DROP TABLE webhook_delivery_turn`);
+    await queryRunner.query(`DROP TRIGGER webhook_delivery_turn_queued ON webhook_delivery`);
+    await queryRunner.query(`DROP FUNCTION webhook_delivery_turn_queued()`);
     await queryRunner.query(`ALTER TABLE webhook_delivery RENAME TO webhook_delivery_queue`);
     await queryRunner.query(`ALTER TABLE webhook_delivery_attempt RENAME TO webhook_delivery_attempt_partitioned`);
     await queryRunner.query(
@@ -430,6 +451,34 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
     await queryRunner.query(`DROP FUNCTION webhook_history_ensure_partitions(date, date)`);
   }
 }
+
+/**
+ * Every statement that queues deliveries gives their subscriptions a turn in
+ * the claims (see CLAIM_SUBSCRIPTIONS in delivery-queue.repository.ts): a
+ * new row for a subscription that had none, and a parked turn (nothing was
+ * queued, or the subscription was off) brought back to now. A trigger, so
+ * that no way of queueing (the outbox, a resend, a recovery, a script) can
+ * leave a delivery without a turn. Turns already live are only probed, never
+ * locked, so publishers to one subscription never wait on each other here;
+ * rows are locked in subscription order, the order every claim uses too.
+ */
+const QUEUED_TURN_FUNCTION = `
+  CREATE FUNCTION webhook_delivery_turn_queued() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO webhook_delivery_turn (subscription_id)
+    SELECT DISTINCT q.subscription_id FROM queued q ORDER BY 1
+    ON CONFLICT (subscription_id) DO NOTHING;
+    IF EXISTS (SELECT 1 FROM webhook_delivery_turn t
+                WHERE t.idle AND t.subscription_id IN (SELECT q.subscription_id FROM queued q)) THEN
+      PERFORM 1 FROM webhook_delivery_turn t
+        WHERE t.idle AND t.subscription_id IN (SELECT q.subscription_id FROM queued q)
+        ORDER BY t.subscription_id FOR UPDATE;
+      UPDATE webhook_delivery_turn t SET turn_at = now(), idle = false
+       WHERE t.idle AND t.subscription_id IN (SELECT q.subscription_id FROM queued q);
+    END IF;
+    RETURN NULL;
+  END
+  $$`;
 
 /**
  * Makes the missing day partitions of the history and the attempt log for

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql, sqlText, type SqlFragment, type SqlParameter } from '../../database/sql/sql-fragment';
+import { sql, sqlText, type SqlFragment } from '../../database/sql/sql-fragment';
 import { defineStatement } from '../../database/sql/sql-statement';
 import { Database } from '../../database/sql/sql-target';
 import { UnitOfWork, type Transaction } from '../../database/unit-of-work';
@@ -86,29 +86,6 @@ function warningsRaised(
     raised.push({ kind: 'disabled', consecutiveFailures: row.failures });
   }
   return raised;
-}
-
-/** Pending, due, and not leased (or its lease expired); `alias` names the delivery row. */
-function due(alias: string): SqlFragment {
-  return sqlText(`${alias}.status = 'pending' AND ${alias}.next_attempt_at <= now()
-          AND (${alias}.lease_expires_at IS NULL OR ${alias}.lease_expires_at <= now())`);
-}
-
-/**
- * The attempts in flight for a subscription: the live leases among its first
- * `cap` deliveries in queue order that are leased or due. The lease columns
- * are in no index (a lease is a HOT update, see migration
- * DeliveryQueueAndHistory), so leases are counted where claims put them:
- * a claim leases the oldest due deliveries, so whatever is in flight sits at
- * the head of the subscription's queue, before any delivery still waiting.
- * Reads at most `cap` rows (plus those not due yet) whatever the backlog.
- */
-function leasesHeldBy(subscriptionId: string, cap: SqlParameter): SqlFragment {
-  return sql`(SELECT count(*) FILTER (WHERE head.lease_expires_at > now())::int
-             FROM (SELECT b.lease_expires_at FROM webhook_delivery b
-                    WHERE b.subscription_id = ${sqlText(subscriptionId)} AND b.status = 'pending'
-                      AND (b.lease_expires_at > now() OR b.next_attempt_at <= now())
-                    ORDER BY b.seq LIMIT ${cap}) head)`;
 }
 
 /**
@@ -421,54 +398,60 @@ const RELEASE_LEASES = defineStatement<{ ids: string[]; leaseTokens: string[] }>
   { prepared: false },
 );
 
-/** Step 1 of a claim (see claim): lock the subscriptions that have something sendable. */
+/** How long a subscription found with nothing queued (or disabled) is left out of the claims' turns. */
+const PARKED_FOR = sqlText(`interval '10 seconds'`);
+
+/**
+ * Step 1 of a claim (see claim): the subscriptions whose turn it is, least
+ * recently looked at first, locked. Reads the small table of turns (one row
+ * per subscription with something queued) and the subscriptions, never the
+ * queue: what it reads does not grow with the backlog. A disabled or
+ * deleted subscription's turn is parked (and brought back by enable or the
+ * next delivery queued). `perSubscription` is not needed to choose: step 2
+ * applies the caps.
+ */
 const CLAIM_SUBSCRIPTIONS = defineStatement<
   { maxDeliveries: number; perSubscription: number },
   { id: string; serial: boolean }
 >(
-  (p) => sql`WITH RECURSIVE pending AS (
-      -- The subscriptions with pending deliveries, one index probe each (a skip scan), never the whole backlog.
-      (SELECT d.subscription_id AS id FROM webhook_delivery d
-        WHERE d.status = 'pending' ORDER BY d.subscription_id LIMIT 1)
-      UNION ALL
-      SELECT (SELECT d.subscription_id FROM webhook_delivery d
-               WHERE d.status = 'pending' AND d.subscription_id > pending.id
-               ORDER BY d.subscription_id LIMIT 1)
-        FROM pending WHERE pending.id IS NOT NULL
-    ), due AS (
-      -- Each one's oldest due delivery (in queue order, past the few leased ones) says when it became due.
-      SELECT pending.id AS subscription_id, oldest_due.next_attempt_at AS first_due
-        FROM pending
-       CROSS JOIN LATERAL (
-             SELECT x.next_attempt_at FROM webhook_delivery x
-              WHERE x.subscription_id = pending.id AND ${due('x')}
-              ORDER BY x.seq LIMIT 1
-            ) oldest_due
+  (p) => sql`WITH candidates AS (
+      SELECT t.subscription_id, t.turn_at, s.enabled AND s.deleted_at IS NULL AS sendable
+        FROM webhook_delivery_turn t JOIN webhook_subscription s ON s.id = t.subscription_id
+       WHERE t.turn_at <= now()
+       ORDER BY t.turn_at, t.subscription_id
+       LIMIT ${p.maxDeliveries}
+    ), parked AS (
+      UPDATE webhook_delivery_turn t SET turn_at = now() + ${PARKED_FOR}, idle = true
+        FROM (SELECT l.subscription_id FROM webhook_delivery_turn l
+               WHERE l.subscription_id IN (SELECT c.subscription_id FROM candidates c WHERE NOT c.sendable)
+                 FOR UPDATE SKIP LOCKED) off
+       WHERE t.subscription_id = off.subscription_id
     )
     SELECT s.id, mode.serial, ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
-      FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
+      FROM candidates c JOIN webhook_subscription s ON s.id = c.subscription_id
      CROSS JOIN LATERAL (
            SELECT s.consecutive_failures > 0 OR EXISTS (
                     SELECT 1 FROM webhook_delivery r
                      WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
           ) mode
-     CROSS JOIN LATERAL (SELECT ${leasesHeldBy('s.id', p.perSubscription)} AS n) busy
-     WHERE s.enabled AND s.deleted_at IS NULL
-       AND busy.n < CASE WHEN NOT mode.serial THEN ${p.perSubscription} ELSE 1 END
-       AND (NOT mode.serial OR EXISTS (
-             SELECT 1 FROM (SELECT o.next_attempt_at, o.lease_expires_at FROM webhook_delivery o
-                             WHERE o.subscription_id = s.id AND o.status = 'pending'
-                             ORDER BY o.seq LIMIT 1) oldest
-              WHERE oldest.next_attempt_at <= now()
-                AND (oldest.lease_expires_at IS NULL OR oldest.lease_expires_at <= now())))
-     -- Those with fewer attempts in flight first (slots are shared in turns, see CLAIM_DELIVERIES), then by age.
-     ORDER BY busy.n, due.first_due
-     LIMIT ${p.maxDeliveries}
+     WHERE c.sendable AND s.enabled AND s.deleted_at IS NULL
+     ORDER BY c.turn_at, c.subscription_id
      FOR NO KEY UPDATE OF s SKIP LOCKED`,
   { prepared: true },
 );
 
-/** Step 2 of a claim: lease each locked subscription's due deliveries, up to its cap. */
+/**
+ * Step 2 of a claim: for each locked subscription, one walk of the head of
+ * its queue says what is in flight and what may go. The lease columns are in
+ * no index (a lease is a HOT update, see migration DeliveryQueueAndHistory),
+ * so leases are counted where claims put them: a claim leases the oldest due
+ * deliveries, so what is in flight sits at the head of the subscription's
+ * queue, and the walk reads its first `perSubscription` rows that are leased
+ * or due, whatever the backlog behind them. The free slots are
+ * dealt out in turns, the leases written by row address (the walk just read
+ * it, no index to descend again), and each subscription's turn moves to the
+ * back (or, with nothing queued at all, is parked).
+ */
 const CLAIM_DELIVERIES = defineStatement<
   {
     subscriptionIds: string[];
@@ -480,30 +463,61 @@ const CLAIM_DELIVERIES = defineStatement<
   },
   ClaimedRow
 >(
-  (p) => sql`WITH picked AS (
-      SELECT c.id
-        FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
-       CROSS JOIN LATERAL (SELECT ${leasesHeldBy('sub.id', p.perSubscription)} AS n) busy
+  (p) => sql`WITH sub AS (
+      SELECT * FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
+    ), head AS (
+      SELECT sub.id AS subscription_id, sub.serial, h.*
+        FROM sub CROSS JOIN LATERAL (
+              SELECT x.ctid AS row_address, x.id, x.seq, x.next_attempt_at,
+                     coalesce(x.lease_expires_at > now(), false) AS leased
+                FROM webhook_delivery x
+               WHERE x.subscription_id = sub.id AND x.status = 'pending'
+                 AND (x.lease_expires_at > now() OR x.next_attempt_at <= now())
+               ORDER BY x.seq LIMIT ${p.perSubscription}) h
+    ), busy AS (
+      SELECT head.subscription_id, count(*) FILTER (WHERE head.leased)::int AS n, min(head.seq) AS first_seq
+        FROM head GROUP BY head.subscription_id
+    ), oldest AS (
+      -- A failing or replaying subscription sends its oldest pending delivery only; a subscription whose
+      -- head is empty may have nothing queued at all. One probe each, only for those.
+      SELECT sub.id AS subscription_id, o.seq
+        FROM sub LEFT JOIN busy ON busy.subscription_id = sub.id
        CROSS JOIN LATERAL (
-             SELECT locked.*, row_number() OVER (ORDER BY locked.seq) AS turn
-               FROM (SELECT x.id, x.seq, x.next_attempt_at FROM webhook_delivery x
-                      WHERE x.subscription_id = sub.id AND ${due('x')}
-                        AND (NOT sub.serial OR NOT EXISTS (
-                              SELECT 1 FROM webhook_delivery o
-                               WHERE o.subscription_id = sub.id AND o.status = 'pending' AND o.seq < x.seq))
-                      ORDER BY x.seq
-                      LIMIT GREATEST(0, CASE WHEN NOT sub.serial THEN ${p.perSubscription} ELSE 1 END - busy.n)
-                      FOR UPDATE SKIP LOCKED) locked
-            ) c
+             SELECT x.seq FROM webhook_delivery x
+              WHERE x.subscription_id = sub.id AND x.status = 'pending' AND (sub.serial OR busy.n IS NULL)
+              ORDER BY x.seq LIMIT 1) o
+    ), free AS (
+      SELECT head.row_address, head.seq, head.next_attempt_at, head.serial, busy.n AS busy,
+             row_number() OVER (PARTITION BY head.subscription_id ORDER BY head.seq) AS turn,
+             oldest.seq AS oldest_seq
+        FROM head JOIN busy ON busy.subscription_id = head.subscription_id
+        LEFT JOIN oldest ON oldest.subscription_id = head.subscription_id
+       WHERE NOT head.leased
+    ), picked AS (
+      SELECT free.row_address FROM free
+       WHERE free.turn <= CASE WHEN free.serial THEN 1 ELSE ${p.perSubscription} END - free.busy
+         AND (NOT free.serial OR free.seq = free.oldest_seq)
        -- Free slots are dealt out in turns: every subscription with work gets its next slot
        -- (counting what it already has in flight) before any gets one more.
-       ORDER BY busy.n + c.turn, c.next_attempt_at
+       ORDER BY free.busy + free.turn, free.next_attempt_at
        LIMIT ${p.maxDeliveries}
+    ), turns AS (
+      UPDATE webhook_delivery_turn t
+         SET turn_at = CASE WHEN queued.any THEN now() ELSE now() + ${PARKED_FOR} END,
+             idle = NOT queued.any
+        FROM (SELECT l.subscription_id,
+                     EXISTS (SELECT 1 FROM busy WHERE busy.subscription_id = l.subscription_id)
+                     OR EXISTS (SELECT 1 FROM oldest WHERE oldest.subscription_id = l.subscription_id) AS any
+                FROM webhook_delivery_turn l
+               WHERE l.subscription_id IN (SELECT sub.id FROM sub)
+                 FOR UPDATE SKIP LOCKED) queued
+       WHERE t.subscription_id = queued.subscription_id
     )
     UPDATE webhook_delivery d
        SET lease_expires_at = now() + ${p.leaseMs} * interval '1 millisecond', lease_token = ${p.leaseToken}
       FROM picked, webhook_subscription s
-     WHERE d.id = picked.id AND s.id = d.subscription_id
+     WHERE d.ctid = picked.row_address AND s.id = d.subscription_id
+       AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= now())
     RETURNING ${CLAIMED_COLUMNS}`,
   { prepared: true },
 );
@@ -527,6 +541,13 @@ function isMissingPartition(error: unknown): boolean {
     error.message.startsWith('no partition of relation')
   );
 }
+
+/**
+ * Claims look at most this many times `maxDeliveries` subscriptions' turns
+ * (a turn may find nothing to send: a failing subscription waiting for its
+ * backoff, one at its cap); the worker's poll and wake-ups do the rest.
+ */
+const MAX_CLAIM_ROUNDS = 4;
 
 /** The claim's two statements, for the test that their cost does not grow with the backlog. */
 export const CLAIM_STATEMENTS = { subscriptions: CLAIM_SUBSCRIPTIONS, deliveries: CLAIM_DELIVERIES } as const;
@@ -578,39 +599,52 @@ export class DeliveryQueueRepository {
   /**
    * Leases due deliveries to the caller. Two statements in one transaction:
    *
-   * 1. lock the subscriptions that have something sendable, `FOR NO KEY
-   *    UPDATE SKIP LOCKED` (workers never wait on each other, and outbox
-   *    inserts, which only take KEY SHARE through the foreign key, never
-   *    wait on a claim). A failing subscription (consecutive failures > 0)
-   *    is sendable only when its oldest pending delivery is due and nothing
-   *    of it is in flight: one probe at a time, on the backoff schedule.
+   * 1. take the subscriptions whose turn it is (least recently looked at
+   *    first, from the small table of turns, never the backlog) and lock
+   *    them, `FOR NO KEY UPDATE SKIP LOCKED` (workers never wait on each
+   *    other, and outbox inserts, which only take KEY SHARE through the
+   *    foreign key, never wait on a claim).
    * 2. with those locks held, and a fresh snapshot that sees every earlier
-   *    claim, count each subscription's attempts in flight and lease up to
-   *    the cap, oldest first, `FOR UPDATE SKIP LOCKED`.
+   *    claim, walk the head of each one's queue: count its attempts in
+   *    flight and lease up to its cap, oldest first, dealt out in turns. A
+   *    failing or replaying subscription sends only its oldest pending
+   *    delivery, when it is due and nothing of it is in flight: one probe at
+   *    a time, on the backoff schedule. Each subscription looked at goes to
+   *    the back of the turns.
    *
-   * A lease that expires (a crashed or stuck worker) makes the delivery due
-   * again; the attempt is then made again (at least once).
+   * When every turn taken was used and room is left, it looks at the next
+   * turns, a few rounds at most. A lease that expires (a crashed or stuck
+   * worker) makes the delivery due again; the attempt is then made again (at
+   * least once).
    */
   async claim(limits: ClaimLimits): Promise<ClaimedDelivery[]> {
-    return this.unitOfWork.run(async (tx) => {
-      const subscriptions = await CLAIM_SUBSCRIPTIONS.rows(
-        { maxDeliveries: limits.maxDeliveries, perSubscription: limits.perSubscription },
-        tx,
-      );
-      if (subscriptions.length === 0) return [];
-      const rows = await CLAIM_DELIVERIES.rows(
-        {
-          subscriptionIds: subscriptions.map((s) => s.id),
-          serial: subscriptions.map((s) => s.serial),
-          perSubscription: limits.perSubscription,
-          maxDeliveries: limits.maxDeliveries,
-          leaseMs: limits.leaseMs,
-          leaseToken: limits.leaseToken,
-        },
-        tx,
-      );
-      return rows.map((row) => claimedDelivery(row, limits.leaseToken));
-    });
+    const claimed: ClaimedDelivery[] = [];
+    for (let round = 0; round < MAX_CLAIM_ROUNDS && claimed.length < limits.maxDeliveries; round += 1) {
+      const room = limits.maxDeliveries - claimed.length;
+      const { looked, leased } = await this.unitOfWork.run(async (tx) => {
+        const subscriptions = await CLAIM_SUBSCRIPTIONS.rows(
+          { maxDeliveries: room, perSubscription: limits.perSubscription },
+          tx,
+        );
+        if (subscriptions.length === 0) return { looked: 0, leased: [] };
+        const rows = await CLAIM_DELIVERIES.rows(
+          {
+            subscriptionIds: subscriptions.map((s) => s.id),
+            serial: subscriptions.map((s) => s.serial),
+            perSubscription: limits.perSubscription,
+            maxDeliveries: room,
+            leaseMs: limits.leaseMs,
+            leaseToken: limits.leaseToken,
+          },
+          tx,
+        );
+        return { looked: subscriptions.length, leased: rows.map((row) => claimedDelivery(row, limits.leaseToken)) };
+      });
+      claimed.push(...leased);
+      // Fewer turns than room: every subscription whose turn it is was looked at.
+      if (looked < room) break;
+    }
+    return claimed;
   }
 
   /**
