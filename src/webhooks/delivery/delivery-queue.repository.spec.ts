@@ -524,6 +524,43 @@ describe('DeliveryQueueRepository', () => {
   /** Today's UTC day as a partition suffix (YYYYMMDD). */
   const today = (): string => new Date().toISOString().slice(0, 10).replaceAll('-', '');
 
+  it('parks the turn of a subscription with nothing queued, and its next delivery brings the turn back at once', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await insertDelivery(tables.dataSource, { subscriptionId });
+    const [claimed] = await claim();
+    assert.ok(claimed);
+    await queue.recordAttempt(
+      attempt(claimed, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
+    );
+    assert.deepEqual(await claim(), []);
+    const turnOf = async () =>
+      (
+        await tables.dataSource.query(
+          `SELECT idle, turn_at > now() AS later FROM webhook_delivery_turn WHERE subscription_id = $1`,
+          [subscriptionId],
+        )
+      )[0];
+    assert.deepEqual(await turnOf(), { idle: true, later: true }, 'nothing queued: parked');
+    const next = await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.deepEqual(await turnOf(), { idle: false, later: false }, 'queued again: its turn is back');
+    assert.deepEqual(
+      (await claim()).map((d) => d.id),
+      [next],
+    );
+  });
+
+  it('looks past turns that find nothing to send: a failing subscription in its backoff does not hide the next one', async () => {
+    const failing = await insertSubscription(tables.dataSource, { consecutiveFailures: 2 });
+    await insertDelivery(tables.dataSource, { subscriptionId: failing, dueInSeconds: 60 });
+    const healthy = await insertSubscription(tables.dataSource);
+    const due = await insertDelivery(tables.dataSource, { subscriptionId: healthy });
+    // One slot: the failing subscription's turn comes first and finds nothing due; the next turn is taken.
+    assert.deepEqual(
+      (await claim(randomUUID(), { maxDeliveries: 1 })).map((d) => d.id),
+      [due],
+    );
+  });
+
   it('writes a lease as a HOT update: the lease columns are in no index, so no index entry is written', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
     for (let i = 0; i < 3; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
