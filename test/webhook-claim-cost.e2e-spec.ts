@@ -271,7 +271,7 @@ describe('webhook delivery claims over a thousand subscriptions', () => {
     }
   }
 
-  it('reads per claim within 10% of an almost empty queue with 200,000 deliveries waiting over 1,000 subscriptions', async () => {
+  it('reads per claim within 10% of an almost empty queue with 200,000 deliveries waiting over 1,000 subscriptions', async (t) => {
     // Almost empty: 4,000 waiting, as many per subscription as one claim may send it (the cap), so
     // both claims do the same work and only the backlog behind it differs.
     await queue(1, 4);
@@ -281,6 +281,7 @@ describe('webhook delivery claims over a thousand subscriptions', () => {
     assert.equal(small.claimed, 64);
     assert.equal(large.claimed, 64);
     const [smallPages, largePages] = [small, large].map((claim) => claim.subscriptions + claim.deliveries);
+    t.diagnostic(`pages per claim: ${JSON.stringify(small)} with 4,000 waiting, ${JSON.stringify(large)} with 200,000`);
     assert.ok(
       largePages! <= smallPages! * 1.1,
       `${JSON.stringify(small)} pages with 4,000 waiting, ${JSON.stringify(large)} with 200,000`,

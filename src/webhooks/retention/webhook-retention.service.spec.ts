@@ -57,7 +57,7 @@ describe('WebhookRetentionService over the history by day', () => {
       )
     ).map((row) => row.relname);
 
-  it('drops whole day partitions past WEBHOOK_RETENTION_DAYS: two million attempts retire in under a second of database time and leave no dead rows', async () => {
+  it('drops whole day partitions past WEBHOOK_RETENTION_DAYS: two million attempts retire in under a second of database time and leave no dead rows', async (t) => {
     const db = tables.dataSource;
     const subscriptionId = await insertSubscription(db);
     // The old days' partitions, as the retention job would have made them ahead back then.
@@ -109,6 +109,7 @@ describe('WebhookRetentionService over the history by day', () => {
       `SELECT extract(epoch FROM clock_timestamp() - $1::timestamptz) * 1000 AS ms`,
       [started],
     );
+    t.diagnostic(`retention over 2,000,001 attempts and 100,001 deliveries: ${Math.round(ms)} ms`);
     assert.ok(ms < 1_000, `retention took ${Math.round(ms)} ms`);
     assert.equal(counts.partitions, 4, JSON.stringify(counts));
     assert.equal(counts.deliveries, 100_000, JSON.stringify(counts));
