@@ -96,7 +96,8 @@ const SOFT_DELETE = defineStatement<{ subscriptionId: string; principalType: str
 /**
  * Re-enables a live subscription, returning since when it was disabled (null
  * if it was enabled); its turn in the claims, parked while it was off, comes
- * back at once.
+ * back at once (unconditionally: a claim parking it while this waited for the
+ * subscription's row is then overwritten, not missed).
  */
 const ENABLE = defineStatement<{ subscriptionId: string }, { disabled_since: Date | null }>(
   (p) => sql`WITH enabled AS (
@@ -109,7 +110,7 @@ const ENABLE = defineStatement<{ subscriptionId: string }, { disabled_since: Dat
       RETURNING before.disabled_since
     ), turn AS (
       UPDATE webhook_delivery_turn SET turn_at = now(), idle = false
-       WHERE subscription_id = ${p.subscriptionId} AND idle AND EXISTS (SELECT 1 FROM enabled)
+       WHERE subscription_id = ${p.subscriptionId} AND EXISTS (SELECT 1 FROM enabled)
     )
     SELECT disabled_since FROM enabled`,
   { prepared: false },

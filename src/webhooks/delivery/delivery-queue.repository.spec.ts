@@ -549,6 +549,35 @@ describe('DeliveryQueueRepository', () => {
     );
   });
 
+  it('never parks a subscription while a delivery of it is being queued: it is claimed as soon as that commits', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await insertDelivery(tables.dataSource, { subscriptionId });
+    const [first] = await claim();
+    assert.ok(first);
+    await queue.recordAttempt(
+      attempt(first, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
+    );
+    // A publishing transaction has queued the next delivery and not committed yet when a claim comes by.
+    const publisher = new Client({ connectionString: tables.url });
+    await publisher.connect();
+    try {
+      await publisher.query('BEGIN');
+      await publisher.query(
+        `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
+         VALUES ('queued-meanwhile', $1, 'order.confirmed', 'ord_meanwhile', '\\x7b7d', now())`,
+        [subscriptionId],
+      );
+      assert.deepEqual(await claim(), [], 'not committed yet: nothing to claim');
+      await publisher.query('COMMIT');
+    } finally {
+      await publisher.end();
+    }
+    assert.deepEqual(
+      (await claim()).map((d) => d.id),
+      ['queued-meanwhile'],
+    );
+  });
+
   it('looks past turns that find nothing to send: a failing subscription in its backoff does not hide the next one', async () => {
     const failing = await insertSubscription(tables.dataSource, { consecutiveFailures: 2 });
     await insertDelivery(tables.dataSource, { subscriptionId: failing, dueInSeconds: 60 });

@@ -501,13 +501,22 @@ const CLAIM_DELIVERIES = defineStatement<
        -- (counting what it already has in flight) before any gets one more.
        ORDER BY free.busy + free.turn, free.next_attempt_at
        LIMIT ${p.maxDeliveries}
+    ), emptied AS (
+      -- Found with nothing queued. Parked only when no delivery is being queued for it right now: an
+      -- insert holds KEY SHARE on the subscription (its foreign key) from the insert to its commit, which
+      -- FOR UPDATE waits for, here skips. One that starts after this lock waits for this commit, and its
+      -- trigger then sees the parked turn and brings it back.
+      SELECT s.id FROM webhook_subscription s
+       WHERE s.id IN (SELECT sub.id FROM sub)
+         AND NOT EXISTS (SELECT 1 FROM busy WHERE busy.subscription_id = s.id)
+         AND NOT EXISTS (SELECT 1 FROM oldest WHERE oldest.subscription_id = s.id)
+         FOR UPDATE SKIP LOCKED
     ), turns AS (
       UPDATE webhook_delivery_turn t
-         SET turn_at = CASE WHEN queued.any THEN now() ELSE now() + ${PARKED_FOR} END,
-             idle = NOT queued.any
+         SET turn_at = CASE WHEN queued.parked THEN now() + ${PARKED_FOR} ELSE now() END,
+             idle = queued.parked
         FROM (SELECT l.subscription_id,
-                     EXISTS (SELECT 1 FROM busy WHERE busy.subscription_id = l.subscription_id)
-                     OR EXISTS (SELECT 1 FROM oldest WHERE oldest.subscription_id = l.subscription_id) AS any
+                     EXISTS (SELECT 1 FROM emptied WHERE emptied.id = l.subscription_id) AS parked
                 FROM webhook_delivery_turn l
                WHERE l.subscription_id IN (SELECT sub.id FROM sub)
                  FOR UPDATE SKIP LOCKED) queued
