@@ -80,6 +80,7 @@ async function startService(
 const BURST_TABLES = [
   'webhook_delivery',
   'webhook_delivery_history',
+  'webhook_delivery_turn',
   'webhook_delivery_attempt',
   'webhook_subscription',
   '"order"',
