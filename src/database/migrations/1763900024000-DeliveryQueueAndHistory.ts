@@ -484,20 +484,19 @@ const QUEUED_TURN_FUNCTION = `
  * Makes the missing day partitions of the history and the attempt log for
  * the UTC days [first_day, last_day], each as a table then attached (see
  * above; the parents' indexes are built on the empty table as it attaches),
- * and returns how many it made. A day whose lock is not granted within
- * lock_timeout is skipped with a warning, for the next call (they are made a
- * week ahead).
+ * and returns how many it made. A day whose lock is not granted within 2 s
+ * (the function's own lock_timeout, whatever the caller's) is skipped with a
+ * warning, for the next call (they are made a week ahead).
  */
 const ENSURE_PARTITIONS_FUNCTION = `
   CREATE FUNCTION webhook_history_ensure_partitions(first_day date, last_day date) RETURNS integer
-  LANGUAGE plpgsql AS $$
+  LANGUAGE plpgsql SET lock_timeout = '2s' AS $$
   DECLARE
     day date;
     parent text;
     name text;
     made integer := 0;
   BEGIN
-    PERFORM set_config('lock_timeout', '2s', true);
     FOR day IN SELECT generate_series(first_day, last_day, interval '1 day')::date LOOP
       FOREACH parent IN ARRAY ARRAY['webhook_delivery_history', 'webhook_delivery_attempt'] LOOP
         name := parent || '_d' || to_char(day, 'YYYYMMDD');
