@@ -689,4 +689,33 @@ describe('DeliveryQueueRepository', () => {
     );
     assert.deepEqual(counts, { queued: 0, finished: 3, attempts: 3 });
   });
+  it('makes today’s partition before a publication writes a skipped delivery into it, so the publication never fails for want of one', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource, { enabled: false });
+    for (const parent of ['webhook_delivery_history', 'webhook_delivery_attempt']) {
+      await tables.dataSource.query(`ALTER TABLE ${parent} DETACH PARTITION ${parent}_d${today()}`);
+      await tables.dataSource.query(`DROP TABLE ${parent}_d${today()}`);
+    }
+    const id = randomUUID();
+    await tables.unitOfWork.run((tx) =>
+      queue.enqueue(
+        [
+          {
+            id,
+            subscriptionId,
+            eventType: 'order.confirmed',
+            subjectId: 'ord_skipped_today',
+            payload: Buffer.from('{}'),
+            traceId: 'trace',
+            status: 'skipped',
+          },
+        ],
+        tx,
+      ),
+    );
+    const [row] = await tables.dataSource.query(
+      `SELECT tableoid::regclass::text AS partition, status FROM webhook_delivery_history WHERE id = $1`,
+      [id],
+    );
+    assert.deepEqual(row, { partition: `webhook_delivery_history_d${today()}`, status: 'skipped' });
+  });
 });

@@ -582,6 +582,10 @@ export class DeliveryQueueRepository {
    */
   async enqueue(rows: NewDelivery[], tx: Transaction): Promise<number> {
     if (rows.length === 0) return 0;
+    // A skipped delivery goes straight into today's history, inside the publishing transaction, where a
+    // refused write could not be made again: today's partition is made first should it be missing (rare:
+    // only disabled subscriptions get skipped deliveries, and the check is a few catalogue look-ups).
+    if (rows.some((row) => row.status === 'skipped')) await ENSURE_RECENT_PARTITIONS.one({}, tx);
     const counted = await ENQUEUE_DELIVERIES.one(
       {
         ids: rows.map((r) => r.id),
@@ -602,6 +606,8 @@ export class DeliveryQueueRepository {
 
   /** A deleted subscription's queue is dropped; an attempt in flight (leased) finishes and is recorded. */
   async dropPending(subscriptionId: string, tx: Transaction): Promise<void> {
+    // Into today's history inside the deleting transaction: today's partition first, as for skipped ones.
+    await ENSURE_RECENT_PARTITIONS.one({}, tx);
     await DROP_PENDING.affected({ subscriptionId }, tx);
   }
 
