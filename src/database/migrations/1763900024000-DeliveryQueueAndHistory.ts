@@ -485,8 +485,9 @@ const QUEUED_TURN_FUNCTION = `
  * the UTC days [first_day, last_day], each as a table then attached (see
  * above; the parents' indexes are built on the empty table as it attaches),
  * and returns how many it made. A day whose lock is not granted within 2 s
- * (the function's own lock_timeout, whatever the caller's) is skipped with a
- * warning, for the next call (they are made a week ahead).
+ * (the function's own lock_timeout, whatever the caller's), or that another
+ * transaction is making at the same moment, is skipped with a warning, for
+ * the next call (they are made a week ahead).
  */
 const ENSURE_PARTITIONS_FUNCTION = `
   CREATE FUNCTION webhook_history_ensure_partitions(first_day date, last_day date) RETURNS integer
@@ -506,7 +507,7 @@ const ENSURE_PARTITIONS_FUNCTION = `
           EXECUTE format('ALTER TABLE %I ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', parent, name,
                          day::timestamp AT TIME ZONE 'UTC', (day + 1)::timestamp AT TIME ZONE 'UTC');
           made := made + 1;
-        EXCEPTION WHEN lock_not_available THEN
+        EXCEPTION WHEN lock_not_available OR duplicate_table THEN
           RAISE WARNING 'webhook history partition % not made now: %', name, SQLERRM;
         END;
       END LOOP;

@@ -542,6 +542,13 @@ const ENSURE_RECENT_PARTITIONS = defineStatement<Record<string, never>, { made: 
   { prepared: false },
 );
 
+/** Today's history partitions (and tomorrow's, for a transaction that ends after midnight), where missing. */
+const ENSURE_TODAY_PARTITIONS = defineStatement<Record<string, never>, { made: number }>(
+  () => sql`SELECT webhook_history_ensure_partitions((now() AT TIME ZONE 'UTC')::date,
+                                                   (now() AT TIME ZONE 'UTC')::date + 1) AS made`,
+  { prepared: false },
+);
+
 /** PostgreSQL refused a row no partition takes (a day whose partition was never made). */
 function isMissingPartition(error: unknown): boolean {
   return (
@@ -585,7 +592,7 @@ export class DeliveryQueueRepository {
     // A skipped delivery goes straight into today's history, inside the publishing transaction, where a
     // refused write could not be made again: today's partition is made first should it be missing (rare:
     // only disabled subscriptions get skipped deliveries, and the check is a few catalogue look-ups).
-    if (rows.some((row) => row.status === 'skipped')) await ENSURE_RECENT_PARTITIONS.one({}, tx);
+    if (rows.some((row) => row.status === 'skipped')) await ENSURE_TODAY_PARTITIONS.one({}, tx);
     const counted = await ENQUEUE_DELIVERIES.one(
       {
         ids: rows.map((r) => r.id),
@@ -607,7 +614,7 @@ export class DeliveryQueueRepository {
   /** A deleted subscription's queue is dropped; an attempt in flight (leased) finishes and is recorded. */
   async dropPending(subscriptionId: string, tx: Transaction): Promise<void> {
     // Into today's history inside the deleting transaction: today's partition first, as for skipped ones.
-    await ENSURE_RECENT_PARTITIONS.one({}, tx);
+    await ENSURE_TODAY_PARTITIONS.one({}, tx);
     await DROP_PENDING.affected({ subscriptionId }, tx);
   }
 
