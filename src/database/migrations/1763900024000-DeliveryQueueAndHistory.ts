@@ -465,8 +465,11 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
 const QUEUED_TURN_FUNCTION = `
   CREATE FUNCTION webhook_delivery_turn_queued() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
+    -- Only the missing ones: an insert that meets an existing turn would wait for a claim moving it.
     INSERT INTO webhook_delivery_turn (subscription_id)
-    SELECT DISTINCT q.subscription_id FROM queued q ORDER BY 1
+    SELECT DISTINCT q.subscription_id FROM queued q
+     WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery_turn t WHERE t.subscription_id = q.subscription_id)
+     ORDER BY 1
     ON CONFLICT (subscription_id) DO NOTHING;
     IF EXISTS (SELECT 1 FROM webhook_delivery_turn t
                 WHERE t.idle AND t.subscription_id IN (SELECT q.subscription_id FROM queued q)) THEN

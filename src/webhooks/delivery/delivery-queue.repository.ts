@@ -357,11 +357,14 @@ export const RECORD_SUCCESSES = defineStatement<RecordSuccessesParams, RecordSuc
     ), gone AS (
       -- Out of the queue and into today's history. Joined with the count of locked rows: no delivery
       -- row is touched before the subscription locks are held.
+      -- By primary key (= ANY): the queue is often analysed empty, and a join would then read it whole.
       DELETE FROM webhook_delivery d
-       USING r, locked
-       WHERE d.id = r.delivery_id AND d.lease_token = r.lease_token AND locked.n >= 0
-      RETURNING d.*, r.n, 'succeeded'::text AS final_status, d.attempts + 1 AS final_attempts,
-                r.outcome AS final_last_status
+       USING locked
+       WHERE d.id = ANY (${p.deliveryIds}::text[]) AND locked.n >= 0
+         AND EXISTS (SELECT 1 FROM r WHERE r.delivery_id = d.id AND r.lease_token = d.lease_token)
+      RETURNING d.*, (SELECT r.n FROM r WHERE r.delivery_id = d.id) AS n, 'succeeded'::text AS final_status,
+                d.attempts + 1 AS final_attempts,
+                (SELECT r.outcome FROM r WHERE r.delivery_id = d.id) AS final_last_status
     ), history AS (
       ${intoHistory('gone')}
     ), delivery AS (
@@ -394,7 +397,7 @@ const INSERT_WARNINGS = defineStatement<{
 const RELEASE_LEASES = defineStatement<{ ids: string[]; leaseTokens: string[] }>(
   (p) => sql`UPDATE webhook_delivery d SET lease_expires_at = NULL, lease_token = NULL
          FROM unnest(${p.ids}::text[], ${p.leaseTokens}::text[]) AS l(id, token)
-        WHERE d.id = l.id AND d.lease_token = l.token`,
+        WHERE d.id = ANY (${p.ids}::text[]) AND d.id = l.id AND d.lease_token = l.token`,
   { prepared: false },
 );
 
