@@ -6,15 +6,25 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { ensureDatabase } from '../src/database/ensure-database';
-import { startServiceProcess } from '../test/support/service-process';
 import { runWhenExecuted } from './support/bench-environment';
 import { summariseProfile, type ProfileSummary } from './support/cpu-profile';
 import { generateReceiverCertificate, startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver';
-import { jsonClient, type JsonClient } from './support/json-client';
+import type { JsonClient } from './support/json-client';
+import { percentile } from './support/delivery-figures';
+import {
+  cpuSoFar,
+  createBenchOrganiser,
+  createOrder,
+  deliveryEnv,
+  postmasterOf,
+  pool,
+  startBenchService,
+  stopService,
+  waitUntil,
+} from './support/delivery-rig';
 import { serviceNodeFlags } from './support/service-node-flags';
 import { median } from './support/side-by-side-report';
 import { STATEMENT_STATS_SETTINGS, statementStats, type StatementFigures } from './support/statement-stats';
-import { parentPid, postgresCpuTicks, processCpuTicks, ticksToMicros } from './support/proc-usage';
 import { Client } from 'pg';
 
 /**
@@ -57,25 +67,6 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
   burstRounds: 3,
 };
 
-function percentile(sorted: number[], p: number): number {
-  const value = sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-  if (value === undefined) throw new Error('no latencies were measured');
-  return value;
-}
-
-/** The service as a child process (`node dist/src/main.js`), with small JSON clients for both listeners. */
-async function startService(
-  env: Record<string, string>,
-  nodeFlags: string[],
-): Promise<{ child: ChildProcess; admin: JsonClient; api: JsonClient }> {
-  const running = await startServiceProcess(env, { echo: process.env['BENCH_LOG_LEVEL'] !== undefined, nodeFlags });
-  return {
-    child: running.child,
-    admin: jsonClient(running.adminUrl, env['ADMIN_TOKEN']),
-    api: jsonClient(running.publicUrl),
-  };
-}
-
 /** What a burst writes: the outbox and its attempts, the subscriptions' health, the confirmed orders. */
 const BURST_TABLES = [
   'webhook_delivery',
@@ -92,24 +83,6 @@ function firstArrival(arrivals: Map<string, number[]>, orderId: string): number 
   const first = arrivals.get(orderId)?.[0];
   if (first === undefined) throw new Error(`order ${orderId} has no arrival`);
   return first;
-}
-
-async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  // One iterator shared by the workers: each takes the next item that nobody has taken.
-  const queue = items.values();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      for (const item of queue) await work(item);
-    }),
-  );
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 5));
-  }
 }
 
 /** One measured burst: from the first confirm to the last arrival. */
@@ -149,36 +122,6 @@ export interface WebhookDeliveryReport {
   burstStatements?: StatementFigures[];
 }
 
-async function postmasterOf(databaseUrl: string): Promise<number> {
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    return parentPid((await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0);
-  } finally {
-    await client.end();
-  }
-}
-
-/** CPU used so far (µs) by the service's processes, PostgreSQL and this process. */
-function burstCpu(
-  services: ChildProcess[],
-  postmasterPid: number,
-): { service: number; postgres: number; bench: number } {
-  const own = process.cpuUsage();
-  return {
-    service: ticksToMicros(services.reduce((sum, service) => sum + processCpuTicks(service.pid ?? 0), 0)),
-    postgres: ticksToMicros(postgresCpuTicks(postmasterPid)),
-    bench: own.user + own.system,
-  };
-}
-
-async function stopService(service: ChildProcess): Promise<void> {
-  if (service.exitCode !== null) return;
-  const exited = new Promise((done) => service.once('exit', done));
-  service.kill('SIGTERM');
-  await exited;
-}
-
 export async function measureWebhookDelivery(
   options: WebhookDeliveryOptions = DEFAULT_WEBHOOK_OPTIONS,
 ): Promise<WebhookDeliveryReport> {
@@ -210,18 +153,13 @@ export async function measureWebhookDelivery(
     }, certificate);
     const adminToken = randomBytes(16).toString('hex');
     const separateWorkers = options.workers ?? 0;
-    const env = {
-      DATABASE_URL: database.urlFor('bench'),
-      ADMIN_TOKEN: adminToken,
-      // One key for every process: a worker opens the secrets the api instance sealed.
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
-      WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
-      NODE_EXTRA_CA_CERTS: certificate.certFile,
-      RATE_LIMIT_WRITES: '1000000',
-      RATE_LIMIT_READS: '1000000',
-      LOG_LEVEL: process.env['BENCH_LOG_LEVEL'] ?? 'warn',
-    };
-    const started = await startService(
+    const env = deliveryEnv({
+      databaseUrl: database.urlFor('bench'),
+      adminToken,
+      secretKey: randomBytes(32).toString('hex'),
+      certFile: certificate.certFile,
+    });
+    const started = await startBenchService(
       { ...env, DATA_DIR: join(folder, 'data'), SERVICE_ROLE: separateWorkers > 0 ? 'api' : 'all' },
       [
         ...serviceNodeFlags(),
@@ -232,7 +170,7 @@ export async function measureWebhookDelivery(
     const { admin, api } = started;
     clients = [admin, api];
     for (let i = 0; i < separateWorkers; i += 1) {
-      const worker = await startService(
+      const worker = await startBenchService(
         { ...env, DATA_DIR: join(folder, `worker-${i}`), SERVICE_ROLE: 'worker' },
         serviceNodeFlags(),
       );
@@ -240,25 +178,9 @@ export async function measureWebhookDelivery(
       clients.push(worker.admin, worker.api);
     }
 
-    const organiser = await admin.call('POST', '/internal/organisers', { name: 'Bench organiser' });
-    const key = (
-      await admin.call('POST', '/internal/keys', {
-        principal: { type: 'organiser', id: organiser.id },
-        scopes: ['webhooks:read', 'webhooks:write'],
-        actorRole: 'owner',
-      })
-    ).key as string;
-    const event = await admin.call('POST', '/internal/events', {
-      organizerId: organiser.id,
-      title: { EN: 'Bench' },
-      startTime: '2030-01-01T20:00:00Z',
-    });
-    const newOrder = (): Promise<{ id: string }> =>
-      admin.call('POST', '/internal/orders', {
-        eventId: event.id,
-        lineItems: [{ quantity: 1, unitAmountMinor: 1000 }],
-        totalAmountMinor: 1000,
-      });
+    const organiser = await createBenchOrganiser(admin, 'Bench organiser');
+    const { key } = organiser;
+    const newOrder = (): Promise<{ id: string }> => createOrder(admin, organiser);
 
     // 1. Latency, one subscription.
     await api.call('POST', '/v1/webhooks', { url: `${receiver.origin}/latency`, events: ['order.confirmed'] }, key);
@@ -311,7 +233,7 @@ export async function measureWebhookDelivery(
     const burst = async (count: number): Promise<BurstRound> => {
       const orders: Array<{ id: string }> = [];
       for (let i = 0; i < count; i += 1) orders.push(await newOrder());
-      const cpuBefore = burstCpu(activeServices, postmasterPid);
+      const cpuBefore = cpuSoFar(activeServices, postmasterPid);
       const burstStart = performance.now();
       await pool(orders, burstConcurrency, async (order) => {
         await admin.call('POST', `/internal/orders/${order.id}/confirm`);
@@ -320,7 +242,7 @@ export async function measureWebhookDelivery(
       const expected = count * burstSubscriptions;
       const delivered = (): number => orders.reduce((sum, order) => sum + (arrivals.get(order.id)?.length ?? 0), 0);
       await waitUntil(() => delivered() >= expected, 90_000, `${expected} burst deliveries`);
-      const cpuAfter = burstCpu(activeServices, postmasterPid);
+      const cpuAfter = cpuSoFar(activeServices, postmasterPid);
       const lastArrival = Math.max(...orders.map((order) => Math.max(...(arrivals.get(order.id) ?? [0]))));
       const burstSeconds = (lastArrival - burstStart) / 1000;
       return {

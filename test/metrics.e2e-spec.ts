@@ -228,6 +228,28 @@ describe('GET /internal/metrics', () => {
     }
   });
 
+  it('times every claim of due deliveries in webhook_claim_duration_seconds', async () => {
+    const claimsBefore = valueOf(await scrape(), 'webhook_claim_duration_seconds_count') ?? 0;
+    const hook = await publicApi(service)('POST', '/v1/webhooks', {
+      key: organiser.key,
+      body: { url: `${receiver.origin}/claims`, events: ['event.published'] },
+    });
+    assert.equal(hook.status, 201, hook.text);
+    const admin = internalApi(service);
+    const event = await admin('POST', '/internal/events', {
+      body: { organizerId: organiser.id, title: { EN: 'Claimed' }, startTime: '2030-01-01T10:00:00Z' },
+    });
+    assert.equal(event.status, 201, event.text);
+    assert.equal((await admin('POST', `/internal/events/${event.body.data.id}/publish`)).status, 200);
+    await receiver.waitFor((requests) => requests.some((request) => request.path === '/claims'));
+    const samples = await scrape();
+    const claims = valueOf(samples, 'webhook_claim_duration_seconds_count') ?? 0;
+    assert.ok(claims > claimsBefore, `claims timed: ${claimsBefore} before, ${claims} after a delivery`);
+    const seconds = valueOf(samples, 'webhook_claim_duration_seconds_sum') ?? Number.NaN;
+    assert.ok(seconds > 0 && seconds < claims * 10, `claim time in all: ${seconds} s over ${claims} claims`);
+    assert.equal(valueOf(samples, 'webhook_claim_duration_seconds_bucket', { le: '+Inf' }), claims);
+  });
+
   it('reports the age of the oldest transaction holding the xmin horizon, and the dead rows of the delivery queue', async () => {
     const holder = await databaseClient(service.databaseUrl);
     const writer = await databaseClient(service.databaseUrl);

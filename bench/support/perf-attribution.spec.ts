@@ -29,6 +29,17 @@ describe('perf attribution', () => {
     assert.equal(samples[3]?.tid, '101');
   });
 
+  it('reads a header padded with spaces (perf script without the command name) as a new sample', () => {
+    const padded = [...samplesOf([' 9282 ', '\t  153e901 Builtins_X', '', ' 9283 ', '\t  14ce0dc Builtins_Y'])];
+    assert.deepEqual(
+      padded.map((sample) => [sample.tid, sample.frames.length]),
+      [
+        ['9282', 1],
+        ['9283', 1],
+      ],
+    );
+  });
+
   it('charges a sample to the innermost JavaScript frame, by package, file or function', () => {
     const [builtin] = samples;
     assert.ok(builtin !== undefined);

@@ -50,14 +50,18 @@ export function chargeOf(sample: Sample, mainTid: string, grouping: Grouping): s
   return kernel ? `K ${place}` : place;
 }
 
-/** Parses `perf script -F tid,ip,sym` output: a header line per sample, then one indented frame per line. */
+/**
+ * Parses `perf script -F tid,ip,sym` output: a header line per sample, then
+ * one frame per line, indented by a tab. A header may itself start with
+ * spaces (perf pads the tid when the command name is not printed).
+ */
 export function* samplesOf(lines: Iterable<string>): Generator<Sample> {
   let current: Sample | null = null;
   for (const line of lines) {
     if (line.trim() === '') {
       if (current !== null && current.frames.length > 0) yield current;
       current = null;
-    } else if (!/^\s/.test(line)) {
+    } else if (!line.startsWith('\t')) {
       if (current !== null && current.frames.length > 0) yield current;
       current = { tid: line.trim().split(/\s+/).pop() ?? '', frames: [] };
     } else if (current !== null) {

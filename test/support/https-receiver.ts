@@ -89,11 +89,17 @@ export function receiverCertificate(): ReceiverCertificate {
   return generateReceiverCertificate(mkdtempSync(join(tmpdir(), 'webhook-receiver-')));
 }
 
-/** A real HTTPS server on 127.0.0.1 that records every request and answers as told. */
+/**
+ * A real HTTPS server on 127.0.0.1 that records every request and answers as told.
+ * `keepRequests: false` keeps none of them (`requests` stays empty), for a bench
+ * that counts hundreds of thousands of arrivals in its plan and must not hold them all.
+ */
 export async function startHttpsReceiver(
   initial: ReplyPlan = () => ({ status: 200 }),
   certificate: ReceiverCertificate = receiverCertificate(),
+  options: { keepRequests?: boolean } = {},
 ): Promise<HttpsReceiver> {
+  const keepRequests = options.keepRequests ?? true;
   const { key, cert } = certificate;
   const requests: ReceivedRequest[] = [];
   const waiters = new Set<() => void>();
@@ -102,6 +108,7 @@ export async function startHttpsReceiver(
   let plan = initial;
   let inFlight = 0;
   let maxInFlight = 0;
+  let receivedCount = 0;
 
   const answer = (response: ServerResponse, reply: Exclude<Reply, 'hang'>): void => {
     if (response.destroyed) return;
@@ -137,8 +144,9 @@ export async function startHttpsReceiver(
         receivedAt: Date.now(),
         body,
       };
-      requests.push(received);
-      const reply = plan(received, requests.length - 1);
+      if (keepRequests) requests.push(received);
+      const reply = plan(received, receivedCount);
+      receivedCount += 1;
       for (const wake of [...waiters]) wake();
       if (reply === 'hang') {
         hanging.add(response);

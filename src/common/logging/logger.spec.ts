@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { ConfigError, loadAppConfig } from '../../config/app-config';
 import { createRootLogger, PinoNestLogger, resolveLogFormat } from './logger';
@@ -16,6 +18,20 @@ describe('log format', () => {
   it('JSON lines are the default when stdout is not a terminal', () => {
     assert.equal(resolveLogFormat('auto', { isTTY: false }), 'json');
     assert.equal(resolveLogFormat('auto', {}), 'json');
+  });
+
+  it('loads the pretty formatter only for pretty lines: JSON logs never hold pino-pretty', async () => {
+    // A fresh process: this one's module cache already holds whatever the other tests loaded.
+    const script = `
+      const { createRootLogger } = require(${JSON.stringify(require.resolve('./logger'))});
+      const { PassThrough } = require('node:stream');
+      const held = () => Object.keys(require.cache).some((path) => path.includes('/node_modules/pino-pretty/'));
+      createRootLogger('info', 'json', new PassThrough());
+      const afterJson = held();
+      createRootLogger('info', 'pretty', new PassThrough());
+      console.log(JSON.stringify({ afterJson, afterPretty: held() }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script]);
+    assert.deepEqual(JSON.parse(stdout), { afterJson: false, afterPretty: true });
   });
 
   it('a terminal gets pretty lines', () => {

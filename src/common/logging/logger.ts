@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 
 export type LogFormat = 'json' | 'pretty' | 'auto';
 
@@ -29,6 +29,16 @@ export function isoTimeOncePerMillisecond(clock: () => number = Date.now): () =>
 }
 
 /**
+ * pino-pretty, loaded only when a terminal (or LOG_FORMAT=pretty) asks for
+ * it: a deployment's JSON logs never hold the formatter and its thirty
+ * modules in memory.
+ */
+function prettyFormatter(): typeof PinoPretty {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('pino-pretty') as { default: typeof PinoPretty }).default;
+}
+
+/**
  * JSON logs through pino, the logger Fastify is built on: request lines carry
  * `reqId` (the X-Request-Id) because Fastify hands each request a child
  * logger. Authorization headers and secrets are never serialised: requests
@@ -47,7 +57,7 @@ export function createRootLogger(
   const isTTY = (destination as { isTTY?: boolean }).isTTY === true;
   const stream: DestinationStream =
     resolveLogFormat(format, { isTTY }) === 'pretty'
-      ? pinoPretty({
+      ? prettyFormatter()({
           destination,
           sync: true,
           colorize: isTTY,

@@ -123,4 +123,53 @@ describe('SqlStatement', () => {
     assert.ok(plain?.at instanceof Date);
     assert.match(PROBE_VIEW.json.parts[0] as string, /to_char\(s\.at /, 'a JSON view formats its timestamps in SQL');
   });
+
+  it('builds each row as a plain object of its columns, with the values and types pg gives', async () => {
+    const read = defineStatement<NoParams, Record<string, unknown>>(
+      () => sql`SELECT 'a'::text AS "name", NULL::text AS "missing", true AS "flag", 7::int AS "count",
+                       ARRAY['x', 'y'] AS "tags", '2026-01-02T03:04:05Z'::timestamptz AS "at"`,
+      { prepared: true },
+    );
+    for (let run = 0; run < 2; run += 1) {
+      const row = await read.one(NO_PARAMS, database);
+      assert.deepEqual(row, {
+        name: 'a',
+        missing: null,
+        flag: true,
+        count: 7,
+        tags: ['x', 'y'],
+        at: new Date('2026-01-02T03:04:05Z'),
+      });
+      assert.equal(Object.getPrototypeOf(row), Object.prototype);
+    }
+  });
+
+  it("keeps a column named __proto__ as an own property, never as the row's prototype", async () => {
+    const read = defineStatement<NoParams, Record<string, unknown>>(
+      () => sql`SELECT 'p'::text AS "__proto__", 1::int AS "n"`,
+      { prepared: false },
+    );
+    const row = await read.one(NO_PARAMS, database);
+    assert.ok(row !== null);
+    assert.equal(Object.getPrototypeOf(row), Object.prototype);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(row, '__proto__')?.value, 'p');
+  });
+
+  it('gives a repeated column name the later value, as pg does', async () => {
+    const read = defineStatement<NoParams, Record<string, unknown>>(() => sql`SELECT 1::int AS "n", 2::int AS "n"`, {
+      prepared: false,
+    });
+    assert.deepEqual(await read.one(NO_PARAMS, database), { n: 2 });
+  });
+
+  it('follows the columns when the same statement returns other ones (a SELECT * after the table changed)', async () => {
+    await dataSource.query(`CREATE TABLE sql_shape (id text PRIMARY KEY)`);
+    await dataSource.query(`INSERT INTO sql_shape (id) VALUES ('one')`);
+    const all = defineStatement<NoParams, Record<string, unknown>>(() => sql`SELECT * FROM sql_shape`, {
+      prepared: false,
+    });
+    assert.deepEqual(await all.rows(NO_PARAMS, database), [{ id: 'one' }]);
+    await dataSource.query(`ALTER TABLE sql_shape ADD COLUMN label text NOT NULL DEFAULT 'new'`);
+    assert.deepEqual(await all.rows(NO_PARAMS, database), [{ id: 'one', label: 'new' }]);
+  });
 });

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { CustomTypesConfig, QueryResultRow } from 'pg';
+import type { CustomTypesConfig, FieldDef, QueryResultRow } from 'pg';
 import { parameterReferences, SqlFragment, SqlParameter, type SqlParameters } from './sql-fragment';
 import type { SqlTarget } from './sql-target';
+import { compileRowBuilder, type RowBuilder } from './row-builder';
 import { ISO_TIMESTAMP_TYPES } from './timestamptz-text';
 
 export interface StatementOptions {
@@ -30,6 +31,8 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
   readonly parameterNames: readonly string[];
   /** Type parsers for a statement that reads a view's timestamps as ISO strings; pg's defaults otherwise. */
   readonly types: CustomTypesConfig | undefined;
+  /** Makes this statement's row objects (see rowBuilderFor). */
+  private rowBuilder: { columns: readonly string[]; build: RowBuilder<Row> } | undefined;
 
   constructor(fragment: SqlFragment, options: StatementOptions) {
     const names: string[] = [];
@@ -72,11 +75,36 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
     return (await this.execute(params, target)).rowCount ?? 0;
   }
 
+  /** Rows arrive as arrays, and become objects through this statement's own builder (row-builder.ts). */
   private async execute(params: Params, target: SqlTarget): Promise<{ rows: Row[]; rowCount: number | null }> {
     const values = this.values(params);
     const connection = await target.sqlConnection();
-    return connection.query<Row>({ name: this.name, text: this.text, values, types: this.types });
+    const result = await connection.query({
+      name: this.name,
+      text: this.text,
+      values,
+      types: this.types,
+      rowMode: 'array',
+    });
+    if (result.rows.length === 0) return { rows: [], rowCount: result.rowCount };
+    return { rows: result.rows.map(this.rowBuilderFor(result.fields)), rowCount: result.rowCount };
   }
+
+  /** This statement's row builder, made on its first result and kept while its columns stay the same. */
+  private rowBuilderFor(fields: readonly FieldDef[]): RowBuilder<Row> {
+    const built = this.rowBuilder;
+    if (built !== undefined && sameColumns(built.columns, fields)) return built.build;
+    const columns = fields.map((field) => field.name);
+    const build = compileRowBuilder<Row>(columns);
+    this.rowBuilder = { columns, build };
+    return build;
+  }
+}
+
+function sameColumns(columns: readonly string[], fields: readonly FieldDef[]): boolean {
+  if (columns.length !== fields.length) return false;
+  for (let i = 0; i < fields.length; i += 1) if (columns[i] !== fields[i]!.name) return false;
+  return true;
 }
 
 /**

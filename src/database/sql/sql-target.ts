@@ -1,11 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import type { Pool, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import type { Pool, QueryArrayConfig, QueryArrayResult } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
-/** What a statement runs on: pg's pool (one connection per statement) or a transaction's own client. */
+/**
+ * What a statement runs on: pg's pool (one connection per statement) or a
+ * transaction's own client. Rows arrive as arrays; the statement builds each
+ * into its object (sql-statement.ts).
+ */
 export interface SqlConnection {
-  query<Row extends QueryResultRow>(config: QueryConfig): Promise<QueryResult<Row>>;
+  query(config: QueryArrayConfig): Promise<QueryArrayResult>;
 }
 
 /**

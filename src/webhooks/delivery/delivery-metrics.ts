@@ -1,4 +1,4 @@
-import { Counter } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { metricsRegistry } from '../../common/metrics/metrics-registry';
 import type { AttemptOutcome } from '../webhook-event-types';
 
@@ -12,6 +12,21 @@ const webhookDeliveries = new Counter({
 // Series that exist from the start at 0, so rates and alerts have a baseline before the first attempt.
 for (const outcome of ['success', 'http_4xx', 'http_5xx', 'timeout', 'network_error'])
   webhookDeliveries.inc({ outcome }, 0);
+
+/**
+ * How long each claim statement took, from sending it to its rows: what a
+ * database under pressure (a held xmin horizon, a long backlog) shows first.
+ */
+const webhookClaimDuration = new Histogram({
+  name: 'webhook_claim_duration_seconds',
+  help: 'Time the delivery worker waited for one claim of due deliveries (the statement and its round trip).',
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [metricsRegistry],
+});
+
+export function recordClaimDuration(seconds: number): void {
+  webhookClaimDuration.observe(seconds);
+}
 
 /** A bounded label for an attempt's outcome: an HTTP status is reduced to its class. */
 export function deliveryOutcomeLabel(outcome: AttemptOutcome): string {

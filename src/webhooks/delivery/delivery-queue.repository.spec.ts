@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { Client, type Notification, type QueryConfig } from 'pg';
+import { Client, type Notification, type QueryArrayConfig } from 'pg';
 import { Database } from '../../database/sql/sql-target';
 import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../../test/support/webhook-rows';
 import type { WebhookTables } from '../../../test/support/webhook-rows';
@@ -421,7 +421,7 @@ describe('DeliveryQueueRepository', () => {
       sqlConnection: () => {
         const connection = database.sqlConnection();
         return {
-          query: (config: QueryConfig) => {
+          query: (config: QueryArrayConfig) => {
             counted.statements += 1;
             return connection.query(config);
           },

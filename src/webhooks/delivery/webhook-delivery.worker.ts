@@ -11,7 +11,7 @@ import {
 } from '../../../libs/webhooks';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { roleDuties } from '../../config/service-role';
-import { countDeliveryAttempt } from './delivery-metrics';
+import { countDeliveryAttempt, recordClaimDuration } from './delivery-metrics';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
 import type { AttemptTrigger } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
@@ -145,6 +145,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       // Full: each attempt that finishes wakes the worker again.
       if (room <= 0) return;
       let claimed: ClaimedDelivery[];
+      const claimStarted = performance.now();
       try {
         claimed = await this.deliveries.claim({
           maxDeliveries: room,
@@ -152,6 +153,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
           leaseMs: this.config.webhooks.timeoutMs + LEASE_MARGIN_MS,
           leaseToken: randomUUID(),
         });
+        recordClaimDuration((performance.now() - claimStarted) / 1000);
       } catch (error) {
         if (this.running) this.logger.error(`could not claim webhook deliveries: ${String(error)}`);
         // The poll tries again; re-waking now would spin on a database that is down.

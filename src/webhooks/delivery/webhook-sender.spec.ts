@@ -158,6 +158,25 @@ void describe('WebhookSender', () => {
     assert.equal(result.outcome, 'blocked_host');
   });
 
+  it("starts the receiver's timeout once the delivery client is loaded: a slow first load is never charged to the receiver", async () => {
+    const loadMs = 1_500;
+    const slowFirstLoad = new WebhookSender(async () => {
+      await new Promise((resolve) => setTimeout(resolve, loadMs));
+      return import('undici');
+    });
+    try {
+      receiver.reply(() => ({ status: 204 }));
+      const result = await slowFirstLoad.send(
+        { url: `${receiver.origin}/cold`, body, headers: {} },
+        { timeoutMs: 1_000, allowedPrivate: loopback },
+      );
+      assert.equal(result.outcome, 204);
+      assert.ok(result.durationMs < loadMs, `the attempt took ${result.durationMs} ms: the load was counted`);
+    } finally {
+      slowFirstLoad.destroy();
+    }
+  });
+
   it('loads the delivery client (undici) with the first attempt, so an instance that never delivers never holds it', async () => {
     // A fresh process: this one's module cache already holds whatever the other tests loaded.
     const script = `

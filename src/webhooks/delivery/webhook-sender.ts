@@ -69,14 +69,6 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
 const MAX_POOLS = 512;
 
 /**
- * Sends one webhook attempt over HTTPS. The host is resolved once and
- * refused if any address is not public (`blocked_host`); the connection then
- * goes to exactly that address while TLS still verifies the host name.
- * Redirects are never followed (a 3xx is just a status), and the response
- * body is read to at most 1 KiB: its status, Retry-After and that excerpt
- * are all that leave this class of what the receiver says.
- */
-/**
  * undici, loaded by the first attempt rather than at start: an instance that
  * never delivers (role `api`, the CLI) never holds it (about 4 MiB of RSS).
  */
@@ -86,6 +78,14 @@ export function loadDeliveryClient(): Promise<typeof import('undici')> {
   return undiciLoading;
 }
 
+/**
+ * Sends one webhook attempt over HTTPS. The host is resolved once and
+ * refused if any address is not public (`blocked_host`); the connection then
+ * goes to exactly that address while TLS still verifies the host name.
+ * Redirects are never followed (a 3xx is just a status), and the response
+ * body is read to at most 1 KiB: its status, Retry-After and that excerpt
+ * are all that leave this class of what the receiver says.
+ */
 export class WebhookSender {
   // One keep-alive pool (undici) per origin and checked address: a pool only ever connects to the address
   // it was made for, so a receiver whose name now resolves elsewhere gets a pool of its own. Keep-alive saves
@@ -98,7 +98,13 @@ export class WebhookSender {
     },
   });
 
+  /** `loadClient` loads undici (a test may slow it down); the first attempt waits for it. */
+  constructor(private readonly loadClient: () => Promise<typeof import('undici')> = loadDeliveryClient) {}
+
   async send(webhook: OutgoingWebhook, options: SendOptions): Promise<SendResult> {
+    // Loaded before the clock starts: the receiver's timeout and the attempt's duration are the exchange's own,
+    // never the time this instance takes to load its client on its first attempt.
+    const { Pool: UndiciPool } = await this.loadClient();
     const started = performance.now();
     const elapsed = (): number => Math.round(performance.now() - started);
     const result = (outcome: AttemptOutcome, retryAfter?: string, aborted = false): SendResult => ({
@@ -138,7 +144,6 @@ export class WebhookSender {
         return result('blocked_host');
       }
 
-      const { Pool: UndiciPool } = await loadDeliveryClient();
       const pool = this.poolFor(UndiciPool, url.origin, host, resolution.address, resolution.family);
       const request: Dispatcher.RequestOptions = {
         path: `${url.pathname}${url.search}`,
