@@ -9,7 +9,6 @@ import { dataSourceOptions } from '../../src/database/data-source-options';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/database/embedded-postgres';
 import { ensureDatabase } from '../../src/database/ensure-database';
 import { loopbackSettings } from '../../test/support/test-service';
-import { serviceStartEnvironment } from './service-node-flags';
 
 export interface BenchEnvironment {
   database: EmbeddedDatabase;
@@ -119,9 +118,6 @@ export async function measure(
 /** Runs a benchmark's `main` when its file is executed directly (not when the runner imports it). */
 export function runWhenExecuted(module: NodeJS.Module, main: () => Promise<unknown>): void {
   if (require.main !== module) return;
-  // Every process a benchmark starts (the service, its workers, the peer) inherits what `npm start` sets
-  // before node, so each runs as it would be started; glibc reads MALLOC_ARENA_MAX only at a process's start.
-  Object.assign(process.env, serviceStartEnvironment());
   // Exit explicitly: a benchmark is a whole process, and stray handles must not keep it alive.
   main().then(
     () => process.exit(0),

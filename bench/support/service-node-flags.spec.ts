@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { serviceNodeFlags, serviceStartEnvironment } from './service-node-flags';
+import { serviceNodeFlags } from './service-node-flags';
 
 describe('serviceNodeFlags', () => {
   it('gives the benchmarks the Node flags of npm start: the young generation and the old generation’s growth capped for the memory target, and garbage collected on the main thread for the CPU target', () => {
@@ -9,9 +9,5 @@ describe('serviceNodeFlags', () => {
       '--heap-growing-percent=10',
       '--single-threaded-gc',
     ]);
-  });
-
-  it('gives the benchmarks the environment npm start sets: glibc malloc kept to two arenas for the memory target', () => {
-    assert.deepEqual(serviceStartEnvironment(), { MALLOC_ARENA_MAX: '2' });
   });
 });
