@@ -50,6 +50,10 @@ describe('webhook delivery claims', () => {
          FROM unnest($1::text[]) AS s(id), generate_series($2::int, $2::int + $3::int - 1) AS n`,
       [subscriptions, from, count],
     );
+    // The leases listed in their subscriptions' turns, as the claims that made them would list them.
+    await db.query(`UPDATE webhook_delivery_turn t
+                       SET in_flight = ARRAY(SELECT d.id FROM webhook_delivery d
+                                              WHERE d.subscription_id = t.subscription_id AND d.lease_token = 'held')`);
     await db.query('VACUUM (ANALYZE) webhook_delivery');
   }
 

@@ -67,7 +67,7 @@ export interface DeliveryFixture {
   status?: 'pending' | 'succeeded' | 'failed' | 'dropped' | 'skipped';
   /** Seconds from now the delivery is (or was) due; negative is in the past. Pending only. */
   dueInSeconds?: number;
-  /** A live lease held by this token. */
+  /** A live lease held by this token (listed in its subscription's turn, as a claim lists it). */
   leasedBy?: string;
   replay?: boolean;
   /** When it was created, days ago (with a fraction for hours). */
@@ -100,6 +100,13 @@ export async function insertDelivery(db: DataSource, fixture: DeliveryFixture): 
         fixture.createdDaysAgo ?? 0,
       ],
     );
+    if (fixture.leasedBy !== undefined) {
+      // As the claim that made it would: a lease is on its subscription's list of what is in flight.
+      await db.query(
+        `UPDATE webhook_delivery_turn SET in_flight = array_append(in_flight, $1::text) WHERE subscription_id = $2`,
+        [id, fixture.subscriptionId],
+      );
+    }
     return id;
   }
   await ensureHistoryDay(db, fixture.completedDaysAgo ?? 0);

@@ -153,7 +153,10 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
       CREATE TABLE webhook_delivery_turn (
         subscription_id text COLLATE "C" PRIMARY KEY REFERENCES webhook_subscription (id) ON DELETE CASCADE,
         turn_at timestamptz NOT NULL DEFAULT now(),
-        idle boolean NOT NULL DEFAULT false
+        idle boolean NOT NULL DEFAULT false,
+        -- The deliveries the subscription's claims leased (some may have ended since): where a claim
+        -- counts what is in flight, exactly, without an index on the lease columns.
+        in_flight text[] COLLATE "C" NOT NULL DEFAULT '{}'
       ) WITH (fillfactor = 50)`);
     // No index on turn_at: each claim moves its turns, and an unindexed turn_at keeps that a HOT update.
     // The claim reads the whole table (a row per subscription with work, a few pages) and sorts it.

@@ -162,6 +162,61 @@ describe('DeliveryQueueRepository', () => {
     assert.deepEqual(await claim(), [], 'the cap is reached: nothing more until an attempt ends');
   });
 
+  /** Deliveries of a subscription whose lease is valid now. */
+  async function inFlight(subscriptionId: string): Promise<number> {
+    const [row] = await tables.dataSource.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM webhook_delivery WHERE subscription_id = $1 AND lease_expires_at > now()`,
+      [subscriptionId],
+    );
+    return row?.n ?? 0;
+  }
+
+  it('never exceeds the per-subscription cap, even when older deliveries become due behind the ones in flight', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const older: string[] = [];
+    for (let i = 0; i < LIMITS.perSubscription; i += 1)
+      older.push(await insertDelivery(tables.dataSource, { subscriptionId, dueInSeconds: 60 }));
+    for (let i = 0; i < LIMITS.perSubscription + 2; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.equal((await claim('first worker')).length, LIMITS.perSubscription);
+
+    // The older ones' retry time comes: they now sit at the head of the queue, before every lease.
+    await tables.dataSource.query(
+      `UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 second'
+                                    WHERE id = ANY ($1::text[])`,
+      [older],
+    );
+    assert.deepEqual(await claim('second worker'), [], 'every slot is in flight, wherever its delivery sits');
+    assert.equal(await inFlight(subscriptionId), LIMITS.perSubscription);
+  });
+
+  it('sends a failing subscription’s probe only once every attempt in flight has ended, wherever they sit in the queue', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const older: string[] = [];
+    for (let i = 0; i < LIMITS.perSubscription; i += 1)
+      older.push(await insertDelivery(tables.dataSource, { subscriptionId, dueInSeconds: 60 }));
+    for (let i = 0; i < LIMITS.perSubscription; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    const sending = await claim('first worker');
+    assert.equal(sending.length, LIMITS.perSubscription);
+
+    // The subscription starts failing, and its older deliveries are due again.
+    await tables.dataSource.query(`UPDATE webhook_subscription SET consecutive_failures = 1 WHERE id = $1`, [
+      subscriptionId,
+    ]);
+    await tables.dataSource.query(
+      `UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 second'
+                                    WHERE id = ANY ($1::text[])`,
+      [older],
+    );
+    assert.deepEqual(await claim('second worker'), [], 'no probe while attempts are in flight');
+
+    await queue.releaseLeases(sending.map((d) => ({ id: d.id, leaseToken: d.leaseToken })));
+    assert.deepEqual(
+      (await claim('second worker')).map((d) => d.id),
+      [older[0]],
+      'then the oldest alone',
+    );
+  });
+
   it('shares free slots between subscriptions with work: none gets a second slot while another waits for its first', async () => {
     // One subscription with a long backlog that has waited longest, four with a little newer work.
     const backlogged = await insertSubscription(tables.dataSource);

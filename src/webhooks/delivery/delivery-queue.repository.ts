@@ -406,12 +406,12 @@ const PARKED_FOR = sqlText(`interval '10 seconds'`);
 
 /**
  * Step 1 of a claim (see claim): the subscriptions whose turn it is, least
- * recently looked at first, locked. Reads the small table of turns (one row
- * per subscription with something queued) and the subscriptions, never the
- * queue: what it reads does not grow with the backlog. A disabled or
- * deleted subscription's turn is parked (and brought back by enable or the
- * next delivery queued). `perSubscription` is not needed to choose: step 2
- * applies the caps.
+ * recently looked at first, locked with their turns. Reads the small table
+ * of turns (one row per subscription with something queued) and the
+ * subscriptions, never the queue: what it reads does not grow with the
+ * backlog. A disabled or deleted subscription's turn is parked (and brought
+ * back by enable or the next delivery queued). `perSubscription` is not
+ * needed to choose: step 2 applies the caps.
  */
 const CLAIM_SUBSCRIPTIONS = defineStatement<
   { maxDeliveries: number; perSubscription: number },
@@ -432,6 +432,7 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<
     )
     SELECT s.id, mode.serial, ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
       FROM candidates c JOIN webhook_subscription s ON s.id = c.subscription_id
+      JOIN webhook_delivery_turn t ON t.subscription_id = c.subscription_id
      CROSS JOIN LATERAL (
            SELECT s.consecutive_failures > 0 OR EXISTS (
                     SELECT 1 FROM webhook_delivery r
@@ -439,21 +440,33 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<
           ) mode
      WHERE c.sendable AND s.enabled AND s.deleted_at IS NULL
      ORDER BY c.turn_at, c.subscription_id
-     FOR NO KEY UPDATE OF s SKIP LOCKED`,
+     -- The turn is locked with the subscription: its list of leases (see CLAIM_DELIVERIES) is read and
+     -- written by the holder of both locks only.
+     FOR NO KEY UPDATE OF s, t SKIP LOCKED`,
   { prepared: true },
 );
 
 /**
- * Step 2 of a claim: for each locked subscription, one walk of the head of
- * its queue says what is in flight and what may go. The lease columns are in
- * no index (a lease is a HOT update, see migration DeliveryQueueAndHistory),
- * so leases are counted where claims put them: a claim leases the oldest due
- * deliveries, so what is in flight sits at the head of the subscription's
- * queue, and the walk reads its first `perSubscription` rows that are leased
- * or due, whatever the backlog behind them. The free slots are
- * dealt out in turns, the leases written by row address (the walk just read
- * it, no index to descend again), and each subscription's turn moves to the
- * back (or, with nothing queued at all, is parked).
+ * Step 2 of a claim: with each subscription and its turn locked, what is in
+ * flight and what may go.
+ *
+ * In flight is counted exactly, from the turn's list of the deliveries its
+ * claims leased: every lease is made here, and written to the list in the
+ * statement that makes it, so a delivery whose lease is still valid is
+ * always on its subscription's list. The list is read by primary key (a few
+ * rows, whatever the backlog) and rewritten as what is still leased plus
+ * what this claim leases. The lease columns are in no index (a lease is a
+ * HOT update, see migration DeliveryQueueAndHistory), which is why leases
+ * are not found by an index of their own.
+ *
+ * Then the head of each queue, oldest first, skipping what is leased or
+ * waiting for its retry, up to the subscription's free slots: a failing or
+ * replaying subscription sends only its oldest pending delivery, when it is
+ * due and nothing of it is in flight (one probe at a time, on the backoff
+ * schedule). The free slots are dealt out in turns, the leases written by
+ * row address (the walk just read it, no index to descend again), and each
+ * subscription's turn moves to the back (or, with nothing queued at all, is
+ * parked).
  */
 const CLAIM_DELIVERIES = defineStatement<
   {
@@ -468,38 +481,41 @@ const CLAIM_DELIVERIES = defineStatement<
 >(
   (p) => sql`WITH sub AS (
       SELECT * FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
-    ), head AS (
-      SELECT sub.id AS subscription_id, sub.serial, h.*
-        FROM sub CROSS JOIN LATERAL (
-              SELECT x.ctid AS row_address, x.id, x.seq, x.next_attempt_at,
-                     coalesce(x.lease_expires_at > now(), false) AS leased
-                FROM webhook_delivery x
-               WHERE x.subscription_id = sub.id AND x.status = 'pending'
-                 AND (x.lease_expires_at > now() OR x.next_attempt_at <= now())
-               ORDER BY x.seq LIMIT ${p.perSubscription}) h
+    ), flight AS (
+      SELECT t.subscription_id, x.id
+        FROM webhook_delivery_turn t CROSS JOIN LATERAL unnest(t.in_flight) AS listed(id)
+        JOIN webhook_delivery x ON x.id = listed.id
+       WHERE t.subscription_id IN (SELECT sub.id FROM sub) AND x.lease_expires_at > now()
     ), busy AS (
-      SELECT head.subscription_id, count(*) FILTER (WHERE head.leased)::int AS n, min(head.seq) AS first_seq
-        FROM head GROUP BY head.subscription_id
+      SELECT sub.id AS subscription_id, sub.serial,
+             (SELECT count(*) FROM flight WHERE flight.subscription_id = sub.id)::int AS n
+        FROM sub
+    ), head AS (
+      SELECT busy.subscription_id, busy.serial, busy.n AS busy, h.*
+        FROM busy CROSS JOIN LATERAL (
+              SELECT x.ctid AS row_address, x.id, x.seq, x.next_attempt_at
+                FROM webhook_delivery x
+               WHERE x.subscription_id = busy.subscription_id AND x.status = 'pending'
+                 AND x.next_attempt_at <= now() AND (x.lease_expires_at IS NULL OR x.lease_expires_at <= now())
+               ORDER BY x.seq
+               LIMIT greatest(CASE WHEN busy.serial THEN 1 ELSE ${p.perSubscription} END - busy.n, 0)) h
     ), oldest AS (
-      -- A failing or replaying subscription sends its oldest pending delivery only; a subscription whose
-      -- head is empty may have nothing queued at all. One probe each, only for those.
-      SELECT sub.id AS subscription_id, o.seq
-        FROM sub LEFT JOIN busy ON busy.subscription_id = sub.id
-       CROSS JOIN LATERAL (
+      -- A failing or replaying subscription sends its oldest pending delivery only; one with nothing in
+      -- flight or due may have nothing queued at all. One probe each, only for those.
+      SELECT busy.subscription_id, o.seq
+        FROM busy CROSS JOIN LATERAL (
              SELECT x.seq FROM webhook_delivery x
-              WHERE x.subscription_id = sub.id AND x.status = 'pending' AND (sub.serial OR busy.n IS NULL)
+              WHERE x.subscription_id = busy.subscription_id AND x.status = 'pending'
+                AND (busy.serial OR (busy.n = 0 AND NOT EXISTS (
+                       SELECT 1 FROM head WHERE head.subscription_id = busy.subscription_id)))
               ORDER BY x.seq LIMIT 1) o
     ), free AS (
-      SELECT head.row_address, head.seq, head.next_attempt_at, head.serial, busy.n AS busy,
-             row_number() OVER (PARTITION BY head.subscription_id ORDER BY head.seq) AS turn,
-             oldest.seq AS oldest_seq
-        FROM head JOIN busy ON busy.subscription_id = head.subscription_id
-        LEFT JOIN oldest ON oldest.subscription_id = head.subscription_id
-       WHERE NOT head.leased
+      SELECT head.row_address, head.id, head.subscription_id, head.next_attempt_at, head.busy,
+             row_number() OVER (PARTITION BY head.subscription_id ORDER BY head.seq) AS turn
+        FROM head LEFT JOIN oldest ON oldest.subscription_id = head.subscription_id
+       WHERE NOT head.serial OR head.seq = oldest.seq
     ), picked AS (
-      SELECT free.row_address FROM free
-       WHERE free.turn <= CASE WHEN free.serial THEN 1 ELSE ${p.perSubscription} END - free.busy
-         AND (NOT free.serial OR free.seq = free.oldest_seq)
+      SELECT free.row_address, free.id, free.subscription_id FROM free
        -- Free slots are dealt out in turns: every subscription with work gets its next slot
        -- (counting what it already has in flight) before any gets one more.
        ORDER BY free.busy + free.turn, free.next_attempt_at
@@ -510,20 +526,19 @@ const CLAIM_DELIVERIES = defineStatement<
       -- FOR UPDATE waits for, here skips. One that starts after this lock waits for this commit, and its
       -- trigger then sees the parked turn and brings it back.
       SELECT s.id FROM webhook_subscription s
-       WHERE s.id IN (SELECT sub.id FROM sub)
-         AND NOT EXISTS (SELECT 1 FROM busy WHERE busy.subscription_id = s.id)
+       WHERE s.id IN (SELECT busy.subscription_id FROM busy WHERE busy.n = 0)
+         AND NOT EXISTS (SELECT 1 FROM head WHERE head.subscription_id = s.id)
          AND NOT EXISTS (SELECT 1 FROM oldest WHERE oldest.subscription_id = s.id)
          FOR UPDATE SKIP LOCKED
     ), turns AS (
       UPDATE webhook_delivery_turn t
-         SET turn_at = CASE WHEN queued.parked THEN now() + ${PARKED_FOR} ELSE now() END,
-             idle = queued.parked
-        FROM (SELECT l.subscription_id,
-                     EXISTS (SELECT 1 FROM emptied WHERE emptied.id = l.subscription_id) AS parked
-                FROM webhook_delivery_turn l
-               WHERE l.subscription_id IN (SELECT sub.id FROM sub)
-                 FOR UPDATE SKIP LOCKED) queued
-       WHERE t.subscription_id = queued.subscription_id
+         SET turn_at = CASE WHEN looked.parked THEN now() + ${PARKED_FOR} ELSE now() END,
+             idle = looked.parked,
+             in_flight = ARRAY(SELECT flight.id FROM flight WHERE flight.subscription_id = t.subscription_id
+                               UNION ALL
+                               SELECT picked.id FROM picked WHERE picked.subscription_id = t.subscription_id)
+        FROM (SELECT sub.id, EXISTS (SELECT 1 FROM emptied WHERE emptied.id = sub.id) AS parked FROM sub) looked
+       WHERE t.subscription_id = looked.id
     )
     UPDATE webhook_delivery d
        SET lease_expires_at = now() + ${p.leaseMs} * interval '1 millisecond', lease_token = ${p.leaseToken}
