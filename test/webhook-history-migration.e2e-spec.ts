@@ -32,6 +32,17 @@ async function migrate(url: string, beforeConversion: boolean): Promise<void> {
   }
 }
 
+/** Undoes the last migration (the conversion): the way back an operator takes with `migration:revert`. */
+async function revertConversion(url: string): Promise<void> {
+  const dataSource = new DataSource({ ...dataSourceOptions(url), entities: [], migrations: migrationFiles(false) });
+  await dataSource.initialize();
+  try {
+    await dataSource.undoLastMigration();
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
 /** The UTC day `daysAgo` before today as a partition suffix (YYYYMMDD). */
 function daySuffix(daysAgo: number): string {
   return new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
@@ -43,6 +54,7 @@ function daySuffix(daysAgo: number): string {
  */
 describe('migration DeliveryQueueAndHistory', () => {
   let db: DataSource;
+  let url: string;
   const logged: string[] = [];
 
   before(async () => {
@@ -50,11 +62,12 @@ describe('migration DeliveryQueueAndHistory', () => {
     assert.ok(adminUrl, 'run through the test runner (it starts PostgreSQL)');
     const name = `conversion_${randomBytes(6).toString('hex')}`;
     await ensureDatabase(adminUrl, name);
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    await migrate(url.toString(), true);
+    const address = new URL(adminUrl);
+    address.pathname = `/${name}`;
+    url = address.toString();
+    await migrate(url, true);
 
-    db = new DataSource({ type: 'postgres', url: url.toString() });
+    db = new DataSource({ type: 'postgres', url });
     await db.initialize();
     await db.query(
       `INSERT INTO webhook_subscription (id, principal_type, principal_id, url, events, secret_sealed)
@@ -87,7 +100,7 @@ describe('migration DeliveryQueueAndHistory', () => {
     };
     Logger.overrideLogger(capture);
     try {
-      await migrate(url.toString(), false);
+      await migrate(url, false);
     } finally {
       Logger.overrideLogger(new ConsoleLogger());
     }
@@ -149,5 +162,29 @@ describe('migration DeliveryQueueAndHistory', () => {
        VALUES ('dlv_again', 'whk_old', 'order.confirmed', 'ord_10', '\\x7b7d') ON CONFLICT DO NOTHING RETURNING id`,
     );
     assert.deepEqual(again, [], 'the pending fact is in the queue once');
+  });
+
+  it('reverts to the one table it converted: every delivery and attempt back, leases kept, and converts again', async () => {
+    await revertConversion(url);
+    const [reverted] = await db.query<Array<{ deliveries: number; attempts: number; leftovers: number }>>(
+      `SELECT (SELECT count(*)::int FROM webhook_delivery) AS deliveries,
+              (SELECT count(*)::int FROM webhook_delivery_attempt) AS attempts,
+              (SELECT count(*)::int FROM pg_class
+                WHERE relname IN ('webhook_delivery_history', 'webhook_delivery_turn', 'webhook_delivery_queue',
+                                  'webhook_delivery_attempt_partitioned')) AS leftovers`,
+    );
+    assert.deepEqual(reverted, { deliveries: 25_001, attempts: 45_000, leftovers: 0 });
+    const [leased] = await db.query<Array<{ lease_token: string; status: string }>>(
+      `SELECT lease_token, status FROM webhook_delivery WHERE id = 'dlv_00010'`,
+    );
+    assert.deepEqual(leased, { lease_token: 'lease', status: 'pending' });
+
+    await migrate(url, false);
+    const [again] = await db.query<Array<{ queued: number; history: number; attempts: number }>>(
+      `SELECT (SELECT count(*)::int FROM webhook_delivery) AS queued,
+              (SELECT count(*)::int FROM webhook_delivery_history) AS history,
+              (SELECT count(*)::int FROM webhook_delivery_attempt) AS attempts`,
+    );
+    assert.deepEqual(again, { queued: 2_501, history: 22_500, attempts: 45_000 });
   });
 });
