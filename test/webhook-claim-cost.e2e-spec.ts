@@ -132,6 +132,13 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
     );
     await db.query('VACUUM (ANALYZE) webhook_delivery, webhook_delivery_history');
     await db.query(`SET plan_cache_mode = force_generic_plan`);
+    // The second statement's plan comes from auto_explain (EXPLAIN cannot run a named statement's generic plan).
+    await db.query(`LOAD 'auto_explain'`);
+    await db.query(`SET auto_explain.log_min_duration = -1`);
+    await db.query(`SET auto_explain.log_analyze = on`);
+    await db.query(`SET auto_explain.log_buffers = on`);
+    await db.query(`SET auto_explain.log_format = json`);
+    await db.query(`SET auto_explain.log_level = notice`);
     await db.query(
       `PREPARE claim_subscriptions(${CLAIM_STATEMENTS.subscriptions.parameterNames.map(() => 'int').join(', ')}) AS ${
         CLAIM_STATEMENTS.subscriptions.text
@@ -156,7 +163,39 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
   /** The worker's limits, in the prepared statement's parameter order. */
   const CLAIM_ARGUMENTS = CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }).join(', ');
 
-  async function pagesReadByGenericClaim(): Promise<{ pages: number; chosen: number }> {
+  /**
+   * Pages the second statement reads, run as the worker runs it (a named prepared statement, on its
+   * generic plan), from its plan as auto_explain reports it.
+   */
+  async function pagesReadByGenericDeliveries(): Promise<{ pages: number; claimed: number }> {
+    const plans: string[] = [];
+    const listen = (notice: { message?: string }): void => void plans.push(String(notice.message));
+    db.on('notice', listen);
+    await db.query(`SET auto_explain.log_min_duration = 0`);
+    try {
+      const claimed = await db.query({
+        name: 'claim_deliveries',
+        text: CLAIM_STATEMENTS.deliveries.text,
+        values: CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: subscriptions,
+          serial: subscriptions.map(() => false),
+          perSubscription: 4,
+          maxDeliveries: 64,
+          leaseMs: 30_000,
+          leaseToken: 'generic',
+        }),
+      });
+      const logged = plans.find((notice) => notice.includes('"Plan"'));
+      assert.ok(logged !== undefined, 'auto_explain reported the plan');
+      const plan = (JSON.parse(logged.slice(logged.indexOf('{'))) as { Plan: PlanNode }).Plan;
+      return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], claimed: claimed.rowCount ?? 0 };
+    } finally {
+      await db.query(`SET auto_explain.log_min_duration = -1`);
+      db.off('notice', listen);
+    }
+  }
+
+  async function pagesReadByGenericClaim(): Promise<{ pages: number; chosen: number; claimed: number }> {
     await db.query('BEGIN');
     try {
       const { rows } = await db.query<{
@@ -164,7 +203,12 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
       }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim_subscriptions(${CLAIM_ARGUMENTS})`);
       const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
       assert.ok(plan !== undefined, 'EXPLAIN answered with a plan');
-      return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], chosen: plan['Actual Rows'] };
+      const deliveries = await pagesReadByGenericDeliveries();
+      return {
+        pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'] + deliveries.pages,
+        chosen: plan['Actual Rows'],
+        claimed: deliveries.claimed,
+      };
     } finally {
       await db.query('ROLLBACK');
     }
@@ -186,13 +230,15 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
     );
   });
 
-  it('reads about the same pages with 30 or 15,000 deliveries waiting, on its generic plan', async () => {
+  it('reads about the same pages with 30 or 15,000 deliveries waiting, both statements on their generic plans', async () => {
     await queue(10, 0);
     const small = await pagesReadByGenericClaim();
     await queue(4_990, 10);
     const large = await pagesReadByGenericClaim();
     assert.equal(small.chosen, subscriptions.length);
     assert.equal(large.chosen, subscriptions.length);
+    assert.equal(small.claimed, subscriptions.length * 4);
+    assert.equal(large.claimed, subscriptions.length * 4);
     assert.ok(
       large.pages <= small.pages * 1.5 + 10,
       `${small.pages} pages with 30 waiting, ${large.pages} with 15,000`,

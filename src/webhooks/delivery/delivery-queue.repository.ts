@@ -482,10 +482,12 @@ const CLAIM_DELIVERIES = defineStatement<
   (p) => sql`WITH sub AS (
       SELECT * FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
     ), flight AS (
+      -- By primary key, one turn at a time: a join could read the whole queue for the lease's sake.
       SELECT t.subscription_id, x.id
-        FROM webhook_delivery_turn t CROSS JOIN LATERAL unnest(t.in_flight) AS listed(id)
-        JOIN webhook_delivery x ON x.id = listed.id
-       WHERE t.subscription_id IN (SELECT sub.id FROM sub) AND x.lease_expires_at > now()
+        FROM webhook_delivery_turn t CROSS JOIN LATERAL (
+              SELECT x.id FROM webhook_delivery x
+               WHERE x.id = ANY (t.in_flight) AND x.lease_expires_at > now()) x
+       WHERE t.subscription_id = ANY (${p.subscriptionIds}::text[])
     ), busy AS (
       SELECT sub.id AS subscription_id, sub.serial,
              (SELECT count(*) FROM flight WHERE flight.subscription_id = sub.id)::int AS n
