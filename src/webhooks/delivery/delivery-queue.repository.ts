@@ -495,7 +495,7 @@ const CLAIM_DELIVERIES = defineStatement<
     ), head AS (
       SELECT busy.subscription_id, busy.serial, busy.n AS busy, h.*
         FROM busy CROSS JOIN LATERAL (
-              SELECT x.ctid AS row_address, x.id, x.seq, x.next_attempt_at
+              SELECT x.id, x.seq, x.next_attempt_at
                 FROM webhook_delivery x
                WHERE x.subscription_id = busy.subscription_id AND x.status = 'pending'
                  AND x.next_attempt_at <= now() AND (x.lease_expires_at IS NULL OR x.lease_expires_at <= now())
@@ -512,12 +512,12 @@ const CLAIM_DELIVERIES = defineStatement<
                        SELECT 1 FROM head WHERE head.subscription_id = busy.subscription_id)))
               ORDER BY x.seq LIMIT 1) o
     ), free AS (
-      SELECT head.row_address, head.id, head.subscription_id, head.next_attempt_at, head.busy,
+      SELECT head.id, head.subscription_id, head.next_attempt_at, head.busy,
              row_number() OVER (PARTITION BY head.subscription_id ORDER BY head.seq) AS turn
         FROM head LEFT JOIN oldest ON oldest.subscription_id = head.subscription_id
        WHERE NOT head.serial OR head.seq = oldest.seq
     ), picked AS (
-      SELECT free.row_address, free.id, free.subscription_id FROM free
+      SELECT free.id, free.subscription_id FROM free
        -- Free slots are dealt out in turns: every subscription with work gets its next slot
        -- (counting what it already has in flight) before any gets one more.
        ORDER BY free.busy + free.turn, free.next_attempt_at
@@ -541,13 +541,17 @@ const CLAIM_DELIVERIES = defineStatement<
                                SELECT picked.id FROM picked WHERE picked.subscription_id = t.subscription_id)
         FROM (SELECT sub.id, EXISTS (SELECT 1 FROM emptied WHERE emptied.id = sub.id) AS parked FROM sub) looked
        WHERE t.subscription_id = looked.id
+    ), leased AS (
+      -- By primary key, from an array: the queue is often analysed empty (a drained queue keeps its
+      -- pages), and a join with the picked rows was then planned with the queue as its outer side, read
+      -- whole. An array of keys leaves one cheap way to find them, whatever the statistics say.
+      UPDATE webhook_delivery d
+         SET lease_expires_at = now() + ${p.leaseMs} * interval '1 millisecond', lease_token = ${p.leaseToken}
+       WHERE d.id = ANY (ARRAY(SELECT picked.id FROM picked))
+         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= now())
+      RETURNING d.*
     )
-    UPDATE webhook_delivery d
-       SET lease_expires_at = now() + ${p.leaseMs} * interval '1 millisecond', lease_token = ${p.leaseToken}
-      FROM picked, webhook_subscription s
-     WHERE d.ctid = picked.row_address AND s.id = d.subscription_id
-       AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= now())
-    RETURNING ${CLAIMED_COLUMNS}`,
+    SELECT ${CLAIMED_COLUMNS} FROM leased d JOIN webhook_subscription s ON s.id = d.subscription_id`,
   { prepared: true },
 );
 
