@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../test/support/webhook-rows';
 import type { WebhookTables } from '../../test/support/webhook-rows';
+import { OutboxSenderId } from './outbox/outbox-sender-id';
+import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
 import { DeliveryPartitionsRepository } from './delivery-partitions.repository';
 
@@ -69,6 +71,17 @@ describe('DeliveryHistoryRepository', () => {
       [id, 7, 7, 'resend', 'sealed'],
     );
     assert.equal((await deliveryRow(tables.dataSource, id))?.status, 'pending');
+  });
+
+  it('counts a resend in flight towards its subscription’s cap: claims send at most three more while it lasts', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const resent = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
+    for (let i = 0; i < 6; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.ok((await history.leaseForResend(subscriptionId, resent, LEASE)) !== null);
+    const queue = new DeliveryQueueRepository(tables.database, tables.unitOfWork, new OutboxSenderId());
+    const claimed = await queue.claim({ maxDeliveries: 64, perSubscription: 4, leaseMs: 60_000, leaseToken: 'worker' });
+    assert.equal(claimed.length, 3);
+    assert.ok(claimed.every((delivery) => delivery.id !== resent));
   });
 
   it('refuses to lease a pending delivery for a resend, and knows no other subscription’s delivery', async () => {

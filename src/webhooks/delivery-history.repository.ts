@@ -104,6 +104,12 @@ const LEASE_FOR_RESEND = defineStatement<
              now() + ${p.leaseMs} * interval '1 millisecond', ${p.leaseToken}
         FROM gone h
       RETURNING *
+    ), listed AS (
+      -- In flight like a claimed one: on its subscription's list, so claims count it (see CLAIM_DELIVERIES
+      -- in delivery-queue.repository.ts). Made here if the subscription has no turn yet.
+      INSERT INTO webhook_delivery_turn AS t (subscription_id, in_flight)
+      SELECT queued.subscription_id, ARRAY[queued.id] FROM queued
+      ON CONFLICT (subscription_id) DO UPDATE SET in_flight = t.in_flight || EXCLUDED.in_flight
     )
     SELECT ${CLAIMED_COLUMNS} FROM queued d JOIN webhook_subscription s ON s.id = d.subscription_id`,
   { prepared: false },

@@ -451,7 +451,8 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<
  * flight and what may go.
  *
  * In flight is counted exactly, from the turn's list of the deliveries its
- * claims leased: every lease is made here, and written to the list in the
+ * claims leased: every lease is made here or by a resend (LEASE_FOR_RESEND
+ * in delivery-history.repository.ts), and written to the list in the
  * statement that makes it, so a delivery whose lease is still valid is
  * always on its subscription's list. The list is read by primary key (a few
  * rows, whatever the backlog) and rewritten as what is still leased plus
