@@ -73,15 +73,32 @@ describe('WebhookRetentionService over the history by day', () => {
          FROM generate_series(0, 99999) AS d`,
       [subscriptionId, Math.max(...OLD_DAYS)],
     );
-    await db.query(
-      `INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms)
-       SELECT 'old_' || lpad(d::text, 6, '0'),
-              ((now() AT TIME ZONE 'UTC')::date - $1::int)::timestamp AT TIME ZONE 'UTC'
-                + (d % 2) * interval '1 day' + k * interval '1 minute',
-              '500', 12
-         FROM generate_series(0, 99999) AS d, generate_series(1, 20) AS k`,
-      [Math.max(...OLD_DAYS)],
-    );
+    // Each old day's attempts are loaded into its partition while detached and without its index, then
+    // attached again (the index built once, sorted): the same rows, in a fraction of the time.
+    for (const daysAgo of OLD_DAYS) {
+      const partition = `webhook_delivery_attempt_d${daySuffix(daysAgo)}`;
+      const { bounds } = await one<{ bounds: string }>(
+        `SELECT pg_get_expr(relpartbound, oid) AS bounds FROM pg_class WHERE relname = $1`,
+        [partition],
+      );
+      await db.query(`ALTER TABLE webhook_delivery_attempt DETACH PARTITION ${partition}`);
+      for (const { name } of await db.query<Array<{ name: string }>>(
+        `SELECT indexrelid::regclass::text AS name FROM pg_index WHERE indrelid = $1::regclass`,
+        [partition],
+      )) {
+        await db.query(`DROP INDEX ${name}`);
+      }
+      await db.query(
+        `INSERT INTO ${partition} (delivery_id, attempted_at, outcome, duration_ms)
+         SELECT 'old_' || lpad(d::text, 6, '0'),
+                ((now() AT TIME ZONE 'UTC')::date - $1::int)::timestamp AT TIME ZONE 'UTC' + k * interval '1 minute',
+                '500', 12
+           FROM generate_series(0, 99999) AS d, generate_series(1, 20) AS k
+          WHERE d % 2 = $2::int`,
+        [daysAgo, Math.max(...OLD_DAYS) - daysAgo],
+      );
+      await db.query(`ALTER TABLE webhook_delivery_attempt ATTACH PARTITION ${partition} ${bounds}`);
+    }
     // What retention keeps: a delivery finished today with its attempt, and one still pending.
     await db.query(
       `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, completed_at)
