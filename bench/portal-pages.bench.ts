@@ -50,8 +50,14 @@ async function webhookWithLog(publicUrl: string, adminUrl: string, adminToken: s
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   try {
+    // The history's day partitions for every day the deliveries span (the retention job makes only the days ahead).
     await db.query(
-      `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, attempts, created_at, completed_at)
+      `SELECT webhook_history_ensure_partitions(((now() - $1::int * interval '1 minute') AT TIME ZONE 'UTC')::date,
+                                                (now() AT TIME ZONE 'UTC')::date)`,
+      [DELIVERIES],
+    );
+    await db.query(
+      `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, attempts, created_at, completed_at)
        SELECT 'dlv-' || g, $1, 'order.confirmed', 'ord_' || g, '{}'::bytea, (ARRAY['succeeded', 'failed', 'skipped'])[1 + g % 3], 3,
               now() - g * interval '1 minute', now() - g * interval '1 minute'
          FROM generate_series(1, $2::int) g`,

@@ -70,6 +70,8 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookDeliveryOptions = {
 /** What a burst writes: the outbox and its attempts, the subscriptions' health, the confirmed orders. */
 const BURST_TABLES = [
   'webhook_delivery',
+  'webhook_delivery_history',
+  'webhook_delivery_turn',
   'webhook_delivery_attempt',
   'webhook_subscription',
   '"order"',
@@ -269,8 +271,13 @@ export async function measureWebhookDelivery(
     let burstToMicros = 0;
     let burstStatements: StatementFigures[] | undefined;
     try {
-      for (const table of BURST_TABLES)
-        await maintenance.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
+      // Storage settings belong to the tables that hold rows: a partitioned table's are its partitions'.
+      const { rows: leaves } = await maintenance.query<{ name: string }>(
+        `SELECT t.relid::regclass::text AS name FROM unnest($1::regclass[]) AS b(rel), pg_partition_tree(b.rel) t
+          WHERE t.isleaf`,
+        [BURST_TABLES],
+      );
+      for (const { name } of leaves) await maintenance.query(`ALTER TABLE ${name} SET (autovacuum_enabled = false)`);
       // Unmeasured, like the HTTP scenarios' warm-up: the JIT compiles the burst's code paths here, not in a round.
       await burst(Math.max(1, Math.round(burstOrders / 4)));
       await settle();

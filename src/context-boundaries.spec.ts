@@ -21,7 +21,14 @@ const TABLE_OWNERS: Record<string, readonly string[]> = {
   venues: ['venue', 'venue_location'],
   events: ['event', 'idempotency_key'],
   orders: ['order', 'order_line_item'],
-  webhooks: ['webhook_subscription', 'webhook_delivery', 'webhook_delivery_attempt', 'webhook_warning'],
+  webhooks: [
+    'webhook_subscription',
+    'webhook_delivery',
+    'webhook_delivery_history',
+    'webhook_delivery_turn',
+    'webhook_delivery_attempt',
+    'webhook_warning',
+  ],
   dashboard: ['dashboard_session'],
   portal: ['portal_link', 'portal_session'],
 };

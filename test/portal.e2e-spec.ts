@@ -39,7 +39,7 @@ async function webhookState(db: Client): Promise<string> {
     db.query(
       `SELECT id, enabled, consecutive_failures, secret_sealed, previous_secret_sealed FROM webhook_subscription ORDER BY id`,
     ),
-    db.query(`SELECT id, status, attempts, next_attempt_at FROM webhook_delivery ORDER BY id`),
+    db.query(`SELECT id, status, attempts, next_attempt_at FROM webhook_delivery_all ORDER BY id`),
     db.query(`SELECT count(*)::int AS n FROM webhook_delivery_attempt`),
     db.query(`SELECT count(*)::int AS n FROM webhook_warning`),
   ]);

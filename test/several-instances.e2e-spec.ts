@@ -312,7 +312,7 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
     await halfway;
 
     const expected = (
-      await db.query<{ id: string }>(`SELECT id FROM webhook_delivery WHERE subscription_id = $1`, [hook.id])
+      await db.query<{ id: string }>(`SELECT id FROM webhook_delivery_all WHERE subscription_id = $1`, [hook.id])
     ).rows.map((row) => row.id);
     assert.equal(expected.length, 1_000, 'one delivery per confirmation');
     const arrivals = await receiver.waitFor(
@@ -338,7 +338,7 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
       async () => {
         const [left] = (
           await db.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM webhook_delivery WHERE subscription_id = $1 AND status <> 'succeeded'`,
+            `SELECT count(*)::int AS n FROM webhook_delivery_all WHERE subscription_id = $1 AND status <> 'succeeded'`,
             [hook.id],
           )
         ).rows;

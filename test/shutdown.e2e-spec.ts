@@ -219,7 +219,7 @@ describe('graceful shutdown on SIGTERM', () => {
     try {
       const rows = (
         await db.query(
-          `SELECT d.id, d.status, d.attempts, d.lease_token, d.subject_id FROM webhook_delivery d ORDER BY d.seq`,
+          `SELECT d.id, d.status, d.attempts, d.lease_token, d.subject_id FROM webhook_delivery_all d ORDER BY d.seq`,
         )
       ).rows as Array<{ id: string; status: string; attempts: number; lease_token: string | null; subject_id: string }>;
       const subjects = new Set(rows.map((row) => row.subject_id));
@@ -242,8 +242,9 @@ describe('graceful shutdown on SIGTERM', () => {
       running = await startServiceProcess(env);
       const deadline = Date.now() + 10_000;
       for (;;) {
-        const [left] = (await db.query(`SELECT count(*)::int AS n FROM webhook_delivery WHERE status <> 'succeeded'`))
-          .rows as Array<{ n: number }>;
+        const [left] = (
+          await db.query(`SELECT count(*)::int AS n FROM webhook_delivery_all WHERE status <> 'succeeded'`)
+        ).rows as Array<{ n: number }>;
         if (left?.n === 0) break;
         assert.ok(Date.now() < deadline, `${left?.n} deliveries still pending after restart`);
         await sleep(50);

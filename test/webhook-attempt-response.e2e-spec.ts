@@ -89,7 +89,7 @@ describe('webhook attempt responses', () => {
     const [stored] = (
       await db.query<{ http_status: number; bytes: number }>(
         `SELECT a.http_status, octet_length(a.response_excerpt) AS bytes
-           FROM webhook_delivery_attempt a JOIN webhook_delivery d ON d.id = a.delivery_id
+           FROM webhook_delivery_attempt a JOIN webhook_delivery_all d ON d.id = a.delivery_id
           WHERE d.subscription_id = $1`,
         [webhookId],
       )

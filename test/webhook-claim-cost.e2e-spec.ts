@@ -50,6 +50,10 @@ describe('webhook delivery claims', () => {
          FROM unnest($1::text[]) AS s(id), generate_series($2::int, $2::int + $3::int - 1) AS n`,
       [subscriptions, from, count],
     );
+    // The leases listed in their subscriptions' turns, as the claims that made them would list them.
+    await db.query(`UPDATE webhook_delivery_turn t
+                       SET in_flight = ARRAY(SELECT d.id FROM webhook_delivery d
+                                              WHERE d.subscription_id = t.subscription_id AND d.lease_token = 'held')`);
     await db.query('VACUUM (ANALYZE) webhook_delivery');
   }
 
@@ -121,14 +125,25 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
     await insertSubscriptions(db, subscriptions);
     // A history of finished deliveries, analysed while nothing is pending.
     await db.query(
-      `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, completed_at)
+      `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, completed_at)
        SELECT 'done_' || s.id || '_' || n, s.id, 'order.confirmed', 'done_' || n, '\\x7b7d', 'succeeded', now()
          FROM unnest($1::text[]) AS s(id), generate_series(1, 5000) AS n`,
       [subscriptions],
     );
-    await db.query('VACUUM (ANALYZE) webhook_delivery');
+    await db.query('VACUUM (ANALYZE) webhook_delivery, webhook_delivery_history');
     await db.query(`SET plan_cache_mode = force_generic_plan`);
-    await db.query(`PREPARE claim_subscriptions(int, int) AS ${CLAIM_STATEMENTS.subscriptions.text}`);
+    // The second statement's plan comes from auto_explain (EXPLAIN cannot run a named statement's generic plan).
+    await db.query(`LOAD 'auto_explain'`);
+    await db.query(`SET auto_explain.log_min_duration = -1`);
+    await db.query(`SET auto_explain.log_analyze = on`);
+    await db.query(`SET auto_explain.log_buffers = on`);
+    await db.query(`SET auto_explain.log_format = json`);
+    await db.query(`SET auto_explain.log_level = notice`);
+    await db.query(
+      `PREPARE claim_subscriptions(${CLAIM_STATEMENTS.subscriptions.parameterNames.map(() => 'int').join(', ')}) AS ${
+        CLAIM_STATEMENTS.subscriptions.text
+      }`,
+    );
   });
 
   after(async () => {
@@ -148,7 +163,39 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
   /** The worker's limits, in the prepared statement's parameter order. */
   const CLAIM_ARGUMENTS = CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }).join(', ');
 
-  async function pagesReadByGenericClaim(): Promise<{ pages: number; chosen: number }> {
+  /**
+   * Pages the second statement reads, run as the worker runs it (a named prepared statement, on its
+   * generic plan), from its plan as auto_explain reports it.
+   */
+  async function pagesReadByGenericDeliveries(): Promise<{ pages: number; claimed: number }> {
+    const plans: string[] = [];
+    const listen = (notice: { message?: string }): void => void plans.push(String(notice.message));
+    db.on('notice', listen);
+    await db.query(`SET auto_explain.log_min_duration = 0`);
+    try {
+      const claimed = await db.query({
+        name: 'claim_deliveries',
+        text: CLAIM_STATEMENTS.deliveries.text,
+        values: CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: subscriptions,
+          serial: subscriptions.map(() => false),
+          perSubscription: 4,
+          maxDeliveries: 64,
+          leaseMs: 30_000,
+          leaseToken: 'generic',
+        }),
+      });
+      const logged = plans.find((notice) => notice.includes('"Plan"'));
+      assert.ok(logged !== undefined, 'auto_explain reported the plan');
+      const plan = (JSON.parse(logged.slice(logged.indexOf('{'))) as { Plan: PlanNode }).Plan;
+      return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], claimed: claimed.rowCount ?? 0 };
+    } finally {
+      await db.query(`SET auto_explain.log_min_duration = -1`);
+      db.off('notice', listen);
+    }
+  }
+
+  async function pagesReadByGenericClaim(): Promise<{ pages: number; chosen: number; claimed: number }> {
     await db.query('BEGIN');
     try {
       const { rows } = await db.query<{
@@ -156,7 +203,12 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
       }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE claim_subscriptions(${CLAIM_ARGUMENTS})`);
       const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
       assert.ok(plan !== undefined, 'EXPLAIN answered with a plan');
-      return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], chosen: plan['Actual Rows'] };
+      const deliveries = await pagesReadByGenericDeliveries();
+      return {
+        pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'] + deliveries.pages,
+        chosen: plan['Actual Rows'],
+        claimed: deliveries.claimed,
+      };
     } finally {
       await db.query('ROLLBACK');
     }
@@ -178,16 +230,111 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
     );
   });
 
-  it('reads about the same pages with 30 or 15,000 deliveries waiting, on its generic plan', async () => {
+  it('reads about the same pages with 30 or 15,000 deliveries waiting, both statements on their generic plans', async () => {
     await queue(10, 0);
     const small = await pagesReadByGenericClaim();
     await queue(4_990, 10);
     const large = await pagesReadByGenericClaim();
     assert.equal(small.chosen, subscriptions.length);
     assert.equal(large.chosen, subscriptions.length);
+    assert.equal(small.claimed, subscriptions.length * 4);
+    assert.equal(large.claimed, subscriptions.length * 4);
     assert.ok(
       large.pages <= small.pages * 1.5 + 10,
       `${small.pages} pages with 30 waiting, ${large.pages} with 15,000`,
+    );
+  });
+});
+
+/**
+ * A deep backlog spread over many subscriptions: a million pending over a
+ * thousand subscriptions is what an outage of a busy organiser leaves. What
+ * a claim reads must not grow with the number of deliveries waiting: pages
+ * read per claim at 200,000 waiting stay within 10% of an almost empty queue
+ * (one delivery per subscription). Built with one INSERT ... SELECT.
+ */
+describe('webhook delivery claims over a thousand subscriptions', () => {
+  let db: Client;
+  const SUBSCRIPTIONS = 1_000;
+
+  before(async () => {
+    db = await databaseClient(await freshDatabase());
+    await insertSubscriptions(
+      db,
+      Array.from({ length: SUBSCRIPTIONS }, (_, i) => `whk_many_${String(i).padStart(4, '0')}`),
+    );
+  });
+
+  after(async () => {
+    await db.end();
+  });
+
+  /** Deliveries [from, to] of every subscription, all due, with an envelope of an order confirmation's size. */
+  async function queue(from: number, to: number): Promise<void> {
+    await db.query(
+      `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
+       SELECT 'dlv_' || s.id || '_' || n, s.id, 'order.confirmed', 'ord_' || n,
+              convert_to(repeat('x', 430), 'UTF8'), now() - interval '1 minute'
+         FROM webhook_subscription s, generate_series($1::int, $2::int) AS n
+        ORDER BY n, s.id`,
+      [from, to],
+    );
+    // The turns too: the measured claims before were rolled back.
+    await db.query('VACUUM (ANALYZE) webhook_delivery, webhook_delivery_turn');
+  }
+
+  /** Pages both claim statements read, for the subscriptions the first one chose (rolled back). */
+  async function pagesReadByClaim(): Promise<{ subscriptions: number; deliveries: number; claimed: number }> {
+    const explain = async (text: string, values: unknown[]): Promise<{ pages: number; rows: number }> => {
+      const { rows } = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode & { 'Actual Rows': number } }> }>(
+        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`,
+        values,
+      );
+      const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
+      assert.ok(plan !== undefined, 'EXPLAIN answered with a plan');
+      return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], rows: plan['Actual Rows'] };
+    };
+    const limits = { maxDeliveries: 64, perSubscription: 4 };
+    await db.query('BEGIN');
+    try {
+      const chosen = await db.query<{ id: string; serial: boolean }>(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values(limits),
+      );
+      const subscriptionsRead = await explain(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values(limits),
+      );
+      const leased = await explain(
+        CLAIM_STATEMENTS.deliveries.text,
+        CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: chosen.rows.map((row) => row.id),
+          serial: chosen.rows.map((row) => row.serial),
+          ...limits,
+          leaseMs: 30_000,
+          leaseToken: 't',
+        }),
+      );
+      return { subscriptions: subscriptionsRead.pages, deliveries: leased.pages, claimed: leased.rows };
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  }
+
+  it('reads per claim within 10% of an almost empty queue with 200,000 deliveries waiting over 1,000 subscriptions', async (t) => {
+    // Almost empty: 4,000 waiting, as many per subscription as one claim may send it (the cap), so
+    // both claims do the same work and only the backlog behind it differs.
+    await queue(1, 4);
+    const small = await pagesReadByClaim();
+    await queue(5, 200);
+    const large = await pagesReadByClaim();
+    assert.equal(small.claimed, 64);
+    assert.equal(large.claimed, 64);
+    const [smallPages, largePages] = [small, large].map((claim) => claim.subscriptions + claim.deliveries);
+    t.diagnostic(`pages per claim: ${JSON.stringify(small)} with 4,000 waiting, ${JSON.stringify(large)} with 200,000`);
+    assert.ok(
+      largePages! <= smallPages! * 1.1,
+      `${JSON.stringify(small)} pages with 4,000 waiting, ${JSON.stringify(large)} with 200,000`,
     );
   });
 });

@@ -480,6 +480,39 @@ describe('webhook delivery', () => {
     assert.ok(receiving.maxInFlight <= 4, `${receiving.maxInFlight} attempts were in flight at once`);
     assert.ok(receiving.maxInFlight >= 2, 'deliveries were not sent in parallel at all');
   });
+
+  it('delivers a fact once per subscription: a confirmation repeated, a publication repeated, a resend of it', async () => {
+    const receiving = await receiver();
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/once`, ['order.confirmed', 'event.published']);
+    const event = await w.event(owner.id);
+    const order = await w.order(event.id, { status: 'pending' });
+    // The same facts made true again and again, at once and after the first ones were delivered.
+    const confirm = () => w.admin('POST', `/internal/orders/${order.id}/confirm`);
+    const publish = () => w.admin('POST', `/internal/events/${event.id}/publish`);
+    for (const answer of await Promise.all([confirm(), confirm(), confirm(), publish(), publish(), publish()])) {
+      assert.equal(answer.status, 200, answer.text);
+    }
+    const delivered = await settled(hook.id, 2);
+    for (const answer of await Promise.all([confirm(), publish()])) assert.equal(answer.status, 200, answer.text);
+    const resent = await w.admin('POST', `/internal/webhooks/${hook.id}/deliveries/${delivered[0].id}/resend`, {
+      body: {},
+    });
+    assert.equal(resent.status, 202, resent.text);
+    await receiving.waitFor((requests) => requests.length >= 3);
+
+    const deliveries = await settled(hook.id, 2);
+    assert.deepEqual(deliveries.map((delivery) => delivery.type).sort(), ['event.published', 'order.confirmed']);
+    assert.deepEqual(
+      deliveries.map((delivery) => delivery.id).sort(),
+      delivered.map((delivery) => delivery.id).sort(),
+      'a resend is the same delivery again',
+    );
+    assert.deepEqual(
+      receiving.requests.map(deliveryIdOf).sort(),
+      [...delivered.map((delivery) => delivery.id as string), delivered[0].id as string].sort(),
+    );
+  });
 });
 
 describe('webhook delivery across a crash', () => {

@@ -15,6 +15,7 @@ import { startTestService, type TestService } from './support/test-service';
 import { defined, nth } from './support/defined';
 import { eventually, sleep } from './support/eventually';
 import { stripeSdk } from './support/stripe-sdk';
+import { ensureHistoryDay } from './support/webhook-rows';
 
 const SCOPES: Scope[] = ['events:read', 'orders:read', 'webhooks:read', 'webhooks:write'];
 /** Small backoff and deadline so retries happen in milliseconds; 127.0.0.0/8 is where the receivers live. */
@@ -265,7 +266,7 @@ describe('webhook operations', () => {
       const delivered = await settled(hook.id, 3);
       const [newest, middle, oldest] = delivered.map((delivery) => delivery.id as string);
       assert.ok(newest && middle && oldest, 'three deliveries settled');
-      await db.query(`UPDATE webhook_delivery SET status = 'failed' WHERE id = ANY ($1)`, [[oldest, newest]]);
+      await db.query(`UPDATE webhook_delivery_history SET status = 'failed' WHERE id = ANY ($1)`, [[oldest, newest]]);
       const sent = receiving.requests.length;
 
       const empty = await admin('POST', `/internal/webhooks/${hook.id}/recover`, {
@@ -288,7 +289,7 @@ describe('webhook operations', () => {
       const owner = await organiser();
       const hook = await subscribe(owner.key, `${receiving.origin}/bulk`);
       await db.query(
-        `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, completed_at)
+        `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, completed_at)
          SELECT gen_random_uuid()::text, $1, 'order.confirmed', 'ord_bulk_' || g, convert_to('{}', 'UTF8'),
                 'failed', now()
            FROM generate_series(1, 10003) g`,
@@ -491,7 +492,7 @@ describe('webhook operations', () => {
         await settled(hook.id, sent);
       }
       const attempts = await db.query<{ at: Date }>(
-        `SELECT a.attempted_at AS at FROM webhook_delivery_attempt a JOIN webhook_delivery d ON d.id = a.delivery_id
+        `SELECT a.attempted_at AS at FROM webhook_delivery_attempt a JOIN webhook_delivery_all d ON d.id = a.delivery_id
           WHERE d.subscription_id = $1 ORDER BY a.attempted_at`,
         [hook.id],
       );
@@ -532,10 +533,19 @@ describe('webhook operations', () => {
       const eventId = await event(owner.id);
       for (let i = 0; i < 3; i += 1) await order(eventId);
       const [recent, aged, agedToo] = (await settled(hook.id, 3)).map((delivery) => delivery.id as string);
-      await db.query(`UPDATE webhook_delivery SET completed_at = now() - interval '31 days' WHERE id = ANY ($1)`, [
-        [aged, agedToo],
+      // Aged as if finished (and attempted) that long ago: their days' partitions are made as they were then.
+      for (const daysAgo of [31, 29]) await ensureHistoryDay(db, daysAgo);
+      await db.query(
+        `UPDATE webhook_delivery_history SET completed_at = now() - interval '31 days' WHERE id = ANY ($1)`,
+        [[aged, agedToo]],
+      );
+      await db.query(
+        `UPDATE webhook_delivery_attempt SET attempted_at = now() - interval '31 days' WHERE delivery_id = ANY ($1)`,
+        [[aged, agedToo]],
+      );
+      await db.query(`UPDATE webhook_delivery_history SET completed_at = now() - interval '29 days' WHERE id = $1`, [
+        recent,
       ]);
-      await db.query(`UPDATE webhook_delivery SET completed_at = now() - interval '29 days' WHERE id = $1`, [recent]);
       // An old delivery still pending (due far in the future) is never purged.
       await db.query(
         `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, next_attempt_at, created_at)
@@ -560,7 +570,7 @@ describe('webhook operations', () => {
       const counts = await service.running.app.get(WebhookRetentionService).purge();
       assert.ok(counts.deliveries >= 2 && counts.subscriptions >= 1, JSON.stringify(counts));
 
-      const left = await db.query<{ id: string }>(`SELECT id FROM webhook_delivery WHERE subscription_id = $1`, [
+      const left = await db.query<{ id: string }>(`SELECT id FROM webhook_delivery_all WHERE subscription_id = $1`, [
         hook.id,
       ]);
       assert.deepEqual(left.rows.map((row) => row.id).sort(), ['old-pending-1', recent].sort());

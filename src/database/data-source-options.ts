@@ -21,6 +21,8 @@ export function dataSourceOptions(url: string, poolMax: number = DEFAULT_POOL_MA
     entities: [join(__dirname, '..', '**', '*.entity.js')],
     migrations: [join(__dirname, 'migrations', '*.js')],
     migrationsTableName: MIGRATIONS_TABLE,
+    // Each migration commits on its own, so one that converts data in batches can opt out (transaction = false).
+    migrationsTransactionMode: 'each',
     extra: { max: poolMax, application_name: 'events-api' },
   };
 }

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../test/support/webhook-rows';
 import type { WebhookTables } from '../../test/support/webhook-rows';
+import { OutboxSenderId } from './outbox/outbox-sender-id';
+import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
+import { DeliveryPartitionsRepository } from './delivery-partitions.repository';
 
 const LEASE = { leaseMs: 60_000, leaseToken: 'resend' };
 
@@ -17,7 +20,9 @@ describe('DeliveryHistoryRepository', () => {
   });
   after(async () => tables.dataSource.destroy());
   beforeEach(async () => {
-    await tables.dataSource.query('TRUNCATE webhook_subscription, webhook_delivery, webhook_delivery_attempt CASCADE');
+    await tables.dataSource.query(
+      'TRUNCATE webhook_subscription, webhook_delivery, webhook_delivery_history, webhook_delivery_attempt CASCADE',
+    );
   });
 
   it('lists a subscription’s deliveries newest first, each with its attempt log oldest first', async () => {
@@ -58,7 +63,7 @@ describe('DeliveryHistoryRepository', () => {
   it('leases a final delivery for a resend: pending under a lease, on a fresh schedule, with its subscription’s secrets', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
     const id = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
-    await tables.dataSource.query(`UPDATE webhook_delivery SET attempts = 7 WHERE id = $1`, [id]);
+    await tables.dataSource.query(`UPDATE webhook_delivery_history SET attempts = 7 WHERE id = $1`, [id]);
     const leased = await history.leaseForResend(subscriptionId, id, LEASE);
     assert.ok(leased !== null && leased !== 'pending');
     assert.deepEqual(
@@ -66,6 +71,17 @@ describe('DeliveryHistoryRepository', () => {
       [id, 7, 7, 'resend', 'sealed'],
     );
     assert.equal((await deliveryRow(tables.dataSource, id))?.status, 'pending');
+  });
+
+  it('counts a resend in flight towards its subscription’s cap: claims send at most three more while it lasts', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const resent = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
+    for (let i = 0; i < 6; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.ok((await history.leaseForResend(subscriptionId, resent, LEASE)) !== null);
+    const queue = new DeliveryQueueRepository(tables.database, tables.unitOfWork, new OutboxSenderId());
+    const claimed = await queue.claim({ maxDeliveries: 64, perSubscription: 4, leaseMs: 60_000, leaseToken: 'worker' });
+    assert.equal(claimed.length, 3);
+    assert.ok(claimed.every((delivery) => delivery.id !== resent));
   });
 
   it('refuses to lease a pending delivery for a resend, and knows no other subscription’s delivery', async () => {
@@ -92,8 +108,8 @@ describe('DeliveryHistoryRepository', () => {
     });
     const atUntil = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', createdDaysAgo: 1 });
     const [{ since, until }] = await tables.dataSource.query(
-      `SELECT (SELECT created_at FROM webhook_delivery WHERE id = $1) AS since,
-              (SELECT created_at FROM webhook_delivery WHERE id = $2) AS until`,
+      `SELECT (SELECT created_at FROM webhook_delivery_history WHERE id = $1) AS since,
+              (SELECT created_at FROM webhook_delivery_history WHERE id = $2) AS until`,
       [first, atUntil],
     );
     assert.deepEqual(await history.requeueWindow(subscriptionId, { since, until }, 2), { queued: 2, remaining: 1 });
@@ -117,7 +133,8 @@ describe('DeliveryHistoryRepository', () => {
     assert.equal(replay.all, true, 'recovered deliveries are replayed in order');
   });
 
-  it('purges final deliveries completed before the retention period, never a pending one, in batches', async () => {
+  it('purges final deliveries completed before the retention period, never a pending one, by whole days', async () => {
+    const partitions = new DeliveryPartitionsRepository(tables.database);
     const subscriptionId = await insertSubscription(tables.dataSource);
     const old = [
       await insertDelivery(tables.dataSource, { subscriptionId, status: 'succeeded', completedDaysAgo: 40 }),
@@ -125,9 +142,10 @@ describe('DeliveryHistoryRepository', () => {
     ];
     const recent = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', completedDaysAgo: 29 });
     const pending = await insertDelivery(tables.dataSource, { subscriptionId, createdDaysAgo: 90 });
-    assert.equal(await history.purgeFinished(30, 1), 1);
-    assert.equal(await history.purgeFinished(30, 10), 1);
-    assert.equal(await history.purgeFinished(30, 10), 0);
+    const dropped = await partitions.dropExpired(30);
+    assert.equal(dropped.deliveries, 2);
+    assert.ok(dropped.partitions >= 4, 'two days of history and of attempts');
+    assert.equal((await partitions.dropExpired(30)).partitions, 0);
     for (const id of old) assert.equal(await deliveryRow(tables.dataSource, id), undefined);
     assert.equal((await deliveryRow(tables.dataSource, recent))?.status, 'failed');
     assert.equal((await deliveryRow(tables.dataSource, pending))?.status, 'pending');

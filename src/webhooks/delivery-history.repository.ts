@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql, sqlText } from '../database/sql/sql-fragment';
+import { sql, sqlText, type SqlFragment, type SqlParameter } from '../database/sql/sql-fragment';
 import { defineStatement } from '../database/sql/sql-statement';
 import { Database } from '../database/sql/sql-target';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -27,7 +27,14 @@ export interface DeliveryRow {
   }>;
 }
 
-/** A subscription's deliveries, newest first; `onlyDeliveryId` (or null) narrows it to one. */
+/** The columns the delivery log shows, from the queue (`pending`) or the history. */
+const LOG_COLUMNS = sqlText(`id, event_type, status, attempts, last_status, created_at, trace_id, seq`);
+
+/**
+ * A subscription's deliveries, newest first, from the queue and the history
+ * together (one snapshot: a delivery moving between them is seen once);
+ * `onlyDeliveryId` (or null) narrows it to one.
+ */
 const DELIVERIES_OF = defineStatement<
   { subscriptionId: string; limit: number; onlyDeliveryId: string | null },
   {
@@ -42,8 +49,15 @@ const DELIVERIES_OF = defineStatement<
   }
 >(
   (p) => sql`SELECT id, event_type, status, attempts, last_status, next_attempt_at, created_at, trace_id
-         FROM webhook_delivery
-        WHERE subscription_id = ${p.subscriptionId} AND (${p.onlyDeliveryId}::text IS NULL OR id = ${p.onlyDeliveryId})
+         FROM ((SELECT ${LOG_COLUMNS}, next_attempt_at FROM webhook_delivery
+                 WHERE subscription_id = ${p.subscriptionId}
+                   AND (${p.onlyDeliveryId}::text IS NULL OR id = ${p.onlyDeliveryId})
+                 ORDER BY seq DESC LIMIT ${p.limit})
+               UNION ALL
+               (SELECT ${LOG_COLUMNS}, NULL::timestamptz FROM webhook_delivery_history
+                 WHERE subscription_id = ${p.subscriptionId}
+                   AND (${p.onlyDeliveryId}::text IS NULL OR id = ${p.onlyDeliveryId})
+                 ORDER BY seq DESC LIMIT ${p.limit})) AS log
         ORDER BY seq DESC LIMIT ${p.limit}`,
   { prepared: false },
 );
@@ -67,24 +81,45 @@ const ATTEMPTS_OF = defineStatement<
   { prepared: false },
 );
 
-/** A final delivery made pending under a lease no claim takes, for a resend (see leaseForResend). */
+/** The queue's columns a delivery taken out of the history is written with; `h` is the history row. */
+const QUEUED_AGAIN_COLUMNS = sqlText(`id, seq, subscription_id, event_type, subject_id, payload, attempts,
+             last_status, created_at, trace_id, retry_from, next_attempt_at, replay, lease_expires_at, lease_token`);
+
+/**
+ * A final delivery moved from the history back into the queue under a lease
+ * no claim takes (it is live), for a resend (see leaseForResend).
+ */
 const LEASE_FOR_RESEND = defineStatement<
   { subscriptionId: string; deliveryId: string; leaseMs: number; leaseToken: string },
   ClaimedRow
 >(
-  (p) => sql`UPDATE webhook_delivery d
-          SET status = 'pending', next_attempt_at = now(), completed_at = NULL, retry_from = d.attempts,
-              replay = false, lease_expires_at = now() + ${p.leaseMs} * interval '1 millisecond',
-              lease_token = ${p.leaseToken}
-         FROM webhook_subscription s
-        WHERE d.id = ${p.deliveryId} AND d.subscription_id = ${p.subscriptionId} AND s.id = d.subscription_id
-          AND d.status <> 'pending'
-       RETURNING ${CLAIMED_COLUMNS}`,
+  (p) => sql`WITH gone AS (
+      DELETE FROM webhook_delivery_history h
+       WHERE h.id = ${p.deliveryId} AND h.subscription_id = ${p.subscriptionId}
+      RETURNING h.*
+    ), queued AS (
+      INSERT INTO webhook_delivery (${QUEUED_AGAIN_COLUMNS})
+      SELECT h.id, h.seq, h.subscription_id, h.event_type, h.subject_id, h.payload, h.attempts, h.last_status,
+             h.created_at, h.trace_id, h.attempts, now(), false,
+             now() + ${p.leaseMs} * interval '1 millisecond', ${p.leaseToken}
+        FROM gone h
+      RETURNING *
+    ), listed AS (
+      -- In flight like a claimed one: on its subscription's list, so claims count it (see CLAIM_DELIVERIES
+      -- in delivery-queue.repository.ts). Made here if the subscription has no turn yet.
+      INSERT INTO webhook_delivery_turn AS t (subscription_id, in_flight)
+      SELECT queued.subscription_id, ARRAY[queued.id] FROM queued
+      ON CONFLICT (subscription_id) DO UPDATE SET in_flight = t.in_flight || EXCLUDED.in_flight
+    )
+    SELECT ${CLAIMED_COLUMNS} FROM queued d JOIN webhook_subscription s ON s.id = d.subscription_id`,
   { prepared: false },
 );
 
 const STATUS_OF = defineStatement<{ subscriptionId: string; deliveryId: string }, { status: DeliveryStatus }>(
-  (p) => sql`SELECT status FROM webhook_delivery WHERE id = ${p.deliveryId} AND subscription_id = ${p.subscriptionId}`,
+  (p) => sql`SELECT status FROM webhook_delivery WHERE id = ${p.deliveryId} AND subscription_id = ${p.subscriptionId}
+        UNION ALL
+        SELECT status FROM webhook_delivery_history WHERE id = ${p.deliveryId} AND subscription_id = ${p.subscriptionId}
+        LIMIT 1`,
   { prepared: false },
 );
 
@@ -95,29 +130,38 @@ interface WindowParams {
   until: Date | null;
 }
 
-/** Deliveries that neither succeeded nor are pending, created in [since, until); `x` is the delivery. */
-const IN_WINDOW = sqlText(`x.status IN ('failed', 'dropped', 'skipped')`);
+/** History rows that did not succeed (failed, dropped, skipped), created in [since, until); `x` is the row. */
+function inWindow(p: { subscriptionId: SqlParameter; since: SqlParameter; until: SqlParameter }): SqlFragment {
+  return sql`x.subscription_id = ${p.subscriptionId} AND x.status IN ('failed', 'dropped', 'skipped')
+            AND x.created_at >= ${p.since} AND (${p.until}::timestamptz IS NULL OR x.created_at < ${p.until})`;
+}
 
-/** Queues again, oldest first, up to `limit` of a window's deliveries (see requeueWindow). */
-const REQUEUE_WINDOW = defineStatement<WindowParams & { limit: number }>(
-  (p) => sql`UPDATE webhook_delivery d
-            SET status = 'pending', next_attempt_at = now(), completed_at = NULL, retry_from = d.attempts,
-                replay = true, lease_expires_at = NULL, lease_token = NULL
-          WHERE d.id IN (SELECT x.id FROM webhook_delivery x
-                          WHERE x.subscription_id = ${p.subscriptionId} AND ${IN_WINDOW}
-                            AND x.created_at >= ${p.since}
-                            AND (${p.until}::timestamptz IS NULL OR x.created_at < ${p.until})
-                          ORDER BY x.seq
-                          LIMIT ${p.limit}
-                          FOR UPDATE SKIP LOCKED)`,
+/** Moves back into the queue, oldest first, up to `limit` of a window's deliveries (see requeueWindow). */
+const REQUEUE_WINDOW = defineStatement<WindowParams & { limit: number }, { queued: number }>(
+  (p) => sql`WITH picked AS (
+      SELECT x.id FROM webhook_delivery_history x
+       WHERE ${inWindow(p)}
+       ORDER BY x.seq
+       LIMIT ${p.limit}
+       FOR UPDATE SKIP LOCKED
+    ), gone AS (
+      DELETE FROM webhook_delivery_history h USING picked
+       WHERE h.id = picked.id AND h.subscription_id = ${p.subscriptionId}
+      RETURNING h.*
+    ), queued AS (
+      INSERT INTO webhook_delivery (${QUEUED_AGAIN_COLUMNS})
+      SELECT h.id, h.seq, h.subscription_id, h.event_type, h.subject_id, h.payload, h.attempts, h.last_status,
+             h.created_at, h.trace_id, h.attempts, now(), true, NULL, NULL
+        FROM gone h
+      RETURNING 1
+    )
+    SELECT count(*)::int AS queued FROM queued`,
   { prepared: false },
 );
 
 /** How many of a window's deliveries are left to queue. */
 const COUNT_WINDOW = defineStatement<WindowParams, { n: number }>(
-  (p) => sql`SELECT count(*)::int AS n FROM webhook_delivery x
-          WHERE x.subscription_id = ${p.subscriptionId} AND ${IN_WINDOW}
-            AND x.created_at >= ${p.since} AND (${p.until}::timestamptz IS NULL OR x.created_at < ${p.until})`,
+  (p) => sql`SELECT count(*)::int AS n FROM webhook_delivery_history x WHERE ${inWindow(p)}`,
   { prepared: false },
 );
 
@@ -126,21 +170,12 @@ const WAKE_WORKERS = defineStatement<{ channel: string }>((p) => sql`SELECT pg_n
   prepared: false,
 });
 
-/** One batch of final deliveries past retention, oldest first (see purgeFinished). */
-const PURGE_FINISHED = defineStatement<{ retentionDays: number; batch: number }>(
-  (p) => sql`DELETE FROM webhook_delivery
-        WHERE id IN (SELECT id FROM webhook_delivery
-                      WHERE status <> 'pending' AND completed_at < now() - ${p.retentionDays} * interval '1 day'
-                      ORDER BY completed_at
-                      LIMIT ${p.batch}
-                      FOR UPDATE SKIP LOCKED)`,
-  { prepared: false },
-);
-
 /**
- * The deliveries as the operations see them: the delivery log, the lease a
- * resend takes, the recovery of a window and the retention purge. The
- * worker's side of the same table is DeliveryQueueRepository.
+ * The deliveries as the operations see them: the delivery log (queue and
+ * history), the lease a resend takes and the recovery of a window, which
+ * move final deliveries from the history back into the queue. The worker's
+ * side of the queue is DeliveryQueueRepository; retention is
+ * DeliveryPartitionsRepository's.
  */
 @Injectable()
 export class DeliveryHistoryRepository {
@@ -217,20 +252,10 @@ export class DeliveryHistoryRepository {
   ): Promise<{ queued: number; remaining: number }> {
     return this.unitOfWork.run(async (tx) => {
       const bounds = { subscriptionId, since: window.since, until: window.until };
-      const queued = await REQUEUE_WINDOW.affected({ ...bounds, limit }, tx);
+      const queued = (await REQUEUE_WINDOW.one({ ...bounds, limit }, tx))?.queued ?? 0;
       const rest = await COUNT_WINDOW.one(bounds, tx);
       if (queued > 0) await WAKE_WORKERS.rows({ channel: DELIVERY_CHANNEL }, tx);
       return { queued, remaining: rest?.n ?? 0 };
     });
-  }
-
-  /**
-   * One batch of the retention purge: final deliveries completed more than
-   * `retentionDays` ago (their attempts go with them). SKIP LOCKED and a
-   * small batch keep it out of the worker's way: it never waits on a row a
-   * claim or an attempt holds, and each statement is short.
-   */
-  async purgeFinished(retentionDays: number, batch: number): Promise<number> {
-    return PURGE_FINISHED.affected({ retentionDays, batch }, this.database);
   }
 }

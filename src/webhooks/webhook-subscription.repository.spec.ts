@@ -179,6 +179,8 @@ describe('WebhookSubscriptionRepository', () => {
     });
     const old = await insertDelivery(tables.dataSource, { subscriptionId: id, status: 'failed' });
     const recent = await insertDelivery(tables.dataSource, { subscriptionId: id, status: 'succeeded' });
+    // The attempt log is partitioned by day: the far-future attempt's day needs its partition.
+    await tables.dataSource.query(`SELECT webhook_history_ensure_partitions('2030-01-01', '2030-01-01')`);
     await tables.dataSource.query(
       `INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
        VALUES ($1, now(), '500', 900, 'scheduled'), ($2, now(), '503', 30, 'scheduled'),

@@ -93,15 +93,26 @@ const SOFT_DELETE = defineStatement<{ subscriptionId: string; principalType: str
   { prepared: false },
 );
 
-/** Re-enables a live subscription, returning since when it was disabled (null if it was enabled). */
+/**
+ * Re-enables a live subscription, returning since when it was disabled (null
+ * if it was enabled); its turn in the claims, parked while it was off, comes
+ * back at once (unconditionally: a claim parking it while this waited for the
+ * subscription's row is then overwritten, not missed).
+ */
 const ENABLE = defineStatement<{ subscriptionId: string }, { disabled_since: Date | null }>(
-  (p) => sql`UPDATE webhook_subscription s
-          SET enabled = true, consecutive_failures = 0, disabled_at = NULL, updated_at = now()
-         FROM (SELECT id, CASE WHEN enabled THEN NULL ELSE coalesce(disabled_at, created_at) END AS disabled_since
-                 FROM webhook_subscription WHERE id = ${p.subscriptionId} AND deleted_at IS NULL
-                  FOR NO KEY UPDATE) before
-        WHERE s.id = before.id
-       RETURNING before.disabled_since`,
+  (p) => sql`WITH enabled AS (
+      UPDATE webhook_subscription s
+         SET enabled = true, consecutive_failures = 0, disabled_at = NULL, updated_at = now()
+        FROM (SELECT id, CASE WHEN enabled THEN NULL ELSE coalesce(disabled_at, created_at) END AS disabled_since
+                FROM webhook_subscription WHERE id = ${p.subscriptionId} AND deleted_at IS NULL
+                 FOR NO KEY UPDATE) before
+       WHERE s.id = before.id
+      RETURNING before.disabled_since
+    ), turn AS (
+      UPDATE webhook_delivery_turn SET turn_at = now(), idle = false
+       WHERE subscription_id = ${p.subscriptionId} AND EXISTS (SELECT 1 FROM enabled)
+    )
+    SELECT disabled_since FROM enabled`,
   { prepared: false },
 );
 
@@ -132,7 +143,12 @@ const RECENT_ATTEMPT_FIGURES = defineStatement<
 >(
   (p) => sql`WITH recent AS (
            SELECT a.outcome ~ '^2[0-9][0-9]$' AS succeeded, a.duration_ms, a.attempted_at
-             FROM (SELECT id FROM webhook_delivery WHERE subscription_id = ${p.subscriptionId}
+             FROM (SELECT id, seq FROM ((SELECT id, seq FROM webhook_delivery WHERE subscription_id = ${p.subscriptionId}
+                                          ORDER BY seq DESC LIMIT ${p.attempts})
+                                        UNION ALL
+                                        (SELECT id, seq FROM webhook_delivery_history
+                                          WHERE subscription_id = ${p.subscriptionId}
+                                          ORDER BY seq DESC LIMIT ${p.attempts})) AS newest
                     ORDER BY seq DESC LIMIT ${p.attempts}) d
              JOIN webhook_delivery_attempt a ON a.delivery_id = d.id
             ORDER BY a.id DESC

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DeliveryNotifications } from './delivery/delivery-notifications';
 import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
+import { DeliveryPartitionsRepository } from './delivery-partitions.repository';
 import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
 import { WebhookDeliveryAttemptEntity } from './entities/webhook-delivery-attempt.entity';
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
@@ -44,6 +45,7 @@ import { WebhookFiguresService } from './webhook-figures.service';
     WebhookSubscriptionRepository,
     DeliveryQueueRepository,
     DeliveryHistoryRepository,
+    DeliveryPartitionsRepository,
     WebhookSecretCipher,
     WebhookOutboxListener,
     DeliveryNotifications,

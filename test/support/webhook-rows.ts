@@ -67,7 +67,7 @@ export interface DeliveryFixture {
   status?: 'pending' | 'succeeded' | 'failed' | 'dropped' | 'skipped';
   /** Seconds from now the delivery is (or was) due; negative is in the past. Pending only. */
   dueInSeconds?: number;
-  /** A live lease held by this token. */
+  /** A live lease held by this token (listed in its subscription's turn, as a claim lists it). */
   leasedBy?: string;
   replay?: boolean;
   /** When it was created, days ago (with a fraction for hours). */
@@ -76,38 +76,73 @@ export interface DeliveryFixture {
   completedDaysAgo?: number;
 }
 
-/** One delivery written directly, in queue order of the calls; returns its id. */
+/**
+ * One delivery written directly, in queue order of the calls; returns its id.
+ * A pending one goes into the queue, a final one into its completion day's
+ * history partition (made here if missing).
+ */
 export async function insertDelivery(db: DataSource, fixture: DeliveryFixture): Promise<string> {
   const id = fixture.id ?? randomUUID();
   const status = fixture.status ?? 'pending';
+  if (status === 'pending') {
+    await db.query(
+      `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, next_attempt_at,
+                                     lease_expires_at, lease_token, replay, created_at)
+       VALUES ($1, $2, 'order.confirmed', $1, '\\x7b7d', 'pending', now() + $3::int * interval '1 second',
+               CASE WHEN $4::text IS NOT NULL THEN now() + interval '1 minute' END, $4, $5,
+               now() - $6::float8 * interval '1 day')`,
+      [
+        id,
+        fixture.subscriptionId,
+        fixture.dueInSeconds ?? -1,
+        fixture.leasedBy ?? null,
+        fixture.replay ?? false,
+        fixture.createdDaysAgo ?? 0,
+      ],
+    );
+    if (fixture.leasedBy !== undefined) {
+      // As the claim that made it would: a lease is on its subscription's list of what is in flight.
+      await db.query(
+        `UPDATE webhook_delivery_turn SET in_flight = array_append(in_flight, $1::text) WHERE subscription_id = $2`,
+        [id, fixture.subscriptionId],
+      );
+    }
+    return id;
+  }
+  await ensureHistoryDay(db, fixture.completedDaysAgo ?? 0);
   await db.query(
-    `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, next_attempt_at,
-                                   lease_expires_at, lease_token, replay, created_at, completed_at)
-     VALUES ($1, $2, 'order.confirmed', $1, '\\x7b7d', $3::text,
-             CASE WHEN $3 = 'pending' THEN now() + $4::int * interval '1 second' END,
-             CASE WHEN $5::text IS NOT NULL THEN now() + interval '1 minute' END, $5, $6,
-             now() - $7::float8 * interval '1 day',
-             CASE WHEN $3 <> 'pending' THEN now() - $8::float8 * interval '1 day' END)`,
-    [
-      id,
-      fixture.subscriptionId,
-      status,
-      fixture.dueInSeconds ?? -1,
-      fixture.leasedBy ?? null,
-      fixture.replay ?? false,
-      fixture.createdDaysAgo ?? 0,
-      fixture.completedDaysAgo ?? 0,
-    ],
+    `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, created_at,
+                                           completed_at)
+     VALUES ($1, $2, 'order.confirmed', $1, '\\x7b7d', $3::text, now() - $4::float8 * interval '1 day',
+             now() - $5::float8 * interval '1 day')`,
+    [id, fixture.subscriptionId, status, fixture.createdDaysAgo ?? 0, fixture.completedDaysAgo ?? 0],
   );
   return id;
 }
 
-/** A delivery's row as stored, for assertions. */
+/** Makes the history's and attempt log's partition of the UTC day `daysAgo` days before now (fractions allowed). */
+export async function ensureHistoryDay(
+  db: { query(text: string, values: unknown[]): Promise<unknown> },
+  daysAgo: number,
+): Promise<void> {
+  await db.query(
+    `SELECT webhook_history_ensure_partitions(d, d)
+       FROM (SELECT ((now() - $1::float8 * interval '1 day') AT TIME ZONE 'UTC')::date AS d) AS day`,
+    [daysAgo],
+  );
+}
+
+/** A delivery's row as stored (in the queue or the history), for assertions. */
 export async function deliveryRow(
   db: DataSource,
   id: string,
 ): Promise<{ status: string; attempts: number; lease_token: string | null; last_status: string | null } | undefined> {
   const rows: Array<{ status: string; attempts: number; lease_token: string | null; last_status: string | null }> =
-    await db.query(`SELECT status, attempts, lease_token, last_status FROM webhook_delivery WHERE id = $1`, [id]);
+    await db.query(
+      `SELECT status, attempts, lease_token, last_status FROM webhook_delivery WHERE id = $1
+       UNION ALL
+       SELECT status, attempts, NULL, last_status FROM webhook_delivery_history WHERE id = $1`,
+      [id],
+    );
   return rows[0];
 }

@@ -9,6 +9,7 @@ import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { FAILURES_BEFORE_DISABLE } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
 import {
+  CLAIM_STATEMENTS,
   DELIVERY_CHANNEL,
   DeliveryQueueRepository,
   type AttemptRecord,
@@ -29,7 +30,9 @@ describe('DeliveryQueueRepository', () => {
   });
   after(async () => tables.dataSource.destroy());
   beforeEach(async () => {
-    await tables.dataSource.query('TRUNCATE webhook_subscription, webhook_delivery, webhook_delivery_attempt CASCADE');
+    await tables.dataSource.query(
+      'TRUNCATE webhook_subscription, webhook_delivery, webhook_delivery_history, webhook_delivery_attempt CASCADE',
+    );
   });
 
   const claim = (leaseToken: string = randomUUID(), limits: Partial<typeof LIMITS> = {}): Promise<ClaimedDelivery[]> =>
@@ -80,8 +83,11 @@ describe('DeliveryQueueRepository', () => {
         'one wake-up, signed by this instance',
       );
       const statuses: Array<{ status: string; due: boolean; completed: boolean }> = await tables.dataSource.query(
-        `SELECT status, next_attempt_at IS NOT NULL AS due, completed_at IS NOT NULL AS completed
-           FROM webhook_delivery ORDER BY seq`,
+        `SELECT status, due, completed FROM (
+           SELECT seq, status, next_attempt_at IS NOT NULL AS due, false AS completed FROM webhook_delivery
+           UNION ALL
+           SELECT seq, status, false, completed_at IS NOT NULL FROM webhook_delivery_history) AS d
+          ORDER BY seq`,
       );
       assert.deepEqual(statuses, [
         { status: 'pending', due: true, completed: false },
@@ -154,6 +160,61 @@ describe('DeliveryQueueRepository', () => {
     assert.equal(claimed.filter((d) => d.subscriptionId === busy).length, LIMITS.perSubscription - 1);
     assert.equal(claimed.filter((d) => d.subscriptionId === quiet).length, 1);
     assert.deepEqual(await claim(), [], 'the cap is reached: nothing more until an attempt ends');
+  });
+
+  /** Deliveries of a subscription whose lease is valid now. */
+  async function inFlight(subscriptionId: string): Promise<number> {
+    const [row] = await tables.dataSource.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM webhook_delivery WHERE subscription_id = $1 AND lease_expires_at > now()`,
+      [subscriptionId],
+    );
+    return row?.n ?? 0;
+  }
+
+  it('never exceeds the per-subscription cap, even when older deliveries become due behind the ones in flight', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const older: string[] = [];
+    for (let i = 0; i < LIMITS.perSubscription; i += 1)
+      older.push(await insertDelivery(tables.dataSource, { subscriptionId, dueInSeconds: 60 }));
+    for (let i = 0; i < LIMITS.perSubscription + 2; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.equal((await claim('first worker')).length, LIMITS.perSubscription);
+
+    // The older ones' retry time comes: they now sit at the head of the queue, before every lease.
+    await tables.dataSource.query(
+      `UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 second'
+                                    WHERE id = ANY ($1::text[])`,
+      [older],
+    );
+    assert.deepEqual(await claim('second worker'), [], 'every slot is in flight, wherever its delivery sits');
+    assert.equal(await inFlight(subscriptionId), LIMITS.perSubscription);
+  });
+
+  it('sends a failing subscription’s probe only once every attempt in flight has ended, wherever they sit in the queue', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const older: string[] = [];
+    for (let i = 0; i < LIMITS.perSubscription; i += 1)
+      older.push(await insertDelivery(tables.dataSource, { subscriptionId, dueInSeconds: 60 }));
+    for (let i = 0; i < LIMITS.perSubscription; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    const sending = await claim('first worker');
+    assert.equal(sending.length, LIMITS.perSubscription);
+
+    // The subscription starts failing, and its older deliveries are due again.
+    await tables.dataSource.query(`UPDATE webhook_subscription SET consecutive_failures = 1 WHERE id = $1`, [
+      subscriptionId,
+    ]);
+    await tables.dataSource.query(
+      `UPDATE webhook_delivery SET next_attempt_at = now() - interval '1 second'
+                                    WHERE id = ANY ($1::text[])`,
+      [older],
+    );
+    assert.deepEqual(await claim('second worker'), [], 'no probe while attempts are in flight');
+
+    await queue.releaseLeases(sending.map((d) => ({ id: d.id, leaseToken: d.leaseToken })));
+    assert.deepEqual(
+      (await claim('second worker')).map((d) => d.id),
+      [older[0]],
+      'then the oldest alone',
+    );
   });
 
   it('shares free slots between subscriptions with work: none gets a second slot while another waits for its first', async () => {
@@ -474,11 +535,16 @@ describe('DeliveryQueueRepository', () => {
     ];
     const claimed = await claim(randomUUID(), { leaseMs: 300 });
     assert.equal(claimed.length, 2);
-    // A delivery that is not in the queue makes the attempt log refuse the whole statement.
+    // An attempt the attempt log refuses (an HTTP status out of its range) makes it refuse the whole statement.
     const ghost: ClaimedDelivery = { ...claimed[0]!, id: randomUUID() };
     const recorded = await queue.recordAttempts(
       [...claimed, ghost].map((d) =>
-        attempt(d, { succeeded: true, outcome: 200, httpStatus: 200, next: { status: 'succeeded', retryInMs: null } }),
+        attempt(d, {
+          succeeded: true,
+          outcome: 200,
+          httpStatus: d === ghost ? 1000 : 200,
+          next: { status: 'succeeded', retryInMs: null },
+        }),
       ),
     );
     assert.deepEqual(
@@ -509,5 +575,202 @@ describe('DeliveryQueueRepository', () => {
       (await claim()).map((d) => d.id),
       [mine],
     );
+  });
+  /** Today's UTC day as a partition suffix (YYYYMMDD). */
+  const today = (): string => new Date().toISOString().slice(0, 10).replaceAll('-', '');
+
+  it('parks the turn of a subscription with nothing queued, and its next delivery brings the turn back at once', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await insertDelivery(tables.dataSource, { subscriptionId });
+    const [claimed] = await claim();
+    assert.ok(claimed);
+    await queue.recordAttempt(
+      attempt(claimed, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
+    );
+    assert.deepEqual(await claim(), []);
+    const turnOf = async () =>
+      (
+        await tables.dataSource.query(
+          `SELECT idle, turn_at > now() AS later FROM webhook_delivery_turn WHERE subscription_id = $1`,
+          [subscriptionId],
+        )
+      )[0];
+    assert.deepEqual(await turnOf(), { idle: true, later: true }, 'nothing queued: parked');
+    const next = await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.deepEqual(await turnOf(), { idle: false, later: false }, 'queued again: its turn is back');
+    assert.deepEqual(
+      (await claim()).map((d) => d.id),
+      [next],
+    );
+  });
+
+  it('never parks a subscription while a delivery of it is being queued: it is claimed as soon as that commits', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await insertDelivery(tables.dataSource, { subscriptionId });
+    const [first] = await claim();
+    assert.ok(first);
+    await queue.recordAttempt(
+      attempt(first, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
+    );
+    // A publishing transaction has queued the next delivery and not committed yet when a claim comes by.
+    const publisher = new Client({ connectionString: tables.url });
+    await publisher.connect();
+    try {
+      await publisher.query('BEGIN');
+      await publisher.query(
+        `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
+         VALUES ('queued-meanwhile', $1, 'order.confirmed', 'ord_meanwhile', '\\x7b7d', now())`,
+        [subscriptionId],
+      );
+      assert.deepEqual(await claim(), [], 'not committed yet: nothing to claim');
+      await publisher.query('COMMIT');
+    } finally {
+      await publisher.end();
+    }
+    assert.deepEqual(
+      (await claim()).map((d) => d.id),
+      ['queued-meanwhile'],
+    );
+  });
+
+  it('looks past turns that find nothing to send: a failing subscription in its backoff does not hide the next one', async () => {
+    const failing = await insertSubscription(tables.dataSource, { consecutiveFailures: 2 });
+    await insertDelivery(tables.dataSource, { subscriptionId: failing, dueInSeconds: 60 });
+    const healthy = await insertSubscription(tables.dataSource);
+    const due = await insertDelivery(tables.dataSource, { subscriptionId: healthy });
+    // One slot: the failing subscription's turn comes first and finds nothing due; the next turn is taken.
+    assert.deepEqual(
+      (await claim(randomUUID(), { maxDeliveries: 1 })).map((d) => d.id),
+      [due],
+    );
+  });
+
+  it('writes a lease as a HOT update: the lease columns are in no index, so no index entry is written', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    for (let i = 0; i < 3; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    const client = new Client({ connectionString: tables.url });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      const chosen = await client.query<{ id: string; serial: boolean }>(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }),
+      );
+      const leased = await client.query(
+        CLAIM_STATEMENTS.deliveries.text,
+        CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: chosen.rows.map((row) => row.id),
+          serial: chosen.rows.map((row) => row.serial),
+          perSubscription: 4,
+          maxDeliveries: 64,
+          leaseMs: 60_000,
+          leaseToken: 'hot',
+        }),
+      );
+      assert.equal(leased.rowCount, 3);
+      // This transaction's own counts: every updated queue row was a heap-only tuple.
+      const { rows } = await client.query<{ updated: number; hot: number }>(
+        `SELECT pg_stat_get_xact_tuples_updated('webhook_delivery'::regclass)::int AS updated,
+                pg_stat_get_xact_tuples_hot_updated('webhook_delivery'::regclass)::int AS hot`,
+      );
+      assert.deepEqual(rows[0], { updated: 3, hot: 3 });
+      await client.query('COMMIT');
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('moves a delivery out of the queue into its day’s history in the statement that records its final attempt', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const retried = await insertDelivery(tables.dataSource, { subscriptionId });
+    const finished = await insertDelivery(tables.dataSource, { subscriptionId });
+    const claimed = await claim();
+    const byId = new Map(claimed.map((d) => [d.id, d]));
+    await queue.recordAttempt(attempt(byId.get(retried)!, { next: { status: 'pending', retryInMs: 60_000 } }));
+    await queue.recordAttempt(
+      attempt(byId.get(finished)!, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
+    );
+    const queued = await tables.dataSource.query(`SELECT id FROM webhook_delivery`);
+    assert.deepEqual(
+      queued.map((row: { id: string }) => row.id),
+      [retried],
+      'only what is not final stays queued',
+    );
+    const [moved] = await tables.dataSource.query(
+      `SELECT tableoid::regclass::text AS partition, status, attempts, last_status FROM webhook_delivery_history
+        WHERE id = $1`,
+      [finished],
+    );
+    assert.deepEqual(moved, {
+      partition: `webhook_delivery_history_d${today()}`,
+      status: 'succeeded',
+      attempts: 1,
+      last_status: '200',
+    });
+  });
+
+  it('never loses an outcome to a day without its partition: the write is refused whole, the day is made, the outcome recorded', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const ids = [
+      await insertDelivery(tables.dataSource, { subscriptionId }),
+      await insertDelivery(tables.dataSource, { subscriptionId }),
+      await insertDelivery(tables.dataSource, { subscriptionId }),
+    ];
+    // Today's partitions gone, as if the retention job had not run since before today.
+    for (const parent of ['webhook_delivery_history', 'webhook_delivery_attempt']) {
+      await tables.dataSource.query(`ALTER TABLE ${parent} DETACH PARTITION ${parent}_d${today()}`);
+      await tables.dataSource.query(`DROP TABLE ${parent}_d${today()}`);
+    }
+    const claimed = await claim();
+    assert.equal(claimed.length, 3);
+    const success = {
+      succeeded: true,
+      outcome: 200,
+      httpStatus: 200,
+      next: { status: 'succeeded' as const, retryInMs: null },
+    };
+    // Two successes of one subscription (one statement for both), then one on its own.
+    const together = await queue.recordAttempts(claimed.slice(0, 2).map((d) => attempt(d, success)));
+    assert.deepEqual(
+      together.map((r) => (r.status === 'fulfilled' ? r.value.deliveryUpdated : r.reason)),
+      [true, true],
+    );
+    assert.equal((await queue.recordAttempt(attempt(claimed[2]!, success))).deliveryUpdated, true);
+    const [counts] = await tables.dataSource.query(
+      `SELECT (SELECT count(*)::int FROM webhook_delivery) AS queued,
+              (SELECT count(*)::int FROM webhook_delivery_history_d${today()} WHERE id = ANY ($1)) AS finished,
+              (SELECT count(*)::int FROM webhook_delivery_attempt_d${today()} WHERE delivery_id = ANY ($1)) AS attempts`,
+      [ids],
+    );
+    assert.deepEqual(counts, { queued: 0, finished: 3, attempts: 3 });
+  });
+  it('makes today’s partition before a publication writes a skipped delivery into it, so the publication never fails for want of one', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource, { enabled: false });
+    for (const parent of ['webhook_delivery_history', 'webhook_delivery_attempt']) {
+      await tables.dataSource.query(`ALTER TABLE ${parent} DETACH PARTITION ${parent}_d${today()}`);
+      await tables.dataSource.query(`DROP TABLE ${parent}_d${today()}`);
+    }
+    const id = randomUUID();
+    await tables.unitOfWork.run((tx) =>
+      queue.enqueue(
+        [
+          {
+            id,
+            subscriptionId,
+            eventType: 'order.confirmed',
+            subjectId: 'ord_skipped_today',
+            payload: Buffer.from('{}'),
+            traceId: 'trace',
+            status: 'skipped',
+          },
+        ],
+        tx,
+      ),
+    );
+    const [row] = await tables.dataSource.query(
+      `SELECT tableoid::regclass::text AS partition, status FROM webhook_delivery_history WHERE id = $1`,
+      [id],
+    );
+    assert.deepEqual(row, { partition: `webhook_delivery_history_d${today()}`, status: 'skipped' });
   });
 });

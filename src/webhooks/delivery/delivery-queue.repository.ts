@@ -88,18 +88,6 @@ function warningsRaised(
   return raised;
 }
 
-/** Pending, due, and not leased (or its lease expired); `alias` names the delivery row. */
-function due(alias: string): SqlFragment {
-  return sqlText(`${alias}.status = 'pending' AND ${alias}.next_attempt_at <= now()
-          AND (${alias}.lease_expires_at IS NULL OR ${alias}.lease_expires_at <= now())`);
-}
-
-/** The attempts in flight for a subscription: its pending rows with a live lease (read from the leased rows' index). */
-function leasesHeldBy(subscriptionId: string): SqlFragment {
-  return sqlText(`(SELECT count(*)::int FROM webhook_delivery b
-            WHERE b.subscription_id = ${subscriptionId} AND b.status = 'pending' AND b.lease_expires_at > now())`);
-}
-
 /**
  * Lets the statement's transaction commit without waiting for the WAL flush
  * (`synchronous_commit = off`, for that transaction only). Used for what the
@@ -115,9 +103,13 @@ const COMMIT_WITHOUT_FLUSH = sqlText(`set_config('synchronous_commit', 'off', tr
 
 /**
  * The outbox insert (see enqueue): a confirmation's deliveries, one row per
- * recipient, and the wake-up for every instance's worker in the same round
- * trip (`pg_notify` only when a pending row was inserted; PostgreSQL sends it
- * at commit). Prepared: every confirmation runs it.
+ * recipient (pending ones into the queue, `skipped` ones straight into
+ * today's history), and the wake-up for every instance's worker in the same
+ * round trip (`pg_notify` only when a pending row was inserted; PostgreSQL
+ * sends it at commit). Prepared: every confirmation runs it. A fact already
+ * waiting in the queue is not queued twice (its unique index); the history
+ * is not searched for it: a fact reaches the outbox once (see
+ * docs/webhooks.md, "One delivery per fact").
  */
 export const ENQUEUE_DELIVERIES = defineStatement<
   {
@@ -133,18 +125,22 @@ export const ENQUEUE_DELIVERIES = defineStatement<
   },
   { pending: number }
 >(
-  (p) => sql`WITH inserted AS (
-      INSERT INTO webhook_delivery
-             (id, subscription_id, event_type, subject_id, payload, trace_id, status, next_attempt_at, completed_at)
-      SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, r.status,
-             CASE WHEN r.status = 'pending' THEN now() END, CASE WHEN r.status = 'skipped' THEN now() END
-        FROM unnest(${p.ids}::text[], ${p.subscriptionIds}::text[], ${p.eventTypes}::text[], ${p.subjectIds}::text[],
-                    ${p.payloads}::bytea[], ${p.traceIds}::text[], ${p.statuses}::text[])
-             AS r(id, subscription_id, event_type, subject_id, payload, trace_id, status)
+  (p) => sql`WITH r AS (
+      SELECT * FROM unnest(${p.ids}::text[], ${p.subscriptionIds}::text[], ${p.eventTypes}::text[],
+                           ${p.subjectIds}::text[], ${p.payloads}::bytea[], ${p.traceIds}::text[], ${p.statuses}::text[])
+             WITH ORDINALITY AS r(id, subscription_id, event_type, subject_id, payload, trace_id, status, n)
+    ), queued AS (
+      INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, trace_id, next_attempt_at)
+      SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, now()
+        FROM r WHERE r.status = 'pending' ORDER BY r.n
       ON CONFLICT (subscription_id, event_type, subject_id) DO NOTHING
-      RETURNING status
+      RETURNING 1
+    ), skipped AS (
+      INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, trace_id, status)
+      SELECT r.id, r.subscription_id, r.event_type, r.subject_id, r.payload, r.trace_id, 'skipped'
+        FROM r WHERE r.status = 'skipped' ORDER BY r.n
     ), counted AS (
-      SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending FROM inserted
+      SELECT count(*)::int AS pending FROM queued
     )
     -- pg_notify returns void: selecting it is how a statement sends the notification.
     SELECT counted.pending, (SELECT pg_notify(${p.channel}, ${p.sender}) WHERE counted.pending > 0) AS wake_workers
@@ -152,11 +148,30 @@ export const ENQUEUE_DELIVERIES = defineStatement<
   { prepared: true },
 );
 
-/** A deleted subscription's queue, dropped; what is leased (in flight) is left to finish. */
+/**
+ * Moves queue rows into today's history in one statement: `gone` is the
+ * DELETE ... RETURNING of the rows, with `final_status` and `final_attempts`
+ * columns; rows of the history get `completed_at` = now().
+ */
+function intoHistory(gone: string): SqlFragment {
+  return sqlText(`INSERT INTO webhook_delivery_history
+             (id, seq, subscription_id, event_type, subject_id, payload, status, attempts, last_status, created_at,
+              trace_id, retry_from)
+      SELECT ${gone}.id, ${gone}.seq, ${gone}.subscription_id, ${gone}.event_type, ${gone}.subject_id,
+             ${gone}.payload, ${gone}.final_status, ${gone}.final_attempts, ${gone}.final_last_status,
+             ${gone}.created_at, ${gone}.trace_id, ${gone}.retry_from
+        FROM ${gone}`);
+}
+
+/** A deleted subscription's queue, dropped (into the history); what is leased (in flight) is left to finish. */
 const DROP_PENDING = defineStatement<{ subscriptionId: string }>(
-  (p) => sql`UPDATE webhook_delivery SET status = 'dropped', next_attempt_at = NULL, completed_at = now()
-        WHERE subscription_id = ${p.subscriptionId} AND status = 'pending'
-          AND (lease_expires_at IS NULL OR lease_expires_at <= now())`,
+  (p) => sql`WITH gone AS (
+      DELETE FROM webhook_delivery
+       WHERE subscription_id = ${p.subscriptionId} AND status = 'pending'
+         AND (lease_expires_at IS NULL OR lease_expires_at <= now())
+      RETURNING *, 'dropped'::text AS final_status, attempts AS final_attempts, last_status AS final_last_status
+    )
+    ${intoHistory('gone')}`,
   { prepared: false },
 );
 
@@ -234,20 +249,28 @@ export const RECORD_ATTEMPT = defineStatement<RecordAttemptParams, RecordAttempt
     ), next AS (
       SELECT CASE WHEN ${p.nextStatus}::text = 'pending' AND coalesce((SELECT deleted FROM subscription), true)
                   THEN 'dropped' ELSE ${p.nextStatus}::text END AS status
-    ), delivery AS (
+    ), retry AS (
+      -- Still pending: a retry, written in place (no indexed column changes, so a HOT update).
       UPDATE webhook_delivery d
          SET attempts = d.attempts + 1,
              last_status = ${p.outcome},
-             status = next.status,
-             next_attempt_at = CASE WHEN next.status = 'pending'
-                                    THEN now() + ${p.retryInMs}::double precision * interval '1 millisecond' END,
-             completed_at = CASE WHEN next.status = 'pending' THEN NULL ELSE now() END,
-             replay = d.replay AND next.status = 'pending',
+             next_attempt_at = now() + ${p.retryInMs}::double precision * interval '1 millisecond',
              lease_expires_at = NULL,
              lease_token = NULL
         FROM next
-       WHERE d.id = ${p.deliveryId} AND d.lease_token = ${p.leaseToken}
+       WHERE d.id = ${p.deliveryId} AND d.lease_token = ${p.leaseToken} AND next.status = 'pending'
       RETURNING d.id
+    ), gone AS (
+      -- Final: out of the queue and into today's history, in this same statement.
+      DELETE FROM webhook_delivery d
+       USING next
+       WHERE d.id = ${p.deliveryId} AND d.lease_token = ${p.leaseToken} AND next.status <> 'pending'
+      RETURNING d.*, next.status AS final_status, d.attempts + 1 AS final_attempts,
+                ${p.outcome}::text AS final_last_status
+    ), history AS (
+      ${intoHistory('gone')}
+    ), delivery AS (
+      SELECT id FROM retry UNION ALL SELECT id FROM gone
     )
     SELECT (SELECT failures FROM subscription) AS failures,
            (SELECT enabled FROM subscription) AS enabled,
@@ -331,20 +354,21 @@ export const RECORD_SUCCESSES = defineStatement<RecordSuccessesParams, RecordSuc
       SELECT r.delivery_id, r.attempted_at, r.outcome, r.duration_ms, r.http_status, r.response_excerpt,
              CASE WHEN r.manual THEN 'manual' ELSE 'scheduled' END
         FROM r ORDER BY r.n
+    ), gone AS (
+      -- Out of the queue and into today's history. Joined with the count of locked rows: no delivery
+      -- row is touched before the subscription locks are held.
+      -- By primary key (= ANY): the queue is often analysed empty, and a join would then read it whole.
+      DELETE FROM webhook_delivery d
+       USING locked
+       WHERE d.id = ANY (${p.deliveryIds}::text[]) AND locked.n >= 0
+         AND EXISTS (SELECT 1 FROM r WHERE r.delivery_id = d.id AND r.lease_token = d.lease_token)
+      RETURNING d.*, (SELECT r.n FROM r WHERE r.delivery_id = d.id) AS n, 'succeeded'::text AS final_status,
+                d.attempts + 1 AS final_attempts,
+                (SELECT r.outcome FROM r WHERE r.delivery_id = d.id) AS final_last_status
+    ), history AS (
+      ${intoHistory('gone')}
     ), delivery AS (
-      UPDATE webhook_delivery d
-         SET attempts = d.attempts + 1,
-             last_status = r.outcome,
-             status = 'succeeded',
-             next_attempt_at = NULL,
-             completed_at = now(),
-             replay = false,
-             lease_expires_at = NULL,
-             lease_token = NULL
-        -- Joined with the count of locked rows: no delivery row is touched before the subscription locks are held.
-        FROM r, locked
-       WHERE d.id = r.delivery_id AND d.lease_token = r.lease_token AND locked.n >= 0
-      RETURNING r.n
+      SELECT gone.n FROM gone
     )
     SELECT r.n::int AS n,
            r.n IN (SELECT delivery.n FROM delivery) AS delivery_updated,
@@ -373,58 +397,78 @@ const INSERT_WARNINGS = defineStatement<{
 const RELEASE_LEASES = defineStatement<{ ids: string[]; leaseTokens: string[] }>(
   (p) => sql`UPDATE webhook_delivery d SET lease_expires_at = NULL, lease_token = NULL
          FROM unnest(${p.ids}::text[], ${p.leaseTokens}::text[]) AS l(id, token)
-        WHERE d.id = l.id AND d.lease_token = l.token`,
+        WHERE d.id = ANY (${p.ids}::text[]) AND d.id = l.id AND d.lease_token = l.token`,
   { prepared: false },
 );
 
-/** Step 1 of a claim (see claim): lock the subscriptions that have something sendable. */
+/** How long a subscription found with nothing queued (or disabled) is left out of the claims' turns. */
+const PARKED_FOR = sqlText(`interval '10 seconds'`);
+
+/**
+ * Step 1 of a claim (see claim): the subscriptions whose turn it is, least
+ * recently looked at first, locked with their turns. Reads the small table
+ * of turns (one row per subscription with something queued) and the
+ * subscriptions, never the queue: what it reads does not grow with the
+ * backlog. A disabled or deleted subscription's turn is parked (and brought
+ * back by enable or the next delivery queued). `perSubscription` is not
+ * needed to choose: step 2 applies the caps.
+ */
 const CLAIM_SUBSCRIPTIONS = defineStatement<
   { maxDeliveries: number; perSubscription: number },
   { id: string; serial: boolean }
 >(
-  (p) => sql`WITH RECURSIVE pending AS (
-      -- The subscriptions with pending deliveries, one index probe each (a skip scan), never the whole backlog.
-      (SELECT d.subscription_id AS id FROM webhook_delivery d
-        WHERE d.status = 'pending' ORDER BY d.subscription_id LIMIT 1)
-      UNION ALL
-      SELECT (SELECT d.subscription_id FROM webhook_delivery d
-               WHERE d.status = 'pending' AND d.subscription_id > pending.id
-               ORDER BY d.subscription_id LIMIT 1)
-        FROM pending WHERE pending.id IS NOT NULL
-    ), due AS (
-      -- Each one's oldest due delivery (in queue order, past the few leased ones) says when it became due.
-      SELECT pending.id AS subscription_id, oldest_due.next_attempt_at AS first_due
-        FROM pending
-       CROSS JOIN LATERAL (
-             SELECT x.next_attempt_at FROM webhook_delivery x
-              WHERE x.subscription_id = pending.id AND ${due('x')}
-              ORDER BY x.seq LIMIT 1
-            ) oldest_due
+  (p) => sql`WITH candidates AS (
+      SELECT t.subscription_id, t.turn_at, s.enabled AND s.deleted_at IS NULL AS sendable
+        FROM webhook_delivery_turn t JOIN webhook_subscription s ON s.id = t.subscription_id
+       WHERE t.turn_at <= now()
+       ORDER BY t.turn_at, t.subscription_id
+       LIMIT ${p.maxDeliveries}
+    ), parked AS (
+      UPDATE webhook_delivery_turn t SET turn_at = now() + ${PARKED_FOR}, idle = true
+        FROM (SELECT l.subscription_id FROM webhook_delivery_turn l
+               WHERE l.subscription_id IN (SELECT c.subscription_id FROM candidates c WHERE NOT c.sendable)
+                 FOR UPDATE SKIP LOCKED) off
+       WHERE t.subscription_id = off.subscription_id
     )
     SELECT s.id, mode.serial, ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
-      FROM due JOIN webhook_subscription s ON s.id = due.subscription_id
+      FROM candidates c JOIN webhook_subscription s ON s.id = c.subscription_id
+      JOIN webhook_delivery_turn t ON t.subscription_id = c.subscription_id
      CROSS JOIN LATERAL (
            SELECT s.consecutive_failures > 0 OR EXISTS (
                     SELECT 1 FROM webhook_delivery r
                      WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
           ) mode
-     CROSS JOIN LATERAL (SELECT ${leasesHeldBy('s.id')} AS n) busy
-     WHERE s.enabled AND s.deleted_at IS NULL
-       AND busy.n < CASE WHEN NOT mode.serial THEN ${p.perSubscription} ELSE 1 END
-       AND (NOT mode.serial OR EXISTS (
-             SELECT 1 FROM (SELECT o.next_attempt_at, o.lease_expires_at FROM webhook_delivery o
-                             WHERE o.subscription_id = s.id AND o.status = 'pending'
-                             ORDER BY o.seq LIMIT 1) oldest
-              WHERE oldest.next_attempt_at <= now()
-                AND (oldest.lease_expires_at IS NULL OR oldest.lease_expires_at <= now())))
-     -- Those with fewer attempts in flight first (slots are shared in turns, see CLAIM_DELIVERIES), then by age.
-     ORDER BY busy.n, due.first_due
-     LIMIT ${p.maxDeliveries}
-     FOR NO KEY UPDATE OF s SKIP LOCKED`,
+     WHERE c.sendable AND s.enabled AND s.deleted_at IS NULL
+     ORDER BY c.turn_at, c.subscription_id
+     -- The turn is locked with the subscription: its list of leases (see CLAIM_DELIVERIES) is read and
+     -- written by the holder of both locks only.
+     FOR NO KEY UPDATE OF s, t SKIP LOCKED`,
   { prepared: true },
 );
 
-/** Step 2 of a claim: lease each locked subscription's due deliveries, up to its cap. */
+/**
+ * Step 2 of a claim: with each subscription and its turn locked, what is in
+ * flight and what may go.
+ *
+ * In flight is counted exactly, from the turn's list of the deliveries its
+ * claims leased: every lease is made here or by a resend (LEASE_FOR_RESEND
+ * in delivery-history.repository.ts), and written to the list in the
+ * statement that makes it, so a delivery whose lease is still valid is
+ * always on its subscription's list. The list is read by primary key (a few
+ * rows, whatever the backlog) and rewritten as what is still leased plus
+ * what this claim leases. The lease columns are in no index (a lease is a
+ * HOT update, see migration DeliveryQueueAndHistory), which is why leases
+ * are not found by an index of their own.
+ *
+ * Then the head of each queue, oldest first, skipping what is leased or
+ * waiting for its retry, up to the subscription's free slots: a failing or
+ * replaying subscription sends only its oldest pending delivery, when it is
+ * due and nothing of it is in flight (one probe at a time, on the backoff
+ * schedule). The free slots are dealt out in turns, the leases written by
+ * row address (the walk just read it, no index to descend again), and each
+ * subscription's turn moves to the back (or, with nothing queued at all, is
+ * parked).
+ */
 const CLAIM_DELIVERIES = defineStatement<
   {
     subscriptionIds: string[];
@@ -436,33 +480,115 @@ const CLAIM_DELIVERIES = defineStatement<
   },
   ClaimedRow
 >(
-  (p) => sql`WITH picked AS (
-      SELECT c.id
-        FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
-       CROSS JOIN LATERAL (SELECT ${leasesHeldBy('sub.id')} AS n) busy
-       CROSS JOIN LATERAL (
-             SELECT locked.*, row_number() OVER (ORDER BY locked.seq) AS turn
-               FROM (SELECT x.id, x.seq, x.next_attempt_at FROM webhook_delivery x
-                      WHERE x.subscription_id = sub.id AND ${due('x')}
-                        AND (NOT sub.serial OR NOT EXISTS (
-                              SELECT 1 FROM webhook_delivery o
-                               WHERE o.subscription_id = sub.id AND o.status = 'pending' AND o.seq < x.seq))
-                      ORDER BY x.seq
-                      LIMIT GREATEST(0, CASE WHEN NOT sub.serial THEN ${p.perSubscription} ELSE 1 END - busy.n)
-                      FOR UPDATE SKIP LOCKED) locked
-            ) c
+  (p) => sql`WITH sub AS (
+      SELECT * FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
+    ), flight AS (
+      -- By primary key, one turn at a time: a join could read the whole queue for the lease's sake.
+      SELECT t.subscription_id, x.id
+        FROM webhook_delivery_turn t CROSS JOIN LATERAL (
+              SELECT x.id FROM webhook_delivery x
+               WHERE x.id = ANY (t.in_flight) AND x.lease_expires_at > now()) x
+       WHERE t.subscription_id = ANY (${p.subscriptionIds}::text[])
+    ), busy AS (
+      SELECT sub.id AS subscription_id, sub.serial,
+             (SELECT count(*) FROM flight WHERE flight.subscription_id = sub.id)::int AS n
+        FROM sub
+    ), head AS (
+      SELECT busy.subscription_id, busy.serial, busy.n AS busy, h.*
+        FROM busy CROSS JOIN LATERAL (
+              SELECT x.id, x.seq, x.next_attempt_at
+                FROM webhook_delivery x
+               WHERE x.subscription_id = busy.subscription_id AND x.status = 'pending'
+                 AND x.next_attempt_at <= now() AND (x.lease_expires_at IS NULL OR x.lease_expires_at <= now())
+               ORDER BY x.seq
+               LIMIT greatest(CASE WHEN busy.serial THEN 1 ELSE ${p.perSubscription} END - busy.n, 0)) h
+    ), oldest AS (
+      -- A failing or replaying subscription sends its oldest pending delivery only; one with nothing in
+      -- flight or due may have nothing queued at all. One probe each, only for those.
+      SELECT busy.subscription_id, o.seq
+        FROM busy CROSS JOIN LATERAL (
+             SELECT x.seq FROM webhook_delivery x
+              WHERE x.subscription_id = busy.subscription_id AND x.status = 'pending'
+                AND (busy.serial OR (busy.n = 0 AND NOT EXISTS (
+                       SELECT 1 FROM head WHERE head.subscription_id = busy.subscription_id)))
+              ORDER BY x.seq LIMIT 1) o
+    ), free AS (
+      SELECT head.id, head.subscription_id, head.next_attempt_at, head.busy,
+             row_number() OVER (PARTITION BY head.subscription_id ORDER BY head.seq) AS turn
+        FROM head LEFT JOIN oldest ON oldest.subscription_id = head.subscription_id
+       WHERE NOT head.serial OR head.seq = oldest.seq
+    ), picked AS (
+      SELECT free.id, free.subscription_id FROM free
        -- Free slots are dealt out in turns: every subscription with work gets its next slot
        -- (counting what it already has in flight) before any gets one more.
-       ORDER BY busy.n + c.turn, c.next_attempt_at
+       ORDER BY free.busy + free.turn, free.next_attempt_at
        LIMIT ${p.maxDeliveries}
+    ), emptied AS (
+      -- Found with nothing queued. Parked only when no delivery is being queued for it right now: an
+      -- insert holds KEY SHARE on the subscription (its foreign key) from the insert to its commit, which
+      -- FOR UPDATE waits for, here skips. One that starts after this lock waits for this commit, and its
+      -- trigger then sees the parked turn and brings it back.
+      SELECT s.id FROM webhook_subscription s
+       WHERE s.id IN (SELECT busy.subscription_id FROM busy WHERE busy.n = 0)
+         AND NOT EXISTS (SELECT 1 FROM head WHERE head.subscription_id = s.id)
+         AND NOT EXISTS (SELECT 1 FROM oldest WHERE oldest.subscription_id = s.id)
+         FOR UPDATE SKIP LOCKED
+    ), turns AS (
+      UPDATE webhook_delivery_turn t
+         SET turn_at = CASE WHEN looked.parked THEN now() + ${PARKED_FOR} ELSE now() END,
+             idle = looked.parked,
+             in_flight = ARRAY(SELECT flight.id FROM flight WHERE flight.subscription_id = t.subscription_id
+                               UNION ALL
+                               SELECT picked.id FROM picked WHERE picked.subscription_id = t.subscription_id)
+        FROM (SELECT sub.id, EXISTS (SELECT 1 FROM emptied WHERE emptied.id = sub.id) AS parked FROM sub) looked
+       WHERE t.subscription_id = looked.id
+    ), leased AS (
+      -- By primary key, from an array: the queue is often analysed empty (a drained queue keeps its
+      -- pages), and a join with the picked rows was then planned with the queue as its outer side, read
+      -- whole. An array of keys leaves one cheap way to find them, whatever the statistics say.
+      UPDATE webhook_delivery d
+         SET lease_expires_at = now() + ${p.leaseMs} * interval '1 millisecond', lease_token = ${p.leaseToken}
+       WHERE d.id = ANY (ARRAY(SELECT picked.id FROM picked))
+         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= now())
+      RETURNING d.*
     )
-    UPDATE webhook_delivery d
-       SET lease_expires_at = now() + ${p.leaseMs} * interval '1 millisecond', lease_token = ${p.leaseToken}
-      FROM picked, webhook_subscription s
-     WHERE d.id = picked.id AND s.id = d.subscription_id
-    RETURNING ${CLAIMED_COLUMNS}`,
+    SELECT ${CLAIMED_COLUMNS} FROM leased d JOIN webhook_subscription s ON s.id = d.subscription_id`,
   { prepared: true },
 );
+
+/**
+ * Makes the history's and the attempt log's partitions from yesterday (an
+ * attempt's time is the worker's clock) to a week ahead, where missing; the
+ * retention job keeps them a week ahead, so this runs only when it could not.
+ */
+const ENSURE_RECENT_PARTITIONS = defineStatement<Record<string, never>, { made: number }>(
+  () => sql`SELECT webhook_history_ensure_partitions((now() AT TIME ZONE 'UTC')::date - 1,
+                                                   (now() AT TIME ZONE 'UTC')::date + 7) AS made`,
+  { prepared: false },
+);
+
+/** Today's history partitions (and tomorrow's, for a transaction that ends after midnight), where missing. */
+const ENSURE_TODAY_PARTITIONS = defineStatement<Record<string, never>, { made: number }>(
+  () => sql`SELECT webhook_history_ensure_partitions((now() AT TIME ZONE 'UTC')::date,
+                                                   (now() AT TIME ZONE 'UTC')::date + 1) AS made`,
+  { prepared: false },
+);
+
+/** PostgreSQL refused a row no partition takes (a day whose partition was never made). */
+function isMissingPartition(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error as Error & { code?: string }).code === '23514' &&
+    error.message.startsWith('no partition of relation')
+  );
+}
+
+/**
+ * Claims look at most this many times `maxDeliveries` subscriptions' turns
+ * (a turn may find nothing to send: a failing subscription waiting for its
+ * backoff, one at its cap); the worker's poll and wake-ups do the rest.
+ */
+const MAX_CLAIM_ROUNDS = 4;
 
 /** The claim's two statements, for the test that their cost does not grow with the backlog. */
 export const CLAIM_STATEMENTS = { subscriptions: CLAIM_SUBSCRIPTIONS, deliveries: CLAIM_DELIVERIES } as const;
@@ -488,6 +614,10 @@ export class DeliveryQueueRepository {
    */
   async enqueue(rows: NewDelivery[], tx: Transaction): Promise<number> {
     if (rows.length === 0) return 0;
+    // A skipped delivery goes straight into today's history, inside the publishing transaction, where a
+    // refused write could not be made again: today's partition is made first should it be missing (rare:
+    // only disabled subscriptions get skipped deliveries, and the check is a few catalogue look-ups).
+    if (rows.some((row) => row.status === 'skipped')) await ENSURE_TODAY_PARTITIONS.one({}, tx);
     const counted = await ENQUEUE_DELIVERIES.one(
       {
         ids: rows.map((r) => r.id),
@@ -508,45 +638,60 @@ export class DeliveryQueueRepository {
 
   /** A deleted subscription's queue is dropped; an attempt in flight (leased) finishes and is recorded. */
   async dropPending(subscriptionId: string, tx: Transaction): Promise<void> {
+    // Into today's history inside the deleting transaction: today's partition first, as for skipped ones.
+    await ENSURE_TODAY_PARTITIONS.one({}, tx);
     await DROP_PENDING.affected({ subscriptionId }, tx);
   }
 
   /**
    * Leases due deliveries to the caller. Two statements in one transaction:
    *
-   * 1. lock the subscriptions that have something sendable, `FOR NO KEY
-   *    UPDATE SKIP LOCKED` (workers never wait on each other, and outbox
-   *    inserts, which only take KEY SHARE through the foreign key, never
-   *    wait on a claim). A failing subscription (consecutive failures > 0)
-   *    is sendable only when its oldest pending delivery is due and nothing
-   *    of it is in flight: one probe at a time, on the backoff schedule.
+   * 1. take the subscriptions whose turn it is (least recently looked at
+   *    first, from the small table of turns, never the backlog) and lock
+   *    them, `FOR NO KEY UPDATE SKIP LOCKED` (workers never wait on each
+   *    other, and outbox inserts, which only take KEY SHARE through the
+   *    foreign key, never wait on a claim).
    * 2. with those locks held, and a fresh snapshot that sees every earlier
-   *    claim, count each subscription's attempts in flight and lease up to
-   *    the cap, oldest first, `FOR UPDATE SKIP LOCKED`.
+   *    claim, walk the head of each one's queue: count its attempts in
+   *    flight and lease up to its cap, oldest first, dealt out in turns. A
+   *    failing or replaying subscription sends only its oldest pending
+   *    delivery, when it is due and nothing of it is in flight: one probe at
+   *    a time, on the backoff schedule. Each subscription looked at goes to
+   *    the back of the turns.
    *
-   * A lease that expires (a crashed or stuck worker) makes the delivery due
-   * again; the attempt is then made again (at least once).
+   * When every turn taken was used and room is left, it looks at the next
+   * turns, a few rounds at most. A lease that expires (a crashed or stuck
+   * worker) makes the delivery due again; the attempt is then made again (at
+   * least once).
    */
   async claim(limits: ClaimLimits): Promise<ClaimedDelivery[]> {
-    return this.unitOfWork.run(async (tx) => {
-      const subscriptions = await CLAIM_SUBSCRIPTIONS.rows(
-        { maxDeliveries: limits.maxDeliveries, perSubscription: limits.perSubscription },
-        tx,
-      );
-      if (subscriptions.length === 0) return [];
-      const rows = await CLAIM_DELIVERIES.rows(
-        {
-          subscriptionIds: subscriptions.map((s) => s.id),
-          serial: subscriptions.map((s) => s.serial),
-          perSubscription: limits.perSubscription,
-          maxDeliveries: limits.maxDeliveries,
-          leaseMs: limits.leaseMs,
-          leaseToken: limits.leaseToken,
-        },
-        tx,
-      );
-      return rows.map((row) => claimedDelivery(row, limits.leaseToken));
-    });
+    const claimed: ClaimedDelivery[] = [];
+    for (let round = 0; round < MAX_CLAIM_ROUNDS && claimed.length < limits.maxDeliveries; round += 1) {
+      const room = limits.maxDeliveries - claimed.length;
+      const { looked, leased } = await this.unitOfWork.run(async (tx) => {
+        const subscriptions = await CLAIM_SUBSCRIPTIONS.rows(
+          { maxDeliveries: room, perSubscription: limits.perSubscription },
+          tx,
+        );
+        if (subscriptions.length === 0) return { looked: 0, leased: [] };
+        const rows = await CLAIM_DELIVERIES.rows(
+          {
+            subscriptionIds: subscriptions.map((s) => s.id),
+            serial: subscriptions.map((s) => s.serial),
+            perSubscription: limits.perSubscription,
+            maxDeliveries: room,
+            leaseMs: limits.leaseMs,
+            leaseToken: limits.leaseToken,
+          },
+          tx,
+        );
+        return { looked: subscriptions.length, leased: rows.map((row) => claimedDelivery(row, limits.leaseToken)) };
+      });
+      claimed.push(...leased);
+      // Fewer turns than room: every subscription whose turn it is was looked at.
+      if (looked < room) break;
+    }
+    return claimed;
   }
 
   /**
@@ -565,24 +710,26 @@ export class DeliveryQueueRepository {
   async recordAttempt(record: AttemptRecord): Promise<AttemptRecorded> {
     const { delivery } = record;
     const manual = record.trigger === 'manual';
-    const row = await RECORD_ATTEMPT.one(
-      {
-        deliveryId: delivery.id,
-        leaseToken: delivery.leaseToken,
-        attemptedAt: record.attemptedAt,
-        outcome: String(record.outcome),
-        durationMs: record.durationMs,
-        httpStatus: record.httpStatus,
-        responseExcerpt: record.responseExcerpt,
-        succeeded: record.succeeded,
-        failuresBeforeDisable: FAILURES_BEFORE_DISABLE,
-        subscriptionId: delivery.subscriptionId,
-        nextStatus: record.next.status,
-        retryInMs: record.next.retryInMs ?? 0,
-        manual,
-        failingWarningFrom: FIRST_FAILING_WARNING_AT,
-      },
-      this.database,
+    const row = await this.withDayPartitions(() =>
+      RECORD_ATTEMPT.one(
+        {
+          deliveryId: delivery.id,
+          leaseToken: delivery.leaseToken,
+          attemptedAt: record.attemptedAt,
+          outcome: String(record.outcome),
+          durationMs: record.durationMs,
+          httpStatus: record.httpStatus,
+          responseExcerpt: record.responseExcerpt,
+          succeeded: record.succeeded,
+          failuresBeforeDisable: FAILURES_BEFORE_DISABLE,
+          subscriptionId: delivery.subscriptionId,
+          nextStatus: record.next.status,
+          retryInMs: record.next.retryInMs ?? 0,
+          manual,
+          failingWarningFrom: FIRST_FAILING_WARNING_AT,
+        },
+        this.database,
+      ),
     );
     const warnings = warningsRaised(record.succeeded, manual, row);
     if (warnings.length > 0) {
@@ -650,19 +797,21 @@ export class DeliveryQueueRepository {
 
   /** Successful attempts in one statement (RECORD_SUCCESSES), then the rare `recovered` warnings. */
   private async recordSuccesses(records: readonly AttemptRecord[]): Promise<AttemptRecorded[]> {
-    const rows = await RECORD_SUCCESSES.rows(
-      {
-        deliveryIds: records.map((r) => r.delivery.id),
-        leaseTokens: records.map((r) => r.delivery.leaseToken),
-        subscriptionIds: records.map((r) => r.delivery.subscriptionId),
-        attemptedAts: records.map((r) => r.attemptedAt),
-        outcomes: records.map((r) => String(r.outcome)),
-        durationsMs: records.map((r) => r.durationMs),
-        httpStatuses: records.map((r) => r.httpStatus),
-        responseExcerpts: records.map((r) => r.responseExcerpt),
-        manual: records.map((r) => r.trigger === 'manual'),
-      },
-      this.database,
+    const rows = await this.withDayPartitions(() =>
+      RECORD_SUCCESSES.rows(
+        {
+          deliveryIds: records.map((r) => r.delivery.id),
+          leaseTokens: records.map((r) => r.delivery.leaseToken),
+          subscriptionIds: records.map((r) => r.delivery.subscriptionId),
+          attemptedAts: records.map((r) => r.attemptedAt),
+          outcomes: records.map((r) => String(r.outcome)),
+          durationsMs: records.map((r) => r.durationMs),
+          httpStatuses: records.map((r) => r.httpStatus),
+          responseExcerpts: records.map((r) => r.responseExcerpt),
+          manual: records.map((r) => r.trigger === 'manual'),
+        },
+        this.database,
+      ),
     );
     const recorded = records.map((): AttemptRecorded => ({ deliveryUpdated: false, disabledNow: false, warnings: [] }));
     for (const row of rows) {
@@ -685,6 +834,23 @@ export class DeliveryQueueRepository {
       );
     }
     return recorded;
+  }
+
+  /**
+   * Runs a write that moves deliveries into the history. Should a day have
+   * no partition (the retention job makes them a week ahead, so only when it
+   * has not run for that long), PostgreSQL refuses the whole statement: the
+   * deliveries stay in the queue under their leases and nothing is lost. The
+   * missing days are then made and the write is made again, once.
+   */
+  private async withDayPartitions<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (!isMissingPartition(error)) throw error;
+      await ENSURE_RECENT_PARTITIONS.one({}, this.database);
+      return write();
+    }
   }
 
   /** Gives leases back without an attempt (shutdown cut an attempt short): the deliveries are due again. */

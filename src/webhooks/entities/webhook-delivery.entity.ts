@@ -3,7 +3,11 @@ import type { WebhookEventType } from '../webhook-event-types';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'dropped' | 'skipped';
 
-/** One envelope for one subscription: the outbox row and the truth about its delivery. */
+/**
+ * One envelope for one subscription while it is not final: the queue's row
+ * (the outbox). A final delivery lives in `webhook_delivery_history`, by day
+ * of completion (migration DeliveryQueueAndHistory).
+ */
 @Entity('webhook_delivery')
 export class WebhookDeliveryEntity {
   /** The envelope `id` and `Service-Delivery` (a uuid). */
@@ -15,6 +19,7 @@ export class WebhookDeliveryEntity {
   @Column({ name: 'subject_id', type: 'text', collation: 'C' }) subjectId!: string;
   /** The exact bytes every attempt sends and signs. */
   @Column({ type: 'bytea' }) payload!: Buffer;
+  /** Always `pending` here; the history holds the final states. */
   @Column({ type: 'text', default: 'pending' }) status!: DeliveryStatus;
   @Column({ type: 'integer', default: 0 }) attempts!: number;
   @Column({ name: 'last_status', type: 'text', nullable: true }) lastStatus!: string | null;
@@ -30,5 +35,4 @@ export class WebhookDeliveryEntity {
   /** Queued again by recovery: its subscription is sent one delivery at a time until it is done. */
   @Column({ type: 'boolean', default: false }) replay!: boolean;
   @Column({ name: 'created_at', type: 'timestamptz', precision: 3, default: () => 'now()' }) createdAt!: Date;
-  @Column({ name: 'completed_at', type: 'timestamptz', precision: 3, nullable: true }) completedAt!: Date | null;
 }
