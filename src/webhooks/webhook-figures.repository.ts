@@ -13,36 +13,61 @@ export interface WebhookFigures {
   disabledSubscriptions: number;
 }
 
+/** The table the claim reads and writes: the pending and leased deliveries. */
+const QUEUE_TABLE = sqlText(`'webhook_delivery'`);
+
+/** Up to this many pending deliveries are counted; past it the count is estimated (see FIGURES). */
+export const PENDING_COUNTED_UP_TO = 10_000;
+
 /**
  * All three figures in one statement, so a scrape costs one round trip and
- * nothing on the write paths has to keep a count in step.
+ * nothing on the write paths has to keep a count in step. What it reads is
+ * bounded whatever the backlog, so a scrape answers within its deadline at a
+ * million pending, when the figures matter most.
  *
- * The lag leaves out what the worker may not send, or an endpoint that is
- * merely down would look like a worker falling behind: deliveries of
- * disabled or deleted subscriptions, and, for a failing subscription,
- * everything behind its oldest pending delivery (only that one is probed,
- * on the backoff schedule).
+ * The lag is read per subscription with something queued (its turn), from
+ * the head of its queue: the oldest of its first few due deliveries in queue
+ * order (more than a few due out of queue order would take more than the
+ * attempts a subscription may have in flight). It leaves out what the
+ * worker may not send, or an endpoint that is merely down would look like a
+ * worker falling behind: deliveries of disabled or deleted subscriptions,
+ * and, for a failing subscription, everything behind its oldest pending
+ * delivery (only that one is probed, on the backoff schedule).
+ *
+ * Pending is counted up to PENDING_COUNTED_UP_TO; past it, it is estimated
+ * from the queue's size on disk and its rows per page when last analysed
+ * (never less than what was counted).
  */
 const FIGURES = defineStatement<
   NoParams,
   { lag_seconds: number | null; pending: number | null; disabled: number | null }
 >(
-  () => sql`SELECT
-             (SELECT extract(epoch FROM now() - min(d.next_attempt_at))::float8
-                FROM webhook_delivery d JOIN webhook_subscription s ON s.id = d.subscription_id
-               WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-                 AND s.enabled AND s.deleted_at IS NULL
-                 AND (s.consecutive_failures = 0 OR NOT EXISTS (
-                       SELECT 1 FROM webhook_delivery o
-                        WHERE o.subscription_id = d.subscription_id AND o.status = 'pending' AND o.seq < d.seq))
-             ) AS lag_seconds,
-             (SELECT count(*)::int FROM webhook_delivery WHERE status = 'pending') AS pending,
-             (SELECT count(*)::int FROM webhook_subscription WHERE NOT enabled AND deleted_at IS NULL) AS disabled`,
+  () => sql`WITH heads AS (
+      SELECT head.next_attempt_at
+        FROM webhook_delivery_turn t JOIN webhook_subscription s ON s.id = t.subscription_id
+       CROSS JOIN LATERAL (
+             SELECT min(x.next_attempt_at) AS next_attempt_at
+               FROM (SELECT d.next_attempt_at FROM webhook_delivery d
+                      WHERE d.subscription_id = t.subscription_id AND d.status = 'pending'
+                      ORDER BY d.seq
+                      LIMIT CASE WHEN s.consecutive_failures = 0 THEN 8 ELSE 1 END) x
+              WHERE x.next_attempt_at <= now()) head
+       WHERE s.enabled AND s.deleted_at IS NULL
+    ), counted AS (
+      SELECT count(*)::int AS n FROM (SELECT 1 FROM webhook_delivery WHERE status = 'pending'
+                                      LIMIT ${sqlText(String(PENDING_COUNTED_UP_TO + 1))}) x
+    ), estimated AS (
+      SELECT (c.reltuples / nullif(c.relpages, 0)
+              * (pg_relation_size(c.oid) / current_setting('block_size')::int))::float8 AS n
+        FROM pg_class c WHERE c.oid = ${QUEUE_TABLE}::regclass AND c.reltuples > 0
+    )
+    SELECT (SELECT extract(epoch FROM now() - min(heads.next_attempt_at))::float8 FROM heads) AS lag_seconds,
+           CASE WHEN counted.n <= ${sqlText(String(PENDING_COUNTED_UP_TO))} THEN counted.n
+                ELSE greatest(counted.n, coalesce((SELECT round(estimated.n)::int FROM estimated), 0)) END AS pending,
+           (SELECT count(*)::int FROM webhook_subscription WHERE NOT enabled AND deleted_at IS NULL) AS disabled
+      FROM counted`,
   { prepared: false },
 );
-
-/** The table the claim reads and writes: the pending and leased deliveries. */
-const QUEUE_TABLE = sqlText(`'webhook_delivery'`);
 
 /**
  * Dead row versions in the queue table that vacuum has not removed yet. Each
@@ -54,6 +79,9 @@ const QUEUE_DEAD_ROWS = defineStatement<NoParams, { dead_rows: number | null }>(
         WHERE relid = ${QUEUE_TABLE}::regclass`,
   { prepared: false },
 );
+
+/** The figures' statement, for the test that what it reads does not grow with the backlog. */
+export const FIGURES_STATEMENT = FIGURES;
 
 @Injectable()
 export class WebhookFiguresRepository {
