@@ -10,6 +10,22 @@ interface PlanNode {
   'Shared Read Blocks': number;
 }
 
+interface PagesRead {
+  pages: number;
+  rows: number;
+}
+
+/** Buffer pages a statement read and the rows it returned, run under EXPLAIN (ANALYZE, BUFFERS). */
+async function pagesReadBy(db: Client, text: string, values: unknown[]): Promise<PagesRead> {
+  const { rows } = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode & { 'Actual Rows': number } }> }>(
+    `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`,
+    values,
+  );
+  const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
+  assert.ok(plan !== undefined, 'EXPLAIN answered with a plan');
+  return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], rows: plan['Actual Rows'] };
+}
+
 /** Subscriptions written directly (no API makes the backlogs these tests need). */
 async function insertSubscriptions(db: Client, ids: string[]): Promise<void> {
   await db.query(
@@ -59,15 +75,7 @@ describe('webhook delivery claims', () => {
 
   /** Pages both claim statements read, run as a worker would (in a transaction, rolled back here). */
   async function pagesReadByClaim(): Promise<{ pages: number; claimed: number }> {
-    const pagesOf = async (text: string, values: unknown[]): Promise<{ pages: number; rows: number }> => {
-      const { rows } = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode & { 'Actual Rows': number } }> }>(
-        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`,
-        values,
-      );
-      const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
-      assert.ok(plan !== undefined, 'EXPLAIN answered with a plan');
-      return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], rows: plan['Actual Rows'] };
-    };
+    const pagesOf = (text: string, values: unknown[]): Promise<PagesRead> => pagesReadBy(db, text, values);
     await db.query('BEGIN');
     try {
       const chosen = await pagesOf(
@@ -285,15 +293,7 @@ describe('webhook delivery claims over a thousand subscriptions', () => {
 
   /** Pages both claim statements read, for the subscriptions the first one chose (rolled back). */
   async function pagesReadByClaim(): Promise<{ subscriptions: number; deliveries: number; claimed: number }> {
-    const explain = async (text: string, values: unknown[]): Promise<{ pages: number; rows: number }> => {
-      const { rows } = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode & { 'Actual Rows': number } }> }>(
-        `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`,
-        values,
-      );
-      const plan = rows[0]?.['QUERY PLAN'][0]?.Plan;
-      assert.ok(plan !== undefined, 'EXPLAIN answered with a plan');
-      return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], rows: plan['Actual Rows'] };
-    };
+    const explain = (text: string, values: unknown[]): Promise<PagesRead> => pagesReadBy(db, text, values);
     const limits = { maxDeliveries: 64, perSubscription: 4 };
     await db.query('BEGIN');
     try {
