@@ -156,7 +156,10 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
         idle boolean NOT NULL DEFAULT false,
         -- The deliveries the subscription's claims leased (some may have ended since): where a claim
         -- counts what is in flight, exactly, without an index on the lease columns.
-        in_flight text[] COLLATE "C" NOT NULL DEFAULT '{}'
+        in_flight text[] COLLATE "C" NOT NULL DEFAULT '{}',
+        -- No delivery of the subscription waiting in the queue is before this position: claims walk its
+        -- queue from here, past none of the deliveries finished before it (see CLAIM_DELIVERIES).
+        from_seq bigint NOT NULL DEFAULT 0
       ) WITH (fillfactor = 50)`);
     // No index on turn_at: each claim moves its turns, and an unindexed turn_at keeps that a HOT update.
     // The claim reads the whole table (a row per subscription with work, a few pages) and sorts it.
@@ -459,11 +462,13 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
  * Every statement that queues deliveries gives their subscriptions a turn in
  * the claims (see CLAIM_SUBSCRIPTIONS in delivery-queue.repository.ts): a
  * new row for a subscription that had none, and a parked turn (nothing was
- * queued, or the subscription was off) brought back to now. A trigger, so
- * that no way of queueing (the outbox, a resend, a recovery, a script) can
- * leave a delivery without a turn. Turns already live are only probed, never
- * locked, so publishers to one subscription never wait on each other here;
- * rows are locked in subscription order, the order every claim uses too.
+ * queued, or the subscription was off) brought back to now, and the turn's
+ * position moved back to a delivery queued before it. A trigger, so that no
+ * way of queueing (the outbox, a resend, a recovery, a script) can leave a
+ * delivery without a turn, or behind its position. Turns already live are
+ * only probed, never locked, so publishers to one subscription never wait on
+ * each other here; rows are locked in subscription order, the order every
+ * claim uses too.
  */
 const QUEUED_TURN_FUNCTION = `
   CREATE FUNCTION webhook_delivery_turn_queued() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -474,13 +479,23 @@ const QUEUED_TURN_FUNCTION = `
      WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery_turn t WHERE t.subscription_id = q.subscription_id)
      ORDER BY 1
     ON CONFLICT (subscription_id) DO NOTHING;
+    -- A parked turn comes back. A delivery queued before its subscription's position (a resend or a
+    -- recovery, which keep their place; or one whose number was drawn just before a claim moved the
+    -- position, see CLAIM_DELIVERIES) moves the position back to it.
     IF EXISTS (SELECT 1 FROM webhook_delivery_turn t
-                WHERE t.idle AND t.subscription_id IN (SELECT q.subscription_id FROM queued q)) THEN
+                 JOIN (SELECT q.subscription_id, min(q.seq) AS seq FROM queued q GROUP BY 1) m
+                   ON m.subscription_id = t.subscription_id
+                WHERE t.idle OR t.from_seq > m.seq) THEN
       PERFORM 1 FROM webhook_delivery_turn t
-        WHERE t.idle AND t.subscription_id IN (SELECT q.subscription_id FROM queued q)
-        ORDER BY t.subscription_id FOR UPDATE;
-      UPDATE webhook_delivery_turn t SET turn_at = now(), idle = false
-       WHERE t.idle AND t.subscription_id IN (SELECT q.subscription_id FROM queued q);
+                JOIN (SELECT q.subscription_id, min(q.seq) AS seq FROM queued q GROUP BY 1) m
+                  ON m.subscription_id = t.subscription_id
+        WHERE t.idle OR t.from_seq > m.seq
+        ORDER BY t.subscription_id FOR UPDATE OF t;
+      UPDATE webhook_delivery_turn t
+         SET turn_at = CASE WHEN t.idle THEN now() ELSE t.turn_at END, idle = false,
+             from_seq = least(t.from_seq, m.seq)
+        FROM (SELECT q.subscription_id, min(q.seq) AS seq FROM queued q GROUP BY 1) m
+       WHERE m.subscription_id = t.subscription_id AND (t.idle OR t.from_seq > m.seq);
     END IF;
     RETURN NULL;
   END

@@ -5,6 +5,7 @@ import { Client, type Notification, type QueryArrayConfig } from 'pg';
 import { Database } from '../../database/sql/sql-target';
 import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../../test/support/webhook-rows';
 import type { WebhookTables } from '../../../test/support/webhook-rows';
+import { DeliveryHistoryRepository } from '../delivery-history.repository';
 import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { FAILURES_BEFORE_DISABLE } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
@@ -214,6 +215,90 @@ describe('DeliveryQueueRepository', () => {
       (await claim('second worker')).map((d) => d.id),
       [older[0]],
       'then the oldest alone',
+    );
+  });
+
+  /** Queue numbers are shared by every subscription: skipping some puts the next delivery far past a position. */
+  async function skipQueueNumbers(count: number): Promise<void> {
+    await tables.dataSource.query(`SELECT setval('webhook_delivery_seq', nextval('webhook_delivery_seq') + $1)`, [
+      count,
+    ]);
+  }
+
+  async function positionOf(subscriptionId: string): Promise<number> {
+    const [row] = await tables.dataSource.query<Array<{ from_seq: string }>>(
+      `SELECT from_seq FROM webhook_delivery_turn WHERE subscription_id = $1`,
+      [subscriptionId],
+    );
+    return Number(row?.from_seq);
+  }
+
+  async function queueNumberOf(deliveryId: string): Promise<number> {
+    const [row] = await tables.dataSource.query<Array<{ seq: string }>>(
+      `SELECT seq FROM webhook_delivery WHERE id = $1 UNION ALL SELECT seq FROM webhook_delivery_history WHERE id = $1`,
+      [deliveryId],
+    );
+    return Number(row?.seq);
+  }
+
+  it('moves a subscription’s position up to its oldest waiting delivery, and claims from there', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await skipQueueNumbers(5_000);
+    const waiting = await insertDelivery(tables.dataSource, { subscriptionId, dueInSeconds: 60 });
+    await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.equal(await positionOf(subscriptionId), 0);
+    assert.equal((await claim()).length, 1);
+    assert.equal(
+      await positionOf(subscriptionId),
+      await queueNumberOf(waiting),
+      'up to the oldest waiting, due or not',
+    );
+  });
+
+  it('never moves a subscription’s position past a delivery being queued: it is claimed once queued', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await skipQueueNumbers(5_000);
+    // Its turn exists already (a first delivery's publishers wait for the one that makes it).
+    await tables.dataSource.query(`INSERT INTO webhook_delivery_turn (subscription_id) VALUES ($1)`, [subscriptionId]);
+    // A publication draws its queue number and holds it, uncommitted, while a later one commits.
+    const publishing = tables.dataSource.createQueryRunner();
+    await publishing.connect();
+    await publishing.startTransaction();
+    await publishing.query(
+      `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
+       VALUES ('held_back', $1, 'order.confirmed', 'held_back', '\\x7b7d', now() - interval '1 second')`,
+      [subscriptionId],
+    );
+    const later = await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.deepEqual(
+      (await claim()).map((d) => d.id),
+      [later],
+    );
+    await publishing.commitTransaction();
+    await publishing.release();
+    assert.ok(
+      (await claim()).some((d) => d.id === 'held_back'),
+      'the delivery queued meanwhile is claimed: the position stayed before it',
+    );
+  });
+
+  it('moves the position back for a delivery recovered into the queue with its old place, and claims it', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const missed = await insertDelivery(tables.dataSource, { subscriptionId, status: 'skipped' });
+    await skipQueueNumbers(5_000);
+    const newer = await insertDelivery(tables.dataSource, { subscriptionId });
+    const first = await claim();
+    assert.equal(first.length, 1);
+    assert.equal(await positionOf(subscriptionId), await queueNumberOf(newer));
+    await queue.releaseLeases(first.map((d) => ({ id: d.id, leaseToken: d.leaseToken })));
+    const history = new DeliveryHistoryRepository(tables.database, tables.unitOfWork);
+    const recovered = await history.requeueWindow(subscriptionId, { since: new Date(0), until: null }, 10);
+    assert.equal(recovered.queued, 1);
+    assert.equal(await positionOf(subscriptionId), await queueNumberOf(missed), 'the position moved back to it');
+    assert.deepEqual(
+      (await claim()).map((d) => d.id),
+      [missed],
+      'a recovered delivery goes first, alone (replay)',
     );
   });
 

@@ -401,6 +401,14 @@ const RELEASE_LEASES = defineStatement<{ ids: string[]; leaseTokens: string[] }>
   { prepared: false },
 );
 
+/**
+ * How far (in queue numbers, shared by all subscriptions) a subscription's
+ * oldest waiting delivery must be past its position before a claim moves the
+ * position up: moving it locks the subscription against new deliveries for
+ * the rest of the claim, so it is done now and then, not on every claim.
+ */
+const POSITION_STEP = sqlText('1000');
+
 /** How long a subscription found with nothing queued (or disabled) is left out of the claims' turns. */
 const PARKED_FOR = sqlText(`interval '10 seconds'`);
 
@@ -490,27 +498,25 @@ const CLAIM_DELIVERIES = defineStatement<
                WHERE x.id = ANY (t.in_flight) AND x.lease_expires_at > now()) x
        WHERE t.subscription_id = ANY (${p.subscriptionIds}::text[])
     ), busy AS (
-      SELECT sub.id AS subscription_id, sub.serial,
+      SELECT sub.id AS subscription_id, sub.serial, t.from_seq,
              (SELECT count(*) FROM flight WHERE flight.subscription_id = sub.id)::int AS n
-        FROM sub
+        FROM sub JOIN webhook_delivery_turn t ON t.subscription_id = sub.id
     ), head AS (
       SELECT busy.subscription_id, busy.serial, busy.n AS busy, h.*
         FROM busy CROSS JOIN LATERAL (
               SELECT x.id, x.seq, x.next_attempt_at
                 FROM webhook_delivery x
-               WHERE x.subscription_id = busy.subscription_id AND x.status = 'pending'
+               WHERE x.subscription_id = busy.subscription_id AND x.status = 'pending' AND x.seq >= busy.from_seq
                  AND x.next_attempt_at <= now() AND (x.lease_expires_at IS NULL OR x.lease_expires_at <= now())
                ORDER BY x.seq
                LIMIT greatest(CASE WHEN busy.serial THEN 1 ELSE ${p.perSubscription} END - busy.n, 0)) h
     ), oldest AS (
-      -- A failing or replaying subscription sends its oldest pending delivery only; one with nothing in
-      -- flight or due may have nothing queued at all. One probe each, only for those.
+      -- Each subscription's oldest waiting delivery: a failing or replaying subscription sends it only;
+      -- none at all means nothing is queued; and the position moves up to it (see moved).
       SELECT busy.subscription_id, o.seq
         FROM busy CROSS JOIN LATERAL (
              SELECT x.seq FROM webhook_delivery x
-              WHERE x.subscription_id = busy.subscription_id AND x.status = 'pending'
-                AND (busy.serial OR (busy.n = 0 AND NOT EXISTS (
-                       SELECT 1 FROM head WHERE head.subscription_id = busy.subscription_id)))
+              WHERE x.subscription_id = busy.subscription_id AND x.status = 'pending' AND x.seq >= busy.from_seq
               ORDER BY x.seq LIMIT 1) o
     ), free AS (
       SELECT head.id, head.subscription_id, head.next_attempt_at, head.busy,
@@ -533,13 +539,24 @@ const CLAIM_DELIVERIES = defineStatement<
          AND NOT EXISTS (SELECT 1 FROM head WHERE head.subscription_id = s.id)
          AND NOT EXISTS (SELECT 1 FROM oldest WHERE oldest.subscription_id = s.id)
          FOR UPDATE SKIP LOCKED
+    ), moved AS (
+      -- The position moves up to the oldest waiting delivery once it is well behind, and only while no
+      -- delivery of the subscription is being queued (as for emptied): one whose number was drawn
+      -- before this snapshot but not yet visible in it would otherwise be left behind the position.
+      -- One queued after this lock draws a greater number; one that waits for it moves the position
+      -- back (the queueing trigger).
+      SELECT s.id, oldest.seq FROM webhook_subscription s
+        JOIN oldest ON oldest.subscription_id = s.id JOIN busy ON busy.subscription_id = s.id
+       WHERE oldest.seq >= busy.from_seq + ${POSITION_STEP}
+         FOR UPDATE OF s SKIP LOCKED
     ), turns AS (
       UPDATE webhook_delivery_turn t
          SET turn_at = CASE WHEN looked.parked THEN now() + ${PARKED_FOR} ELSE now() END,
              idle = looked.parked,
              in_flight = ARRAY(SELECT flight.id FROM flight WHERE flight.subscription_id = t.subscription_id
                                UNION ALL
-                               SELECT picked.id FROM picked WHERE picked.subscription_id = t.subscription_id)
+                               SELECT picked.id FROM picked WHERE picked.subscription_id = t.subscription_id),
+             from_seq = coalesce((SELECT moved.seq FROM moved WHERE moved.id = t.subscription_id), t.from_seq)
         FROM (SELECT sub.id, EXISTS (SELECT 1 FROM emptied WHERE emptied.id = sub.id) AS parked FROM sub) looked
        WHERE t.subscription_id = looked.id
     ), leased AS (
