@@ -338,3 +338,95 @@ describe('webhook delivery claims over a thousand subscriptions', () => {
     );
   });
 });
+
+/**
+ * A transaction that holds its snapshot keeps every row version deleted or
+ * replaced since: vacuum cannot remove them, and an index walk over them
+ * visits each. Finished deliveries leave the queue by DELETE, so a claim
+ * that walked each subscription's queue from its start would pass over all
+ * of them; it walks from the subscription's position instead.
+ */
+describe('webhook delivery claims while a snapshot is held', () => {
+  let db: Client;
+  let holder: Client;
+  const subscriptions = Array.from({ length: 10 }, (_, i) => `whk_held_${i}`);
+
+  before(async () => {
+    const url = await freshDatabase();
+    db = await databaseClient(url);
+    holder = await databaseClient(url);
+    await insertSubscriptions(db, subscriptions);
+  });
+
+  after(async () => {
+    await holder.end();
+    await db.end();
+  });
+
+  let next = 0;
+  /** Four more due deliveries for each subscription. */
+  async function queue(): Promise<void> {
+    await db.query(
+      `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
+       SELECT 'held_' || n || '_' || s.id, s.id, 'order.confirmed', 'ord_' || n,
+              convert_to(repeat('x', 430), 'UTF8'), now() - interval '1 minute'
+         FROM generate_series($2::int, $2::int + 3) AS n, unnest($1::text[]) AS s(id) ORDER BY n`,
+      [subscriptions, next],
+    );
+    next += 4;
+  }
+
+  /** Claims as the worker does (committed); returns the pages the second statement read. */
+  async function claim(): Promise<{ pages: number; claimed: number }> {
+    await db.query('BEGIN');
+    try {
+      const limits = { maxDeliveries: 64, perSubscription: 4 };
+      const chosen = await db.query<{ id: string; serial: boolean }>(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values(limits),
+      );
+      const leased = await pagesReadBy(
+        db,
+        CLAIM_STATEMENTS.deliveries.text,
+        CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: chosen.rows.map((row) => row.id),
+          serial: chosen.rows.map((row) => row.serial),
+          ...limits,
+          leaseMs: 30_000,
+          leaseToken: 'held',
+        }),
+      );
+      return { pages: leased.pages, claimed: leased.rows };
+    } finally {
+      await db.query('COMMIT');
+    }
+  }
+
+  /** What recording does to a finished delivery: out of the queue. */
+  const finish = (): Promise<unknown> => db.query(`DELETE FROM webhook_delivery WHERE lease_token IS NOT NULL`);
+
+  it('reads a bounded number of pages while a snapshot is held: it does not walk again what finished since', async (t) => {
+    await queue();
+    await db.query('VACUUM (ANALYZE) webhook_delivery, webhook_delivery_turn');
+    const before = await claim();
+    await finish();
+    await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await holder.query('SELECT count(*) FROM webhook_subscription');
+    try {
+      // A hundred rounds of 40 deliveries queued, claimed and finished under the snapshot.
+      for (let round = 0; round < 100; round += 1) {
+        await queue();
+        await claim();
+        await finish();
+      }
+      await queue();
+      const held = await claim();
+      assert.equal(before.claimed, 40);
+      assert.equal(held.claimed, 40);
+      t.diagnostic(`pages per claim: ${before.pages} before the snapshot, ${held.pages} after 4,000 finished under it`);
+      assert.ok(held.pages <= before.pages * 4, `${before.pages} pages before, ${held.pages} under the snapshot`);
+    } finally {
+      await holder.query('COMMIT');
+    }
+  });
+});
