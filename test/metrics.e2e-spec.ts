@@ -288,6 +288,24 @@ describe('GET /internal/metrics', () => {
     }
   });
 
+  it('reports the oldest transaction’s age even when the webhook figures cannot be read in time: only those are unknown', async () => {
+    const locker = await databaseClient(service.databaseUrl);
+    try {
+      // A transaction that keeps the queue's turns from being read: the webhook figures wait, and time out.
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE webhook_delivery_turn IN ACCESS EXCLUSIVE MODE');
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const samples = await scrape();
+      assert.ok(Number.isNaN(valueOf(samples, 'webhook_delivery_lag_seconds')), 'lag unknown, not 0');
+      const oldest = valueOf(samples, 'db_oldest_transaction_seconds') ?? Number.NaN;
+      assert.ok(oldest >= 1.2 && oldest < 60, `oldest transaction ${oldest} s`);
+      assert.ok(!Number.isNaN(valueOf(samples, 'webhook_queue_dead_rows') ?? Number.NaN), 'dead rows still read');
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
+  });
+
   it('the scrape still answers while the database refuses connections: readiness 0 naming database, webhook gauges NaN, process metrics present', async () => {
     const databaseName = new URL(service.databaseUrl).pathname.slice(1);
     const admin = await databaseClient(process.env['TEST_PG_ADMIN_URL'] ?? '');

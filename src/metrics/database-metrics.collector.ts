@@ -19,6 +19,20 @@ interface PoolCounts {
  * WebhookFiguresService says what each one leaves out), the oldest
  * transaction's age from pg_stat_activity, the pool figures from pg's Pool.
  */
+/** A database read that hangs must not hang the scrape: it is given up after CHECK_TIMEOUT_MS. */
+async function withinCheckTimeout<T>(read: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+  });
+  void read.catch(() => undefined); // settles later when the timeout won
+  try {
+    return await Promise.race([read, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 @Injectable()
 export class DatabaseMetricsCollector {
   private readonly logger = new Logger(DatabaseMetricsCollector.name);
@@ -31,32 +45,25 @@ export class DatabaseMetricsCollector {
 
   async collect(): Promise<void> {
     this.collectPool();
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      // A database that hangs must not hang the scrape: the process metrics still go out.
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-      });
-      const read = Promise.all([
-        this.webhooks.current(),
-        this.webhooks.queueDeadRows(),
-        this.horizon.oldestTransactionSeconds(),
-      ]);
-      void read.catch(() => undefined); // settles later when the timeout won
-      const [figures, queueDeadRows, oldestTransactionSeconds] = await Promise.race([read, timeout]);
-      webhookGauges.lagSeconds.set(figures.lagSeconds);
-      webhookGauges.pending.set(figures.pending);
-      webhookGauges.disabledSubscriptions.set(figures.disabledSubscriptions);
-      webhookGauges.queueDeadRows.set(queueDeadRows);
-      transactionHorizonGauges.oldestTransactionSeconds.set(oldestTransactionSeconds);
-    } catch (error) {
-      // Unknown is not zero: NaN keeps a lag alert from reading "all clear" while the database is away.
-      for (const gauge of Object.values(webhookGauges)) gauge.set(Number.NaN);
-      transactionHorizonGauges.oldestTransactionSeconds.set(Number.NaN);
-      this.logger.warn(`webhook metrics unavailable: ${String(error)}`);
-    } finally {
-      clearTimeout(timer);
-    }
+    // Each read answers for its own gauges: a slow one (the webhook figures behind a held horizon) must not
+    // blank the others, least of all the oldest transaction's age that explains it.
+    const [figures, queueDeadRows, oldestTransactionSeconds] = await Promise.allSettled([
+      withinCheckTimeout(this.webhooks.current()),
+      withinCheckTimeout(this.webhooks.queueDeadRows()),
+      withinCheckTimeout(this.horizon.oldestTransactionSeconds()),
+    ]);
+    // Unknown is not zero: NaN keeps a lag alert from reading "all clear" while the database is away.
+    webhookGauges.lagSeconds.set(figures.status === 'fulfilled' ? figures.value.lagSeconds : Number.NaN);
+    webhookGauges.pending.set(figures.status === 'fulfilled' ? figures.value.pending : Number.NaN);
+    webhookGauges.disabledSubscriptions.set(
+      figures.status === 'fulfilled' ? figures.value.disabledSubscriptions : Number.NaN,
+    );
+    webhookGauges.queueDeadRows.set(queueDeadRows.status === 'fulfilled' ? queueDeadRows.value : Number.NaN);
+    transactionHorizonGauges.oldestTransactionSeconds.set(
+      oldestTransactionSeconds.status === 'fulfilled' ? oldestTransactionSeconds.value : Number.NaN,
+    );
+    const failed = [figures, queueDeadRows, oldestTransactionSeconds].find((read) => read.status === 'rejected');
+    if (failed !== undefined) this.logger.warn(`database metrics unavailable: ${String(failed.reason)}`);
   }
 
   private collectPool(): void {

@@ -26,7 +26,8 @@ export const PENDING_COUNTED_UP_TO = 10_000;
  * million pending, when the figures matter most.
  *
  * The lag is read per subscription with something queued (its turn), from
- * the head of its queue: the oldest of its first few due deliveries in queue
+ * the head of its queue (walked from the turn's position, as claims walk
+ * it): the oldest of its first few due deliveries in queue
  * order (more than a few due out of queue order would take more than the
  * attempts a subscription may have in flight). It leaves out what the
  * worker may not send, or an endpoint that is merely down would look like a
@@ -48,7 +49,7 @@ const FIGURES = defineStatement<
        CROSS JOIN LATERAL (
              SELECT min(x.next_attempt_at) AS next_attempt_at
                FROM (SELECT d.next_attempt_at FROM webhook_delivery d
-                      WHERE d.subscription_id = t.subscription_id AND d.status = 'pending'
+                      WHERE d.subscription_id = t.subscription_id AND d.status = 'pending' AND d.seq >= t.from_seq
                       ORDER BY d.seq
                       LIMIT CASE WHEN s.consecutive_failures = 0 THEN 8 ELSE 1 END) x
               WHERE x.next_attempt_at <= now()) head
