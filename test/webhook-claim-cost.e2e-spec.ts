@@ -26,6 +26,26 @@ async function pagesReadBy(db: Client, text: string, values: unknown[]): Promise
   return { pages: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'], rows: plan['Actual Rows'] };
 }
 
+/** Pages the second claim statement reads for the subscriptions the first one chose. */
+function pagesReadByLeasing(
+  db: Client,
+  chosen: Array<{ id: string; serial: boolean }>,
+  limits: { maxDeliveries: number; perSubscription: number },
+  leaseToken: string,
+): Promise<PagesRead> {
+  return pagesReadBy(
+    db,
+    CLAIM_STATEMENTS.deliveries.text,
+    CLAIM_STATEMENTS.deliveries.values({
+      subscriptionIds: chosen.map((row) => row.id),
+      serial: chosen.map((row) => row.serial),
+      ...limits,
+      leaseMs: 30_000,
+      leaseToken,
+    }),
+  );
+}
+
 /** Subscriptions written directly (no API makes the backlogs these tests need). */
 async function insertSubscriptions(db: Client, ids: string[]): Promise<void> {
   await db.query(
@@ -305,16 +325,7 @@ describe('webhook delivery claims over a thousand subscriptions', () => {
         CLAIM_STATEMENTS.subscriptions.text,
         CLAIM_STATEMENTS.subscriptions.values(limits),
       );
-      const leased = await explain(
-        CLAIM_STATEMENTS.deliveries.text,
-        CLAIM_STATEMENTS.deliveries.values({
-          subscriptionIds: chosen.rows.map((row) => row.id),
-          serial: chosen.rows.map((row) => row.serial),
-          ...limits,
-          leaseMs: 30_000,
-          leaseToken: 't',
-        }),
-      );
+      const leased = await pagesReadByLeasing(db, chosen.rows, limits, 't');
       return { subscriptions: subscriptionsRead.pages, deliveries: leased.pages, claimed: leased.rows };
     } finally {
       await db.query('ROLLBACK');
@@ -385,17 +396,7 @@ describe('webhook delivery claims while a snapshot is held', () => {
         CLAIM_STATEMENTS.subscriptions.text,
         CLAIM_STATEMENTS.subscriptions.values(limits),
       );
-      const leased = await pagesReadBy(
-        db,
-        CLAIM_STATEMENTS.deliveries.text,
-        CLAIM_STATEMENTS.deliveries.values({
-          subscriptionIds: chosen.rows.map((row) => row.id),
-          serial: chosen.rows.map((row) => row.serial),
-          ...limits,
-          leaseMs: 30_000,
-          leaseToken: 'held',
-        }),
-      );
+      const leased = await pagesReadByLeasing(db, chosen.rows, limits, 'held');
       return { pages: leased.pages, claimed: leased.rows };
     } finally {
       await db.query('COMMIT');
