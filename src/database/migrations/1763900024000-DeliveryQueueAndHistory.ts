@@ -400,10 +400,7 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
              h.last_status, h.created_at, h.completed_at, h.trace_id, h.retry_from
         FROM webhook_delivery_history h
        WHERE EXISTS (SELECT 1 FROM webhook_subscription s WHERE s.id = h.subscription_id)`);
-    await queryRunner.query(
-      `SELECT setval(pg_get_serial_sequence('webhook_delivery', 'seq'), max(seq)) FROM webhook_delivery
-       HAVING max(seq) IS NOT NULL`,
-    );
+    await queryRunner.query(identityAfterCopiedRows('webhook_delivery', 'seq'));
     await queryRunner.query(
       `CREATE UNIQUE INDEX webhook_delivery_fact_key ON webhook_delivery (subscription_id, event_type, subject_id)`,
     );
@@ -442,10 +439,7 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
              a.response_excerpt
         FROM webhook_delivery_attempt_partitioned a
        WHERE EXISTS (SELECT 1 FROM webhook_delivery d WHERE d.id = a.delivery_id)`);
-    await queryRunner.query(
-      `SELECT setval(pg_get_serial_sequence('webhook_delivery_attempt', 'id'), max(id)) FROM webhook_delivery_attempt
-       HAVING max(id) IS NOT NULL`,
-    );
+    await queryRunner.query(identityAfterCopiedRows('webhook_delivery_attempt', 'id'));
     await queryRunner.query(
       `CREATE INDEX webhook_delivery_attempt_delivery_idx ON webhook_delivery_attempt (delivery_id, id)`,
     );
@@ -456,6 +450,12 @@ export class DeliveryQueueAndHistory1763900024000 implements MigrationInterface 
     await queryRunner.query(`DROP SEQUENCE webhook_delivery_attempt_seq`);
     await queryRunner.query(`DROP FUNCTION webhook_history_ensure_partitions(date, date)`);
   }
+}
+
+/** Moves an identity column on past the rows copied in with OVERRIDING SYSTEM VALUE (the way back, down). */
+function identityAfterCopiedRows(table: string, column: string): string {
+  return `SELECT setval(pg_get_serial_sequence('${table}', '${column}'), max(${column})) FROM ${table}
+          HAVING max(${column}) IS NOT NULL`;
 }
 
 /**
