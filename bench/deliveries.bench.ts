@@ -37,7 +37,8 @@ import {
   type CpuReading,
 } from './support/delivery-rig';
 import { serviceNodeFlags } from './support/service-node-flags';
-import { markdownTargets, median, type Target } from './support/side-by-side-report';
+import { median } from './support/median';
+import { markdownTargets, type Target } from './support/side-by-side-report';
 import { measureWebhookDelivery, type WebhookDeliveryReport } from './webhook-delivery.bench';
 
 /**

@@ -1,6 +1,6 @@
 import { runWhenExecuted } from './support/bench-environment';
 import { loadAverageAtStart } from './support/bench-machine';
-import { median } from './support/side-by-side-report';
+import { median } from './support/median';
 import { compileRowBuilder } from '../src/database/sql/row-builder';
 import { ISO_TIMESTAMP_TYPES } from '../src/database/sql/timestamptz-text';
 

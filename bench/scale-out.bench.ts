@@ -12,7 +12,8 @@ import { measuredRun, type LoadRequest, type RunFigures } from './support/measur
 import { parentPid, processCpuTicks, ticksToMicros } from './support/proc-usage';
 import { startServerProcess, type ServerProcess } from './support/server-process';
 import { serviceNodeFlags } from './support/service-node-flags';
-import { markdownTargets, median, type Target } from './support/side-by-side-report';
+import { median } from './support/median';
+import { markdownTargets, type Target } from './support/side-by-side-report';
 import { scenarioData, sideBySideScenarios, type Scenario } from './support/side-by-side-scenarios';
 import { measureWebhookDelivery, type WebhookDeliveryReport } from './webhook-delivery.bench';
 

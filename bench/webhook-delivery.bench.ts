@@ -23,7 +23,7 @@ import {
   waitUntil,
 } from './support/delivery-rig';
 import { serviceNodeFlags } from './support/service-node-flags';
-import { median } from './support/side-by-side-report';
+import { median } from './support/median';
 import { STATEMENT_STATS_SETTINGS, statementStats, type StatementFigures } from './support/statement-stats';
 import { Client } from 'pg';
 

@@ -1,6 +1,7 @@
 import type { RunFigures } from './measured-run';
 import type { ScenarioKind } from './side-by-side-scenarios';
 import type { WebhookDeliveryReport } from '../webhook-delivery.bench';
+import { median } from './median';
 
 /**
  * Medians over rounds, service/peer ratios, the speed targets (each
@@ -24,13 +25,6 @@ export interface Target {
   value: string;
   goal: string;
   met: boolean;
-}
-
-/** The middle value (the mean of the two middle ones for an even count). */
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
 const ratioOf = (service: number, peer: number): number => (peer === 0 ? 0 : Math.round((service / peer) * 100) / 100);
