@@ -109,7 +109,7 @@ export async function measureStatementCosts(rounds: number, planCacheMode: strin
       const token = randomUUID();
       await measured('claim: BEGIN', () => client.query('BEGIN'));
       const chosen = await measured('claim: subscriptions', () =>
-        client.query<{ id: string; serial: boolean }>(
+        client.query<{ id: string }>(
           queryOf(CLAIM_STATEMENTS.subscriptions, { maxDeliveries: 64, perSubscription: 4 }),
         ),
       );
@@ -117,7 +117,6 @@ export async function measureStatementCosts(rounds: number, planCacheMode: strin
         client.query<{ id: string; subscription_id: string }>(
           queryOf(CLAIM_STATEMENTS.deliveries, {
             subscriptionIds: chosen.rows.map((r) => r.id),
-            serial: chosen.rows.map((r) => r.serial),
             perSubscription: 4,
             maxDeliveries: 64,
             leaseMs: 15_000,

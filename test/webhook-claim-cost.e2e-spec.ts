@@ -29,7 +29,7 @@ async function pagesReadBy(db: Client, text: string, values: unknown[]): Promise
 /** Pages the second claim statement reads for the subscriptions the first one chose. */
 function pagesReadByLeasing(
   db: Client,
-  chosen: Array<{ id: string; serial: boolean }>,
+  chosen: Array<{ id: string }>,
   limits: { maxDeliveries: number; perSubscription: number },
   leaseToken: string,
 ): Promise<PagesRead> {
@@ -38,7 +38,6 @@ function pagesReadByLeasing(
     CLAIM_STATEMENTS.deliveries.text,
     CLAIM_STATEMENTS.deliveries.values({
       subscriptionIds: chosen.map((row) => row.id),
-      serial: chosen.map((row) => row.serial),
       ...limits,
       leaseMs: 30_000,
       leaseToken,
@@ -106,7 +105,6 @@ describe('webhook delivery claims', () => {
         CLAIM_STATEMENTS.deliveries.text,
         CLAIM_STATEMENTS.deliveries.values({
           subscriptionIds: subscriptions,
-          serial: [false, false],
           perSubscription: 4,
           maxDeliveries: 64,
           leaseMs: 30_000,
@@ -206,7 +204,6 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
         text: CLAIM_STATEMENTS.deliveries.text,
         values: CLAIM_STATEMENTS.deliveries.values({
           subscriptionIds: subscriptions,
-          serial: subscriptions.map(() => false),
           perSubscription: 4,
           maxDeliveries: 64,
           leaseMs: 30_000,
@@ -317,7 +314,7 @@ describe('webhook delivery claims over a thousand subscriptions', () => {
     const limits = { maxDeliveries: 64, perSubscription: 4 };
     await db.query('BEGIN');
     try {
-      const chosen = await db.query<{ id: string; serial: boolean }>(
+      const chosen = await db.query<{ id: string }>(
         CLAIM_STATEMENTS.subscriptions.text,
         CLAIM_STATEMENTS.subscriptions.values(limits),
       );
@@ -392,7 +389,7 @@ describe('webhook delivery claims while a snapshot is held', () => {
     await db.query('BEGIN');
     try {
       const limits = { maxDeliveries: 64, perSubscription: 4 };
-      const chosen = await db.query<{ id: string; serial: boolean }>(
+      const chosen = await db.query<{ id: string }>(
         CLAIM_STATEMENTS.subscriptions.text,
         CLAIM_STATEMENTS.subscriptions.values(limits),
       );

@@ -302,6 +302,41 @@ describe('DeliveryQueueRepository', () => {
     );
   });
 
+  it('decides one at a time with the deliveries it leases: a recovery queued between the claim’s two statements goes oldest first, alone', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await tables.dataSource.query(`INSERT INTO webhook_delivery_turn (subscription_id) VALUES ($1)`, [subscriptionId]);
+    const claiming = tables.dataSource.createQueryRunner();
+    await claiming.connect();
+    try {
+      await claiming.startTransaction();
+      const chosen = (await claiming.query(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }),
+      )) as Array<{ id: string }>;
+      // Meanwhile a recovery queues three missed deliveries again (replayed: one at a time, in order).
+      const replayed: string[] = [];
+      for (let i = 0; i < 3; i += 1)
+        replayed.push(await insertDelivery(tables.dataSource, { subscriptionId, replay: true }));
+      const leased = (await claiming.query(
+        CLAIM_STATEMENTS.deliveries.text,
+        CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: chosen.map((row) => row.id),
+          perSubscription: 4,
+          maxDeliveries: 64,
+          leaseMs: 60_000,
+          leaseToken: 'between',
+        }),
+      )) as Array<{ id: string }>;
+      await claiming.commitTransaction();
+      assert.deepEqual(
+        leased.map((row) => row.id),
+        [replayed[0]],
+      );
+    } finally {
+      await claiming.release();
+    }
+  });
+
   it('shares free slots between subscriptions with work: none gets a second slot while another waits for its first', async () => {
     // One subscription with a long backlog that has waited longest, four with a little newer work.
     const backlogged = await insertSubscription(tables.dataSource);
@@ -737,7 +772,7 @@ describe('DeliveryQueueRepository', () => {
     await client.connect();
     try {
       await client.query('BEGIN');
-      const chosen = await client.query<{ id: string; serial: boolean }>(
+      const chosen = await client.query<{ id: string }>(
         CLAIM_STATEMENTS.subscriptions.text,
         CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }),
       );
@@ -745,7 +780,6 @@ describe('DeliveryQueueRepository', () => {
         CLAIM_STATEMENTS.deliveries.text,
         CLAIM_STATEMENTS.deliveries.values({
           subscriptionIds: chosen.rows.map((row) => row.id),
-          serial: chosen.rows.map((row) => row.serial),
           perSubscription: 4,
           maxDeliveries: 64,
           leaseMs: 60_000,

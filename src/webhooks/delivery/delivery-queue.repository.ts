@@ -421,10 +421,7 @@ const PARKED_FOR = sqlText(`interval '10 seconds'`);
  * back by enable or the next delivery queued). `perSubscription` is not
  * needed to choose: step 2 applies the caps.
  */
-const CLAIM_SUBSCRIPTIONS = defineStatement<
-  { maxDeliveries: number; perSubscription: number },
-  { id: string; serial: boolean }
->(
+const CLAIM_SUBSCRIPTIONS = defineStatement<{ maxDeliveries: number; perSubscription: number }, { id: string }>(
   (p) => sql`WITH candidates AS (
       SELECT t.subscription_id, t.turn_at, s.enabled AND s.deleted_at IS NULL AS sendable
         FROM webhook_delivery_turn t JOIN webhook_subscription s ON s.id = t.subscription_id
@@ -438,14 +435,9 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<
                  FOR UPDATE SKIP LOCKED) off
        WHERE t.subscription_id = off.subscription_id
     )
-    SELECT s.id, mode.serial, ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
+    SELECT s.id, ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
       FROM candidates c JOIN webhook_subscription s ON s.id = c.subscription_id
       JOIN webhook_delivery_turn t ON t.subscription_id = c.subscription_id
-     CROSS JOIN LATERAL (
-           SELECT s.consecutive_failures > 0 OR EXISTS (
-                    SELECT 1 FROM webhook_delivery r
-                     WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
-          ) mode
      WHERE c.sendable AND s.enabled AND s.deleted_at IS NULL
      ORDER BY c.turn_at, c.subscription_id
      -- The turn is locked with the subscription: its list of leases (see CLAIM_DELIVERIES) is read and
@@ -480,7 +472,6 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<
 const CLAIM_DELIVERIES = defineStatement<
   {
     subscriptionIds: string[];
-    serial: boolean[];
     perSubscription: number;
     maxDeliveries: number;
     leaseMs: number;
@@ -489,7 +480,7 @@ const CLAIM_DELIVERIES = defineStatement<
   ClaimedRow
 >(
   (p) => sql`WITH sub AS (
-      SELECT * FROM unnest(${p.subscriptionIds}::text[], ${p.serial}::boolean[]) AS sub(id, serial)
+      SELECT * FROM unnest(${p.subscriptionIds}::text[]) AS sub(id)
     ), flight AS (
       -- By primary key, one turn at a time: a join could read the whole queue for the lease's sake.
       SELECT t.subscription_id, x.id
@@ -498,9 +489,15 @@ const CLAIM_DELIVERIES = defineStatement<
                WHERE x.id = ANY (t.in_flight) AND x.lease_expires_at > now()) x
        WHERE t.subscription_id = ANY (${p.subscriptionIds}::text[])
     ), busy AS (
-      SELECT sub.id AS subscription_id, sub.serial, t.from_seq,
+      -- One at a time (serial) for a failing subscription, or one replaying a recovery: decided here, in
+      -- the snapshot that finds the deliveries it leases (a recovery committed since step 1 is seen).
+      SELECT sub.id AS subscription_id, t.from_seq,
+             s.consecutive_failures > 0 OR EXISTS (
+               SELECT 1 FROM webhook_delivery r
+                WHERE r.subscription_id = sub.id AND r.status = 'pending' AND r.replay) AS serial,
              (SELECT count(*) FROM flight WHERE flight.subscription_id = sub.id)::int AS n
         FROM sub JOIN webhook_delivery_turn t ON t.subscription_id = sub.id
+        JOIN webhook_subscription s ON s.id = sub.id
     ), head AS (
       SELECT busy.subscription_id, busy.serial, busy.n AS busy, h.*
         FROM busy CROSS JOIN LATERAL (
@@ -694,7 +691,6 @@ export class DeliveryQueueRepository {
         const rows = await CLAIM_DELIVERIES.rows(
           {
             subscriptionIds: subscriptions.map((s) => s.id),
-            serial: subscriptions.map((s) => s.serial),
             perSubscription: limits.perSubscription,
             maxDeliveries: room,
             leaseMs: limits.leaseMs,
