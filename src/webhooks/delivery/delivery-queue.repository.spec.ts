@@ -696,17 +696,23 @@ describe('DeliveryQueueRepository', () => {
       [mine],
     );
   });
-  /** Today's UTC day as a partition suffix (YYYYMMDD). */
-  const today = (): string => new Date().toISOString().slice(0, 10).replaceAll('-', '');
 
-  it('parks the turn of a subscription with nothing queued, and its next delivery brings the turn back at once', async () => {
-    const subscriptionId = await insertSubscription(tables.dataSource);
+  /** Queues one delivery for the subscription, claims it and records its success: nothing is left queued. */
+  async function deliverOne(subscriptionId: string): Promise<void> {
     await insertDelivery(tables.dataSource, { subscriptionId });
     const [claimed] = await claim();
     assert.ok(claimed);
     await queue.recordAttempt(
       attempt(claimed, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
     );
+  }
+
+  /** Today's UTC day as a partition suffix (YYYYMMDD). */
+  const today = (): string => new Date().toISOString().slice(0, 10).replaceAll('-', '');
+
+  it('parks the turn of a subscription with nothing queued, and its next delivery brings the turn back at once', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await deliverOne(subscriptionId);
     assert.deepEqual(await claim(), []);
     const turnOf = async () =>
       (
@@ -726,12 +732,7 @@ describe('DeliveryQueueRepository', () => {
 
   it('never parks a subscription while a delivery of it is being queued: it is claimed as soon as that commits', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
-    await insertDelivery(tables.dataSource, { subscriptionId });
-    const [first] = await claim();
-    assert.ok(first);
-    await queue.recordAttempt(
-      attempt(first, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
-    );
+    await deliverOne(subscriptionId);
     // A publishing transaction has queued the next delivery and not committed yet when a claim comes by.
     const publisher = new Client({ connectionString: tables.url });
     await publisher.connect();
