@@ -460,14 +460,13 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<{ maxDeliveries: number; perSubscrip
  * HOT update, see migration DeliveryQueueAndHistory), which is why leases
  * are not found by an index of their own.
  *
- * Then the head of each queue, oldest first, skipping what is leased or
- * waiting for its retry, up to the subscription's free slots: a failing or
- * replaying subscription sends only its oldest pending delivery, when it is
- * due and nothing of it is in flight (one probe at a time, on the backoff
- * schedule). The free slots are dealt out in turns, the leases written by
- * row address (the walk just read it, no index to descend again), and each
- * subscription's turn moves to the back (or, with nothing queued at all, is
- * parked).
+ * Then the head of each queue, from the subscription's position, oldest
+ * first, skipping what is leased or waiting for its retry, up to the
+ * subscription's free slots: a failing or replaying subscription sends only
+ * its oldest pending delivery, when it is due and nothing of it is in flight
+ * (one probe at a time, on the backoff schedule). The free slots are dealt
+ * out in turns, the leases written by primary key, and each subscription's
+ * turn moves to the back (or, with nothing queued at all, is parked).
  */
 const CLAIM_DELIVERIES = defineStatement<
   {
