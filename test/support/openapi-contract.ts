@@ -230,14 +230,26 @@ export class OpenApiContract {
 }
 
 const contracts = new Map<string, Promise<OpenApiContract>>();
+/** Contracts by the exact text of the document: services that serve the same document share its compiled schemas. */
+const contractsByDocument = new Map<string, OpenApiContract>();
 
-/** The document a running service serves, fetched once per service. */
+/**
+ * The document a running service serves, fetched once per service. Its
+ * schemas compile once per test process for each distinct document text,
+ * not once per service: most test files boot a service serving the same one.
+ */
 export function servedContract(publicUrl: string): Promise<OpenApiContract> {
   let contract = contracts.get(publicUrl);
   if (contract === undefined) {
     contract = fetch(`${publicUrl}/openapi.json`).then(async (response) => {
       if (response.status !== 200) throw new Error(`GET /openapi.json answered ${response.status}`);
-      return new OpenApiContract((await response.json()) as Json);
+      const text = await response.text();
+      let compiled = contractsByDocument.get(text);
+      if (compiled === undefined) {
+        compiled = new OpenApiContract(JSON.parse(text) as Json);
+        contractsByDocument.set(text, compiled);
+      }
+      return compiled;
     });
     contracts.set(publicUrl, contract);
   }
