@@ -121,6 +121,7 @@ export async function measureStatementCosts(rounds: number, planCacheMode: strin
             maxDeliveries: 64,
             leaseMs: 15_000,
             leaseToken: token,
+            rotate: chosen.rows.length >= 64,
           }),
         ),
       );

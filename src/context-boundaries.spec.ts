@@ -26,6 +26,7 @@ const TABLE_OWNERS: Record<string, readonly string[]> = {
     'webhook_delivery',
     'webhook_delivery_history',
     'webhook_delivery_turn',
+    'webhook_delivery_flight',
     'webhook_delivery_attempt',
     'webhook_warning',
   ],

@@ -41,6 +41,7 @@ function pagesReadByLeasing(
       ...limits,
       leaseMs: 30_000,
       leaseToken,
+      rotate: chosen.length >= limits.maxDeliveries,
     }),
   );
 }
@@ -85,10 +86,12 @@ describe('webhook delivery claims', () => {
          FROM unnest($1::text[]) AS s(id), generate_series($2::int, $2::int + $3::int - 1) AS n`,
       [subscriptions, from, count],
     );
-    // The leases listed in their subscriptions' turns, as the claims that made them would list them.
-    await db.query(`UPDATE webhook_delivery_turn t
-                       SET in_flight = ARRAY(SELECT d.id FROM webhook_delivery d
-                                              WHERE d.subscription_id = t.subscription_id AND d.lease_token = 'held')`);
+    // The leases listed for their subscriptions, as the claims that made them would list them.
+    await db.query(`DELETE FROM webhook_delivery_flight`);
+    await db.query(`INSERT INTO webhook_delivery_flight (subscription_id, in_flight)
+                    SELECT t.subscription_id, ARRAY(SELECT d.id FROM webhook_delivery d
+                                                     WHERE d.subscription_id = t.subscription_id AND d.lease_token = 'held')
+                      FROM webhook_delivery_turn t`);
     await db.query('VACUUM (ANALYZE) webhook_delivery');
   }
 
@@ -109,6 +112,7 @@ describe('webhook delivery claims', () => {
           maxDeliveries: 64,
           leaseMs: 30_000,
           leaseToken: 't',
+          rotate: subscriptions.length >= 64,
         }),
       );
       return { pages: chosen.pages + leased.pages, claimed: leased.rows };
@@ -208,6 +212,7 @@ describe('webhook delivery claims after statistics taken with the queue empty', 
           maxDeliveries: 64,
           leaseMs: 30_000,
           leaseToken: 'generic',
+          rotate: subscriptions.length >= 64,
         }),
       });
       const logged = plans.find((notice) => notice.includes('"Plan"'));
@@ -384,17 +389,23 @@ describe('webhook delivery claims while a snapshot is held', () => {
     next += 4;
   }
 
-  /** Claims as the worker does (committed); returns the pages the second statement read. */
-  async function claim(): Promise<{ pages: number; claimed: number }> {
+  /** Claims as the worker does (committed); returns the pages each statement read. */
+  async function claim(): Promise<{ choosing: number; leasing: number; claimed: number }> {
     await db.query('BEGIN');
     try {
       const limits = { maxDeliveries: 64, perSubscription: 4 };
+      const choosing = await pagesReadBy(
+        db,
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values(limits),
+      );
+      // The same statement again for the rows: the subscriptions it locked are this transaction's already.
       const chosen = await db.query<{ id: string }>(
         CLAIM_STATEMENTS.subscriptions.text,
         CLAIM_STATEMENTS.subscriptions.values(limits),
       );
       const leased = await pagesReadByLeasing(db, chosen.rows, limits, 'held');
-      return { pages: leased.pages, claimed: leased.rows };
+      return { choosing: choosing.pages, leasing: leased.pages, claimed: leased.rows };
     } finally {
       await db.query('COMMIT');
     }
@@ -421,8 +432,14 @@ describe('webhook delivery claims while a snapshot is held', () => {
       const held = await claim();
       assert.equal(before.claimed, 40);
       assert.equal(held.claimed, 40);
-      t.diagnostic(`pages per claim: ${before.pages} before the snapshot, ${held.pages} after 4,000 finished under it`);
-      assert.ok(held.pages <= before.pages * 4, `${before.pages} pages before, ${held.pages} under the snapshot`);
+      t.diagnostic(
+        `pages per claim (choosing + leasing): ${before.choosing} + ${before.leasing} before the snapshot, ` +
+          `${held.choosing} + ${held.leasing} after 4,000 finished under it`,
+      );
+      assert.ok(
+        held.leasing <= before.leasing * 4,
+        `${before.leasing} pages before, ${held.leasing} under the snapshot`,
+      );
     } finally {
       await holder.query('COMMIT');
     }

@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConsoleLogger, Logger, type LoggerService } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../src/database/data-source-options';
+import { dataSourceOptions, MIGRATIONS_TABLE } from '../src/database/data-source-options';
 import { ensureDatabase } from '../src/database/ensure-database';
 
 const MIGRATIONS = join(__dirname, '..', 'src', 'database', 'migrations');
 const CONVERSION = '1763900024000-DeliveryQueueAndHistory';
+/** The conversion's name as TypeORM records it once run. */
+const CONVERSION_NAME = 'DeliveryQueueAndHistory1763900024000';
 
 /** Migrations to run: all of them, or all before the conversion. */
 function migrationFiles(beforeConversion: boolean): string[] {
@@ -32,12 +34,18 @@ async function migrate(url: string, beforeConversion: boolean): Promise<void> {
   }
 }
 
-/** Undoes the last migration (the conversion): the way back an operator takes with `migration:revert`. */
+/**
+ * Undoes the migrations back to and including the conversion, newest first: the way back an operator
+ * takes with `migration:revert`, once per migration.
+ */
 async function revertConversion(url: string): Promise<void> {
   const dataSource = new DataSource({ ...dataSourceOptions(url), entities: [], migrations: migrationFiles(false) });
   await dataSource.initialize();
   try {
-    await dataSource.undoLastMigration();
+    const converted = async (): Promise<boolean> =>
+      (await dataSource.query<unknown[]>(`SELECT 1 FROM ${MIGRATIONS_TABLE} WHERE name = $1`, [CONVERSION_NAME]))
+        .length > 0;
+    while (await converted()) await dataSource.undoLastMigration();
   } finally {
     await dataSource.destroy();
   }

@@ -104,14 +104,32 @@ const LEASE_FOR_RESEND = defineStatement<
              now() + ${p.leaseMs} * interval '1 millisecond', ${p.leaseToken}
         FROM gone h
       RETURNING *
+    ), latest AS (
+      SELECT f.n, f.in_flight FROM webhook_delivery_flight f
+       WHERE f.subscription_id = ${p.subscriptionId} ORDER BY f.n DESC LIMIT 1
     ), listed AS (
-      -- In flight like a claimed one: on its subscription's list, so claims count it (see CLAIM_DELIVERIES
-      -- in delivery-queue.repository.ts). Made here if the subscription has no turn yet.
-      INSERT INTO webhook_delivery_turn AS t (subscription_id, in_flight)
-      SELECT queued.subscription_id, ARRAY[queued.id] FROM queued
-      ON CONFLICT (subscription_id) DO UPDATE SET in_flight = t.in_flight || EXCLUDED.in_flight
+      -- In flight like a claimed one: on its subscription's newest list, so claims count it (see
+      -- CLAIM_DELIVERIES in delivery-queue.repository.ts), which replaces the list it extends.
+      INSERT INTO webhook_delivery_flight (subscription_id, in_flight)
+      SELECT queued.subscription_id, coalesce((SELECT latest.in_flight FROM latest), '{}') || queued.id FROM queued
+    ), unlisted AS (
+      DELETE FROM webhook_delivery_flight f USING latest
+       WHERE f.subscription_id = ${p.subscriptionId} AND f.n = latest.n AND EXISTS (SELECT 1 FROM queued)
     )
     SELECT ${CLAIMED_COLUMNS} FROM queued d JOIN webhook_subscription s ON s.id = d.subscription_id`,
+  { prepared: false },
+);
+
+/**
+ * A resend's first step: its subscription's turn, locked as a claim locks it,
+ * so that the list of leases it extends (LEASE_FOR_RESEND, in a statement of
+ * its own and so a snapshot taken after the lock) is the newest, with every
+ * claim's leases in it. No turn yet: no claim can run for the subscription
+ * before this transaction commits (its queueing makes the turn).
+ */
+const LOCK_TURN_FOR_RESEND = defineStatement<{ subscriptionId: string }, { locked: number }>(
+  (p) => sql`SELECT 1 AS locked FROM webhook_delivery_turn t WHERE t.subscription_id = ${p.subscriptionId}
+         FOR NO KEY UPDATE`,
   { prepared: false },
 );
 
@@ -230,10 +248,13 @@ export class DeliveryHistoryRepository {
     deliveryId: string,
     lease: { leaseMs: number; leaseToken: string },
   ): Promise<ClaimedDelivery | 'pending' | null> {
-    const claimed = await LEASE_FOR_RESEND.one(
-      { subscriptionId, deliveryId, leaseMs: lease.leaseMs, leaseToken: lease.leaseToken },
-      this.database,
-    );
+    const claimed = await this.unitOfWork.run(async (tx) => {
+      await LOCK_TURN_FOR_RESEND.rows({ subscriptionId }, tx);
+      return LEASE_FOR_RESEND.one(
+        { subscriptionId, deliveryId, leaseMs: lease.leaseMs, leaseToken: lease.leaseToken },
+        tx,
+      );
+    });
     if (claimed !== null) return claimedDelivery(claimed, lease.leaseToken);
     const existing = await STATUS_OF.one({ subscriptionId, deliveryId }, this.database);
     return existing !== null ? 'pending' : null;

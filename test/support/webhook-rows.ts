@@ -103,7 +103,13 @@ export async function insertDelivery(db: DataSource, fixture: DeliveryFixture): 
     if (fixture.leasedBy !== undefined) {
       // As the claim that made it would: a lease is on its subscription's list of what is in flight.
       await db.query(
-        `UPDATE webhook_delivery_turn SET in_flight = array_append(in_flight, $1::text) WHERE subscription_id = $2`,
+        `WITH latest AS (
+           SELECT n, in_flight FROM webhook_delivery_flight WHERE subscription_id = $2 ORDER BY n DESC LIMIT 1
+         ), replaced AS (
+           DELETE FROM webhook_delivery_flight f USING latest WHERE f.subscription_id = $2 AND f.n = latest.n
+         )
+         INSERT INTO webhook_delivery_flight (subscription_id, in_flight)
+         SELECT $2, coalesce((SELECT in_flight FROM latest), '{}') || $1::text`,
         [id, fixture.subscriptionId],
       );
     }

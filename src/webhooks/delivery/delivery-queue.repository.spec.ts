@@ -325,6 +325,7 @@ describe('DeliveryQueueRepository', () => {
           maxDeliveries: 64,
           leaseMs: 60_000,
           leaseToken: 'between',
+          rotate: chosen.length >= 64,
         }),
       )) as Array<{ id: string }>;
       await claiming.commitTransaction();
@@ -785,6 +786,7 @@ describe('DeliveryQueueRepository', () => {
           maxDeliveries: 64,
           leaseMs: 60_000,
           leaseToken: 'hot',
+          rotate: chosen.rows.length >= 64,
         }),
       );
       assert.equal(leased.rowCount, 3);

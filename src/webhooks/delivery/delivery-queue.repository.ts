@@ -475,18 +475,25 @@ const CLAIM_DELIVERIES = defineStatement<
     maxDeliveries: number;
     leaseMs: number;
     leaseToken: string;
+    /** Step 1 took as many turns as it could: more may be due, so the ones looked at go to the back. */
+    rotate: boolean;
   },
   ClaimedRow
 >(
   (p) => sql`WITH sub AS (
       SELECT * FROM unnest(${p.subscriptionIds}::text[]) AS sub(id)
+    ), list AS (
+      -- Each subscription's newest list: the first entry of a backward scan, whatever lies behind it.
+      SELECT sub.id AS subscription_id, l.n, l.in_flight
+        FROM sub CROSS JOIN LATERAL (
+              SELECT f.n, f.in_flight FROM webhook_delivery_flight f
+               WHERE f.subscription_id = sub.id ORDER BY f.n DESC LIMIT 1) l
     ), flight AS (
-      -- By primary key, one turn at a time: a join could read the whole queue for the lease's sake.
-      SELECT t.subscription_id, x.id
-        FROM webhook_delivery_turn t CROSS JOIN LATERAL (
+      -- By primary key, one list at a time: a join could read the whole queue for the lease's sake.
+      SELECT list.subscription_id, x.id
+        FROM list CROSS JOIN LATERAL (
               SELECT x.id FROM webhook_delivery x
-               WHERE x.id = ANY (t.in_flight) AND x.lease_expires_at > now()) x
-       WHERE t.subscription_id = ANY (${p.subscriptionIds}::text[])
+               WHERE x.id = ANY (list.in_flight) AND x.lease_expires_at > now()) x
     ), busy AS (
       -- One at a time (serial) for a failing subscription, or one replaying a recovery: decided here, in
       -- the snapshot that finds the deliveries it leases (a recovery committed since step 1 is seen).
@@ -545,16 +552,32 @@ const CLAIM_DELIVERIES = defineStatement<
         JOIN oldest ON oldest.subscription_id = s.id JOIN busy ON busy.subscription_id = s.id
        WHERE oldest.seq >= busy.from_seq + ${POSITION_STEP}
          FOR UPDATE OF s SKIP LOCKED
+    ), listed AS (
+      -- A subscription that leases gets a new list: what is still leased plus what this claim leases.
+      INSERT INTO webhook_delivery_flight (subscription_id, in_flight)
+      SELECT sub.id, ARRAY(SELECT flight.id FROM flight WHERE flight.subscription_id = sub.id
+                           UNION ALL
+                           SELECT picked.id FROM picked WHERE picked.subscription_id = sub.id)
+        FROM sub
+       WHERE EXISTS (SELECT 1 FROM picked WHERE picked.subscription_id = sub.id)
+       ORDER BY sub.id
+    ), unlisted AS (
+      -- The list it replaces, by primary key: never read again, so never walked past.
+      DELETE FROM webhook_delivery_flight f USING list
+       WHERE f.subscription_id = list.subscription_id AND f.n = list.n
+         AND EXISTS (SELECT 1 FROM picked WHERE picked.subscription_id = list.subscription_id)
     ), turns AS (
+      -- A turn row is written only when it changes: moved to the back when the claim could not look at
+      -- every turn due (rotate), parked or brought back, or its position moved. Rewriting it on every
+      -- claim left a chain of versions that a held horizon keeps, walked by every later read of it.
       UPDATE webhook_delivery_turn t
-         SET turn_at = CASE WHEN looked.parked THEN now() + ${PARKED_FOR} ELSE now() END,
+         SET turn_at = CASE WHEN looked.parked THEN now() + ${PARKED_FOR}
+                            WHEN ${p.rotate}::boolean OR t.idle THEN now() ELSE t.turn_at END,
              idle = looked.parked,
-             in_flight = ARRAY(SELECT flight.id FROM flight WHERE flight.subscription_id = t.subscription_id
-                               UNION ALL
-                               SELECT picked.id FROM picked WHERE picked.subscription_id = t.subscription_id),
              from_seq = coalesce((SELECT moved.seq FROM moved WHERE moved.id = t.subscription_id), t.from_seq)
         FROM (SELECT sub.id, EXISTS (SELECT 1 FROM emptied WHERE emptied.id = sub.id) AS parked FROM sub) looked
        WHERE t.subscription_id = looked.id
+         AND (${p.rotate}::boolean OR looked.parked OR t.idle OR EXISTS (SELECT 1 FROM moved WHERE moved.id = t.subscription_id))
     ), leased AS (
       -- By primary key, from an array: the queue is often analysed empty (a drained queue keeps its
       -- pages), and a join with the picked rows was then planned with the queue as its outer side, read
@@ -694,6 +717,7 @@ export class DeliveryQueueRepository {
             maxDeliveries: room,
             leaseMs: limits.leaseMs,
             leaseToken: limits.leaseToken,
+            rotate: subscriptions.length >= room,
           },
           tx,
         );
