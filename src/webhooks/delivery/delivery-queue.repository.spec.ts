@@ -802,6 +802,35 @@ describe('DeliveryQueueRepository', () => {
     }
   });
 
+  it('rewrites no turn a claim leaves as it was: with every due turn looked at, each keeps its row version', async () => {
+    const subscriptions: string[] = [];
+    for (let s = 0; s < 3; s += 1) {
+      const subscriptionId = await insertSubscription(tables.dataSource);
+      subscriptions.push(subscriptionId);
+      for (let i = 0; i < 2; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    }
+    // A row rewritten gets a new version, and with it the writing transaction's id.
+    const versions = async (): Promise<string[]> =>
+      (
+        (await tables.dataSource.query(
+          `SELECT xmin::text AS version FROM webhook_delivery_turn WHERE subscription_id = ANY ($1) ORDER BY subscription_id`,
+          [subscriptions],
+        )) as Array<{ version: string }>
+      ).map((row) => row.version);
+    // The first claim moves each new turn's position up to its queue (a rewrite, as positions move).
+    assert.equal((await claim()).length, 6);
+    const positioned = await versions();
+    for (const subscriptionId of subscriptions) await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.equal((await claim()).length, 3);
+    assert.deepEqual(await versions(), positioned, 'leasing wrote the lists of leases, not the turns');
+
+    // More turns due than the claim has room for: the one it looked at goes to the back, rewritten.
+    for (const subscriptionId of subscriptions) await insertDelivery(tables.dataSource, { subscriptionId });
+    assert.equal((await claim(randomUUID(), { maxDeliveries: 1 })).length, 1);
+    const rotated = await versions();
+    assert.equal(rotated.filter((version, i) => version !== positioned[i]).length, 1);
+  });
+
   it('moves a delivery out of the queue into its day’s history in the statement that records its final attempt', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
     const retried = await insertDelivery(tables.dataSource, { subscriptionId });
