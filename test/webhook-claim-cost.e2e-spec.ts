@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
-import { CLAIM_STATEMENTS } from '../src/webhooks/delivery/delivery-queue.repository';
+import { sql, sqlText } from '../src/database/sql/sql-fragment';
+import { defineStatement } from '../src/database/sql/sql-statement';
+import { CLAIM_STATEMENTS, newestList } from '../src/webhooks/delivery/delivery-queue.repository';
 import { databaseClient } from './support/database-client';
 import { freshDatabase } from './support/test-database';
 
@@ -86,12 +88,13 @@ describe('webhook delivery claims', () => {
          FROM unnest($1::text[]) AS s(id), generate_series($2::int, $2::int + $3::int - 1) AS n`,
       [subscriptions, from, count],
     );
-    // The leases listed for their subscriptions, as the claims that made them would list them.
-    await db.query(`DELETE FROM webhook_delivery_flight`);
+    // The leases listed for their subscriptions, as the claims that made them would list them (once: a
+    // later call queues more behind the same leases).
     await db.query(`INSERT INTO webhook_delivery_flight (subscription_id, in_flight)
                     SELECT t.subscription_id, ARRAY(SELECT d.id FROM webhook_delivery d
                                                      WHERE d.subscription_id = t.subscription_id AND d.lease_token = 'held')
-                      FROM webhook_delivery_turn t`);
+                      FROM webhook_delivery_turn t
+                     WHERE NOT EXISTS (SELECT 1 FROM webhook_delivery_flight f WHERE f.subscription_id = t.subscription_id)`);
     await db.query('VACUUM (ANALYZE) webhook_delivery');
   }
 
@@ -309,8 +312,8 @@ describe('webhook delivery claims over a thousand subscriptions', () => {
         ORDER BY n, s.id`,
       [from, to],
     );
-    // The turns too: the measured claims before were rolled back.
-    await db.query('VACUUM (ANALYZE) webhook_delivery, webhook_delivery_turn');
+    // The turns and lists of leases too: the measured claims before were rolled back.
+    await db.query('VACUUM (ANALYZE) webhook_delivery, webhook_delivery_turn, webhook_delivery_flight');
   }
 
   /** Pages both claim statements read, for the subscriptions the first one chose (rolled back). */
@@ -413,6 +416,50 @@ describe('webhook delivery claims while a snapshot is held', () => {
 
   /** What recording does to a finished delivery: out of the queue. */
   const finish = (): Promise<unknown> => db.query(`DELETE FROM webhook_delivery WHERE lease_token IS NOT NULL`);
+
+  it('finds each subscription’s newest list of leases in a few pages, however many older lists the snapshot keeps', async () => {
+    const listed = Array.from({ length: 10 }, (_, i) => `whk_lists_${i}`);
+    await insertSubscriptions(db, listed);
+    // Statistics as a worker's database has them: about one list per subscription.
+    await db.query(
+      `INSERT INTO webhook_delivery_flight (subscription_id, in_flight) SELECT id, '{}' FROM unnest($1::text[]) AS id`,
+      [listed],
+    );
+    await db.query('VACUUM (ANALYZE) webhook_delivery_flight');
+    await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+    await holder.query('SELECT count(*) FROM webhook_subscription');
+    try {
+      // Three thousand lists each, every one but the newest replaced (deleted) under the snapshot.
+      await db.query(
+        `INSERT INTO webhook_delivery_flight (subscription_id, in_flight)
+         SELECT s.id, ARRAY['dlv_' || n] FROM generate_series(1, 3000) AS n, unnest($1::text[]) AS s(id) ORDER BY n`,
+        [listed],
+      );
+      await db.query(
+        `DELETE FROM webhook_delivery_flight f
+          WHERE f.subscription_id = ANY ($1::text[])
+            AND f.n < (SELECT max(l.n) FROM webhook_delivery_flight l WHERE l.subscription_id = f.subscription_id)`,
+        [listed],
+      );
+      const newest = defineStatement<{ ids: string[] }, { in_flight: string[] }>(
+        (p) => sql`SELECT l.in_flight FROM unnest(${p.ids}::text[]) AS sub(id)
+                    CROSS JOIN LATERAL (${newestList(sqlText('sub.id'))}) l`,
+        { prepared: false },
+      );
+      const found = await db.query<{ in_flight: string[] }>(newest.text, newest.values({ ids: listed }));
+      assert.deepEqual(
+        found.rows.map((row) => row.in_flight),
+        listed.map(() => ['dlv_3000']),
+      );
+      const read = await pagesReadBy(db, newest.text, newest.values({ ids: listed }));
+      assert.ok(
+        read.pages <= listed.length * 5,
+        `${read.pages} pages for ${listed.length} subscriptions' newest lists`,
+      );
+    } finally {
+      await holder.query('COMMIT');
+    }
+  });
 
   it('reads a bounded number of pages while a snapshot is held: it does not walk again what finished since, nor old versions of the turns or lists', async (t) => {
     await queue();

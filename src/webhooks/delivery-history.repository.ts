@@ -4,7 +4,7 @@ import { defineStatement } from '../database/sql/sql-statement';
 import { Database } from '../database/sql/sql-target';
 import { UnitOfWork } from '../database/unit-of-work';
 import { CLAIMED_COLUMNS, claimedDelivery, type ClaimedDelivery, type ClaimedRow } from './delivery/claimed-delivery';
-import { DELIVERY_CHANNEL } from './delivery/delivery-queue.repository';
+import { DELIVERY_CHANNEL, newestList } from './delivery/delivery-queue.repository';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity';
 import type { AttemptTrigger, WebhookEventType } from './webhook-event-types';
 
@@ -105,8 +105,7 @@ const LEASE_FOR_RESEND = defineStatement<
         FROM gone h
       RETURNING *
     ), latest AS (
-      SELECT f.n, f.in_flight FROM webhook_delivery_flight f
-       WHERE f.subscription_id = ${p.subscriptionId} ORDER BY f.n DESC LIMIT 1
+      ${newestList(p.subscriptionId)}
     ), listed AS (
       -- In flight like a claimed one: on its subscription's newest list, so claims count it (see
       -- CLAIM_DELIVERIES in delivery-queue.repository.ts), which replaces the list it extends.

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql, sqlText, type SqlFragment } from '../../database/sql/sql-fragment';
+import { sql, sqlText, type SqlFragment, type SqlValue } from '../../database/sql/sql-fragment';
 import { defineStatement } from '../../database/sql/sql-statement';
 import { Database } from '../../database/sql/sql-target';
 import { UnitOfWork, type Transaction } from '../../database/unit-of-work';
@@ -412,6 +412,31 @@ const POSITION_STEP = sqlText('1000');
 /** How long a subscription found with nothing queued (or disabled) is left out of the claims' turns. */
 const PARKED_FOR = sqlText(`interval '10 seconds'`);
 
+/** A claim's subscription, in CLAIM_DELIVERIES. */
+const SUB_ID = sqlText('sub.id');
+
+/** Above every list's number: where a backward scan of a subscription's lists starts. */
+const AFTER_EVERY_LIST = sqlText('9223372036854775807');
+
+/**
+ * The newest list of leases of a subscription (`subscriptionId`, an SQL
+ * value): `n` and `in_flight`, or no row. Every statement that leases
+ * replaces the list it read with a new one, so the newest is the first entry
+ * of a backward scan of the primary key from the subscription's end, whatever
+ * a held horizon keeps behind it. Asked as "the subscription's lists, newest
+ * first", it was planned as a bitmap scan of every version, sorted (the
+ * statistics count a list per subscription): thousands of pages a claim
+ * under a held horizon. A row comparison leaves the backward scan the only
+ * cheap plan.
+ */
+export function newestList(subscriptionId: SqlValue): SqlFragment {
+  return sql`SELECT l.n, l.in_flight FROM (
+      SELECT f.subscription_id, f.n, f.in_flight FROM webhook_delivery_flight f
+       WHERE (f.subscription_id, f.n) <= (${subscriptionId}::text COLLATE "C", ${AFTER_EVERY_LIST})
+       ORDER BY f.subscription_id DESC, f.n DESC LIMIT 1) l
+     WHERE l.subscription_id = ${subscriptionId}`;
+}
+
 /**
  * Step 1 of a claim (see claim): the subscriptions whose turn it is, least
  * recently looked at first, locked with their turns. Reads the small table
@@ -483,11 +508,7 @@ const CLAIM_DELIVERIES = defineStatement<
   (p) => sql`WITH sub AS (
       SELECT * FROM unnest(${p.subscriptionIds}::text[]) AS sub(id)
     ), list AS (
-      -- Each subscription's newest list: the first entry of a backward scan, whatever lies behind it.
-      SELECT sub.id AS subscription_id, l.n, l.in_flight
-        FROM sub CROSS JOIN LATERAL (
-              SELECT f.n, f.in_flight FROM webhook_delivery_flight f
-               WHERE f.subscription_id = sub.id ORDER BY f.n DESC LIMIT 1) l
+      SELECT sub.id AS subscription_id, l.n, l.in_flight FROM sub CROSS JOIN LATERAL (${newestList(SUB_ID)}) l
     ), flight AS (
       -- By primary key, one list at a time: a join could read the whole queue for the lease's sake.
       SELECT list.subscription_id, x.id
