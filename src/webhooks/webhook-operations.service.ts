@@ -63,7 +63,7 @@ export class WebhookOperationsService {
       accountId: row.principalId,
       createdAt: row.createdAt.toISOString(),
       health: {
-        // The row's time may trail by up to a second (see SUCCESS_TIME_GRANULARITY); the attempt log's does not.
+        // The row's time may trail by up to ten seconds (see SUCCESS_TIME_GRANULARITY); the attempt log's does not.
         lastSuccessAt: latest(row.lastSuccessAt, figures.lastSuccessAt)?.toISOString() ?? null,
         lastFailureAt: row.lastFailureAt?.toISOString() ?? null,
         successRate: figures.attempts === 0 ? null : Math.round((figures.successes / figures.attempts) * 1e4) / 1e4,

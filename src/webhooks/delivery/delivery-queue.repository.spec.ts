@@ -895,6 +895,31 @@ describe('DeliveryQueueRepository', () => {
     );
     assert.deepEqual(counts, { queued: 0, finished: 3, attempts: 3 });
   });
+  it('writes a routine success to its subscription’s row only once the stored time is ten seconds old', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    for (let i = 0; i < 3; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
+    const [first, second, third] = await claim();
+    const success = {
+      succeeded: true,
+      outcome: 200,
+      httpStatus: 200,
+      next: { status: 'succeeded' as const, retryInMs: null },
+    };
+    const at = Date.parse('2026-11-27T10:00:00Z');
+    const stored = async (): Promise<number> =>
+      (
+        (await tables.dataSource.query(`SELECT last_success_at FROM webhook_subscription WHERE id = $1`, [
+          subscriptionId,
+        ])) as Array<{ last_success_at: Date }>
+      )[0]!.last_success_at.getTime();
+    await queue.recordAttempts([attempt(first!, { ...success, attemptedAt: new Date(at) })]);
+    assert.equal(await stored(), at, 'the first success changes the row');
+    await queue.recordAttempts([attempt(second!, { ...success, attemptedAt: new Date(at + 9_000) })]);
+    assert.equal(await stored(), at, 'nine seconds later, nothing else changed: the row is left as it is');
+    await queue.recordAttempts([attempt(third!, { ...success, attemptedAt: new Date(at + 10_500) })]);
+    assert.equal(await stored(), at + 10_500, 'past ten seconds, the time is written');
+  });
+
   it('makes today’s partition before a publication writes a skipped delivery into it, so the publication never fails for want of one', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource, { enabled: false });
     for (const parent of ['webhook_delivery_history', 'webhook_delivery_attempt']) {

@@ -182,9 +182,12 @@ const DROP_PENDING = defineStatement<{ subscriptionId: string }>(
  * attempt of the subscription then queues for) would dominate the cost of a
  * delivery. So a success that changes nothing else is written only when the
  * stored time is this old; the health read takes the latest success from the
- * attempt log as well, which every success is written to.
+ * attempt log as well, which every success is written to. Every delivery
+ * queued and every claim reads the row, and while a long transaction holds
+ * the xmin horizon none of its old versions can be pruned: ten seconds keeps
+ * that chain a tenth as long as one second did.
  */
-const SUCCESS_TIME_GRANULARITY = sqlText(`interval '1 second'`);
+const SUCCESS_TIME_GRANULARITY = sqlText(`interval '10 seconds'`);
 
 interface RecordAttemptParams {
   deliveryId: string;
