@@ -812,10 +812,10 @@ describe('DeliveryQueueRepository', () => {
     // A row rewritten gets a new version, and with it the writing transaction's id.
     const versions = async (): Promise<string[]> =>
       (
-        (await tables.dataSource.query(
+        await tables.dataSource.query<Array<{ version: string }>>(
           `SELECT xmin::text AS version FROM webhook_delivery_turn WHERE subscription_id = ANY ($1) ORDER BY subscription_id`,
           [subscriptions],
-        )) as Array<{ version: string }>
+        )
       ).map((row) => row.version);
     // The first claim moves each new turn's position up to its queue (a rewrite, as positions move).
     assert.equal((await claim()).length, 6);
@@ -906,12 +906,13 @@ describe('DeliveryQueueRepository', () => {
       next: { status: 'succeeded' as const, retryInMs: null },
     };
     const at = Date.parse('2026-11-27T10:00:00Z');
-    const stored = async (): Promise<number> =>
-      (
-        (await tables.dataSource.query(`SELECT last_success_at FROM webhook_subscription WHERE id = $1`, [
-          subscriptionId,
-        ])) as Array<{ last_success_at: Date }>
-      )[0]!.last_success_at.getTime();
+    const stored = async (): Promise<number> => {
+      const [row] = await tables.dataSource.query<Array<{ last_success_at: Date }>>(
+        `SELECT last_success_at FROM webhook_subscription WHERE id = $1`,
+        [subscriptionId],
+      );
+      return row!.last_success_at.getTime();
+    };
     await queue.recordAttempts([attempt(first!, { ...success, attemptedAt: new Date(at) })]);
     assert.equal(await stored(), at, 'the first success changes the row');
     await queue.recordAttempts([attempt(second!, { ...success, attemptedAt: new Date(at + 9_000) })]);
