@@ -426,11 +426,10 @@ const AFTER_EVERY_LIST = sqlText('9223372036854775807');
  * value): `n` and `in_flight`, or no row. Every statement that leases
  * replaces the list it read with a new one, so the newest is the first entry
  * of a backward scan of the primary key from the subscription's end, whatever
- * a held horizon keeps behind it. Asked as "the subscription's lists, newest
- * first", it was planned as a bitmap scan of every version, sorted (the
- * statistics count a list per subscription): thousands of pages a claim
- * under a held horizon. A row comparison leaves the backward scan the only
- * cheap plan.
+ * a held horizon keeps behind it. Asked newest-first (`ORDER BY n DESC
+ * LIMIT 1`), the planner, whose statistics count one list per subscription,
+ * reads every version of the subscription's lists and sorts them; a row
+ * comparison leaves the backward scan the only cheap plan.
  */
 export function newestList(subscriptionId: SqlValue): SqlFragment {
   return sql`SELECT l.n, l.in_flight FROM (
@@ -592,8 +591,8 @@ const CLAIM_DELIVERIES = defineStatement<
          AND EXISTS (SELECT 1 FROM picked WHERE picked.subscription_id = list.subscription_id)
     ), turns AS (
       -- A turn row is written only when it changes: moved to the back when the claim could not look at
-      -- every turn due (rotate), parked or brought back, or its position moved. Rewriting it on every
-      -- claim left a chain of versions that a held horizon keeps, walked by every later read of it.
+      -- every turn due (rotate), parked or brought back, or its position moved. A row rewritten by every
+      -- claim would be a chain of versions that a held horizon keeps, walked by every later read of it.
       UPDATE webhook_delivery_turn t
          SET turn_at = CASE WHEN looked.parked THEN now() + ${PARKED_FOR}
                             WHEN ${p.rotate}::boolean OR t.idle THEN now() ELSE t.turn_at END,
