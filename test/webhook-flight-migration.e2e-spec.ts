@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../src/database/data-source-options';
+import { ensureDatabase } from '../src/database/ensure-database';
+
+const MIGRATIONS = join(__dirname, '..', 'src', 'database', 'migrations');
+const MOVE = '1763900025000-DeliveryFlightLists';
+
+/** A data source over the migrations up to `MOVE` (excluded or included). */
+function migrator(url: string, withMove: boolean): DataSource {
+  const files = readdirSync(MIGRATIONS)
+    .filter((file) => file.endsWith('.js') && (file < MOVE || (withMove && file.startsWith(MOVE))))
+    .map((file) => join(MIGRATIONS, file));
+  return new DataSource({ ...dataSourceOptions(url), entities: [], migrations: files });
+}
+
+async function withMigrator(url: string, withMove: boolean, work: (source: DataSource) => Promise<unknown>) {
+  const source = migrator(url, withMove);
+  await source.initialize();
+  try {
+    await work(source);
+  } finally {
+    await source.destroy();
+  }
+}
+
+/**
+ * The lists of leases in flight move from the turn rows into a table of
+ * their own, and back on revert, none lost: a deploy while deliveries are in
+ * flight keeps counting them against their subscriptions' caps.
+ */
+describe('migration DeliveryFlightLists', () => {
+  let db: DataSource;
+  let url: string;
+
+  before(async () => {
+    const adminUrl = process.env['TEST_PG_ADMIN_URL'];
+    assert.ok(adminUrl, 'run through the test runner (it starts PostgreSQL)');
+    const name = `flight_lists_${randomBytes(6).toString('hex')}`;
+    await ensureDatabase(adminUrl, name);
+    const address = new URL(adminUrl);
+    address.pathname = `/${name}`;
+    url = address.toString();
+    await withMigrator(url, false, (source) => source.runMigrations());
+    db = new DataSource({ type: 'postgres', url });
+    await db.initialize();
+    await db.query(
+      `INSERT INTO webhook_subscription (id, principal_type, principal_id, url, events, secret_sealed)
+       SELECT id, 'organiser', 'org_lists', 'https://receiver.example/hook', '{order.confirmed}', 'sealed'
+         FROM unnest(ARRAY['whk_busy', 'whk_quiet']) AS id`,
+    );
+    await db.query(
+      `INSERT INTO webhook_delivery_turn (subscription_id, in_flight)
+       VALUES ('whk_busy', '{dlv_1,dlv_2}'), ('whk_quiet', '{}')`,
+    );
+  });
+
+  after(async () => {
+    await db?.destroy();
+  });
+
+  it('moves each turn’s list of leases into the lists table, and back on revert', async () => {
+    await withMigrator(url, true, (source) => source.runMigrations());
+    assert.deepEqual(
+      await db.query(`SELECT subscription_id, in_flight FROM webhook_delivery_flight ORDER BY subscription_id`),
+      [{ subscription_id: 'whk_busy', in_flight: ['dlv_1', 'dlv_2'] }],
+    );
+    const columns = await db.query<Array<{ column_name: string }>>(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'webhook_delivery_turn'`,
+    );
+    assert.ok(!columns.some((column) => column.column_name === 'in_flight'), 'the turns no longer hold the lists');
+
+    // A claim after the move replaces the list: the newest one goes back on revert.
+    await db.query(`INSERT INTO webhook_delivery_flight (subscription_id, in_flight) VALUES ('whk_busy', '{dlv_3}')`);
+    await withMigrator(url, true, (source) => source.undoLastMigration());
+    assert.deepEqual(
+      await db.query(`SELECT subscription_id, in_flight FROM webhook_delivery_turn ORDER BY subscription_id`),
+      [
+        { subscription_id: 'whk_busy', in_flight: ['dlv_3'] },
+        { subscription_id: 'whk_quiet', in_flight: [] },
+      ],
+    );
+    const [left] = await db.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM pg_class WHERE relname = 'webhook_delivery_flight'`,
+    );
+    assert.deepEqual(left, { n: 0 });
+  });
+});
