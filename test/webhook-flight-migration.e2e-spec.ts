@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
-import { ensureDatabase } from '../src/database/ensure-database';
+import { emptyDatabase } from './support/test-database';
 
 const MIGRATIONS = join(__dirname, '..', 'src', 'database', 'migrations');
 const MOVE = '1763900025000-DeliveryFlightLists';
@@ -38,13 +37,7 @@ describe('migration DeliveryFlightLists', () => {
   let url: string;
 
   before(async () => {
-    const adminUrl = process.env['TEST_PG_ADMIN_URL'];
-    assert.ok(adminUrl, 'run through the test runner (it starts PostgreSQL)');
-    const name = `flight_lists_${randomBytes(6).toString('hex')}`;
-    await ensureDatabase(adminUrl, name);
-    const address = new URL(adminUrl);
-    address.pathname = `/${name}`;
-    url = address.toString();
+    url = await emptyDatabase('flight_lists');
     await withMigrator(url, false, (source) => source.runMigrations());
     db = new DataSource({ type: 'postgres', url });
     await db.initialize();

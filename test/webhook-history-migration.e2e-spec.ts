@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConsoleLogger, Logger, type LoggerService } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, MIGRATIONS_TABLE } from '../src/database/data-source-options';
-import { ensureDatabase } from '../src/database/ensure-database';
+import { emptyDatabase } from './support/test-database';
 
 const MIGRATIONS = join(__dirname, '..', 'src', 'database', 'migrations');
 const CONVERSION = '1763900024000-DeliveryQueueAndHistory';
@@ -66,13 +65,7 @@ describe('migration DeliveryQueueAndHistory', () => {
   const logged: string[] = [];
 
   before(async () => {
-    const adminUrl = process.env['TEST_PG_ADMIN_URL'];
-    assert.ok(adminUrl, 'run through the test runner (it starts PostgreSQL)');
-    const name = `conversion_${randomBytes(6).toString('hex')}`;
-    await ensureDatabase(adminUrl, name);
-    const address = new URL(adminUrl);
-    address.pathname = `/${name}`;
-    url = address.toString();
+    url = await emptyDatabase('conversion');
     await migrate(url, true);
 
     db = new DataSource({ type: 'postgres', url });

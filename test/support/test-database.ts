@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { ensureDatabase } from '../../src/database/ensure-database';
 
 export const TEMPLATE_DATABASE = 'events_api_template';
 
@@ -37,6 +38,17 @@ export async function freshDatabase(): Promise<string> {
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
     }
   }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** A new database without a schema, for a migration's test to migrate its own way; returns its URL. */
+export async function emptyDatabase(prefix: string): Promise<string> {
+  const adminUrl = process.env['TEST_PG_ADMIN_URL'];
+  if (adminUrl === undefined) throw new Error('run tests through `npm test` (it starts PostgreSQL)');
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  await ensureDatabase(adminUrl, name);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
