@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { within } from '../../libs/time/within';
 import { CHECK_TIMEOUT_MS } from '../health/readiness.service';
 import { WebhookFiguresService } from '../webhooks/webhook-figures.service';
 import { databasePoolGauges, transactionHorizonGauges, webhookGauges } from './service-metrics';
@@ -19,20 +20,6 @@ interface PoolCounts {
  * WebhookFiguresService says what each one leaves out), the oldest
  * transaction's age from pg_stat_activity, the pool figures from pg's Pool.
  */
-/** A database read that hangs must not hang the scrape: it is given up after CHECK_TIMEOUT_MS. */
-async function withinCheckTimeout<T>(read: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-  });
-  void read.catch(() => undefined); // settles later when the timeout won
-  try {
-    return await Promise.race([read, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 @Injectable()
 export class DatabaseMetricsCollector {
   private readonly logger = new Logger(DatabaseMetricsCollector.name);
@@ -47,17 +34,17 @@ export class DatabaseMetricsCollector {
     this.collectPool();
     // Each read answers for its own gauges: a slow one (the webhook figures behind a held horizon) must not
     // blank the others, least of all the oldest transaction's age that explains it.
+    // A read that hangs must not hang the scrape: each is given up after CHECK_TIMEOUT_MS.
     const [figures, queueDeadRows, oldestTransactionSeconds] = await Promise.allSettled([
-      withinCheckTimeout(this.webhooks.current()),
-      withinCheckTimeout(this.webhooks.queueDeadRows()),
-      withinCheckTimeout(this.horizon.oldestTransactionSeconds()),
+      within(this.webhooks.current(), CHECK_TIMEOUT_MS, 'the webhook figures'),
+      within(this.webhooks.queueDeadRows(), CHECK_TIMEOUT_MS, 'the queue dead rows'),
+      within(this.horizon.oldestTransactionSeconds(), CHECK_TIMEOUT_MS, 'the oldest transaction'),
     ]);
     // Unknown is not zero: NaN keeps a lag alert from reading "all clear" while the database is away.
-    webhookGauges.lagSeconds.set(figures.status === 'fulfilled' ? figures.value.lagSeconds : Number.NaN);
-    webhookGauges.pending.set(figures.status === 'fulfilled' ? figures.value.pending : Number.NaN);
-    webhookGauges.disabledSubscriptions.set(
-      figures.status === 'fulfilled' ? figures.value.disabledSubscriptions : Number.NaN,
-    );
+    const known = figures.status === 'fulfilled' ? figures.value : undefined;
+    webhookGauges.lagSeconds.set(known?.lagSeconds ?? Number.NaN);
+    webhookGauges.pending.set(known?.pending ?? Number.NaN);
+    webhookGauges.disabledSubscriptions.set(known?.disabledSubscriptions ?? Number.NaN);
     webhookGauges.queueDeadRows.set(queueDeadRows.status === 'fulfilled' ? queueDeadRows.value : Number.NaN);
     transactionHorizonGauges.oldestTransactionSeconds.set(
       oldestTransactionSeconds.status === 'fulfilled' ? oldestTransactionSeconds.value : Number.NaN,

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { within } from '../../../libs/time/within';
 import { defineStatement } from '../../database/sql/sql-statement';
 import { sql, type SqlFragment } from '../../database/sql/sql-fragment';
 import type { SqlTarget } from '../../database/sql/sql-target';
@@ -69,15 +70,6 @@ interface Reservation {
 interface Fallback {
   local: FixedWindowThrottlerStorage;
   lastTryMs: number;
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the rate-limit counter did not answer within ${ms} ms`)), ms);
-  });
-  void work.catch(() => undefined); // settles later when the timeout won
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -163,12 +155,13 @@ export class DatabaseBudgetStorage implements CountingStorage {
     const sentAt = this.now();
     let row: GrantRow | null;
     try {
-      row = await withTimeout(
+      row = await within(
         RESERVE.one(
           { key, want, limit, instances: this.instances.liveInstances(), windowSeconds: ttl / 1000 },
           this.database,
         ),
         RESERVE_TIMEOUT_MS,
+        'the rate-limit counter',
       );
       if (row === null) throw new Error('the rate-limit upsert returned no row');
     } catch (error) {

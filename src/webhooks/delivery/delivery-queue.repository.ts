@@ -467,8 +467,8 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<{ maxDeliveries: number; perSubscrip
       JOIN webhook_delivery_turn t ON t.subscription_id = c.subscription_id
      WHERE c.sendable AND s.enabled AND s.deleted_at IS NULL
      ORDER BY c.turn_at, c.subscription_id
-     -- The turn is locked with the subscription: its list of leases (see CLAIM_DELIVERIES) is read and
-     -- written by the holder of both locks only.
+     -- The turn is locked with the subscription: the subscription's list of leases (see CLAIM_DELIVERIES)
+     -- is read and replaced by the holder of both locks only.
      FOR NO KEY UPDATE OF s, t SKIP LOCKED`,
   { prepared: true },
 );
@@ -477,23 +477,25 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<{ maxDeliveries: number; perSubscrip
  * Step 2 of a claim: with each subscription and its turn locked, what is in
  * flight and what may go.
  *
- * In flight is counted exactly, from the turn's list of the deliveries its
- * claims leased: every lease is made here or by a resend (LEASE_FOR_RESEND
- * in delivery-history.repository.ts), and written to the list in the
- * statement that makes it, so a delivery whose lease is still valid is
- * always on its subscription's list. The list is read by primary key (a few
- * rows, whatever the backlog) and rewritten as what is still leased plus
- * what this claim leases. The lease columns are in no index (a lease is a
- * HOT update, see migration DeliveryQueueAndHistory), which is why leases
- * are not found by an index of their own.
+ * In flight is counted exactly, from the subscription's newest list of the
+ * deliveries leased for it (newestList): every lease is made here or by a
+ * resend (LEASE_FOR_RESEND in delivery-history.repository.ts), and written
+ * to a new list in the statement that makes it, so a delivery whose lease is
+ * still valid is always on its subscription's newest list. The listed
+ * deliveries are read by primary key (a few rows, whatever the backlog), and
+ * a subscription that leases gets a new list, what is still leased plus what
+ * this claim leases, in place of the one read. The lease columns are in no
+ * index (a lease is a HOT update, see migration DeliveryQueueAndHistory),
+ * which is why leases are not found by an index of their own.
  *
  * Then the head of each queue, from the subscription's position, oldest
  * first, skipping what is leased or waiting for its retry, up to the
  * subscription's free slots: a failing or replaying subscription sends only
  * its oldest pending delivery, when it is due and nothing of it is in flight
  * (one probe at a time, on the backoff schedule). The free slots are dealt
- * out in turns, the leases written by primary key, and each subscription's
- * turn moves to the back (or, with nothing queued at all, is parked).
+ * out in turns and the leases written by primary key. The turns looked at
+ * move to the back when step 1 had less room than turns due (`rotate`); one
+ * with nothing queued at all is parked.
  */
 const CLAIM_DELIVERIES = defineStatement<
   {
@@ -715,8 +717,8 @@ export class DeliveryQueueRepository {
    *    flight and lease up to its cap, oldest first, dealt out in turns. A
    *    failing or replaying subscription sends only its oldest pending
    *    delivery, when it is due and nothing of it is in flight: one probe at
-   *    a time, on the backoff schedule. Each subscription looked at goes to
-   *    the back of the turns.
+   *    a time, on the backoff schedule. When more turns were due than the
+   *    claim had room for, the ones it looked at go to the back.
    *
    * When every turn taken was used and room is left, it looks at the next
    * turns, a few rounds at most. A lease that expires (a crashed or stuck
