@@ -56,24 +56,29 @@ interface ClaimPages {
 }
 
 /**
- * Both claim statements as a worker runs them, in the caller's transaction:
- * step 1 for the subscriptions it chooses, then again under EXPLAIN for its
- * pages (the subscriptions it locks are this transaction's already), then
- * step 2 for them.
+ * Both claim statements as a worker runs them, in a transaction ended with
+ * `end`: step 1 for the subscriptions it chooses, then again under EXPLAIN
+ * for its pages (the subscriptions it locks are this transaction's already),
+ * then step 2 for them.
  */
-async function pagesReadByClaimSteps(db: Client, leaseToken: string): Promise<ClaimPages> {
+async function measuredClaim(db: Client, leaseToken: string, end: 'COMMIT' | 'ROLLBACK'): Promise<ClaimPages> {
   const limits = { maxDeliveries: 64, perSubscription: 4 };
-  const chosen = await db.query<{ id: string }>(
-    CLAIM_STATEMENTS.subscriptions.text,
-    CLAIM_STATEMENTS.subscriptions.values(limits),
-  );
-  const choosing = await pagesReadBy(
-    db,
-    CLAIM_STATEMENTS.subscriptions.text,
-    CLAIM_STATEMENTS.subscriptions.values(limits),
-  );
-  const leased = await pagesReadByLeasing(db, chosen.rows, limits, leaseToken);
-  return { choosing: choosing.pages, leasing: leased.pages, claimed: leased.rows };
+  await db.query('BEGIN');
+  try {
+    const chosen = await db.query<{ id: string }>(
+      CLAIM_STATEMENTS.subscriptions.text,
+      CLAIM_STATEMENTS.subscriptions.values(limits),
+    );
+    const choosing = await pagesReadBy(
+      db,
+      CLAIM_STATEMENTS.subscriptions.text,
+      CLAIM_STATEMENTS.subscriptions.values(limits),
+    );
+    const leased = await pagesReadByLeasing(db, chosen.rows, limits, leaseToken);
+    return { choosing: choosing.pages, leasing: leased.pages, claimed: leased.rows };
+  } finally {
+    await db.query(end);
+  }
 }
 
 /** Subscriptions written directly (no API makes the backlogs these tests need). */
@@ -344,23 +349,13 @@ describe('webhook delivery claims over a thousand subscriptions', () => {
     await db.query('VACUUM (ANALYZE) webhook_delivery, webhook_delivery_turn, webhook_delivery_flight');
   }
 
-  /** Pages both claim statements read (rolled back). */
-  async function pagesReadByClaim(): Promise<ClaimPages> {
-    await db.query('BEGIN');
-    try {
-      return await pagesReadByClaimSteps(db, 't');
-    } finally {
-      await db.query('ROLLBACK');
-    }
-  }
-
   it('reads per claim within 10% of an almost empty queue with 200,000 deliveries waiting over 1,000 subscriptions', async (t) => {
     // Almost empty: 4,000 waiting, as many per subscription as one claim may send it (the cap), so
     // both claims do the same work and only the backlog behind it differs.
     await queue(1, 4);
-    const small = await pagesReadByClaim();
+    const small = await measuredClaim(db, 't', 'ROLLBACK');
     await queue(5, 200);
-    const large = await pagesReadByClaim();
+    const large = await measuredClaim(db, 't', 'ROLLBACK');
     assert.equal(small.claimed, 64);
     assert.equal(large.claimed, 64);
     const [smallPages, largePages] = [small, large].map((claim) => claim.choosing + claim.leasing);
@@ -410,14 +405,7 @@ describe('webhook delivery claims while a snapshot is held', () => {
   }
 
   /** Claims as the worker does (committed); returns the pages each statement read. */
-  async function claim(): Promise<ClaimPages> {
-    await db.query('BEGIN');
-    try {
-      return await pagesReadByClaimSteps(db, 'held');
-    } finally {
-      await db.query('COMMIT');
-    }
-  }
+  const claim = (): Promise<ClaimPages> => measuredClaim(db, 'held', 'COMMIT');
 
   /** What recording does to a finished delivery: out of the queue. */
   const finish = (): Promise<unknown> => db.query(`DELETE FROM webhook_delivery WHERE lease_token IS NOT NULL`);
