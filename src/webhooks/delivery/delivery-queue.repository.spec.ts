@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { Client, type Notification, type QueryArrayConfig } from 'pg';
+import type { QueryRunner } from 'typeorm';
 import { Database } from '../../database/sql/sql-target';
 import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../../test/support/webhook-rows';
 import type { WebhookTables } from '../../../test/support/webhook-rows';
@@ -279,6 +280,109 @@ describe('DeliveryQueueRepository', () => {
     assert.ok(
       (await claim()).some((d) => d.id === 'held_back'),
       'the delivery queued meanwhile is claimed: the position stayed before it',
+    );
+  });
+
+  /**
+   * Runs a claim whose second statement takes its snapshot while `publish` (a publication's transaction, not
+   * yet committed) holds a delivery back, and waits (on the row of `held`, a delivery it leases) until that
+   * publication has committed: what the claim then parks or moves, it decides without the held-back delivery.
+   */
+  async function claimWhilePublishing(
+    publish: (publishing: QueryRunner) => Promise<unknown>,
+    held: () => Promise<string>,
+  ): Promise<string[]> {
+    const publishing = tables.dataSource.createQueryRunner();
+    const locking = tables.dataSource.createQueryRunner();
+    const claiming = tables.dataSource.createQueryRunner();
+    for (const runner of [publishing, locking, claiming]) await runner.connect();
+    try {
+      await publishing.startTransaction();
+      await publish(publishing);
+      const heldId = await held();
+      await locking.startTransaction();
+      await locking.query(`SELECT 1 FROM webhook_delivery WHERE id = $1 FOR UPDATE`, [heldId]);
+      await claiming.startTransaction();
+      const chosen = (await claiming.query(
+        CLAIM_STATEMENTS.subscriptions.text,
+        CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }),
+      )) as Array<{ id: string; from_seq: string }>;
+      const [claimingBackend] = (await claiming.query(`SELECT pg_backend_pid() AS pid`)) as Array<{ pid: number }>;
+      const leasing = claiming.query(
+        CLAIM_STATEMENTS.deliveries.text,
+        CLAIM_STATEMENTS.deliveries.values({
+          subscriptionIds: chosen.map((row) => row.id),
+          perSubscription: 4,
+          maxDeliveries: 64,
+          leaseMs: 60_000,
+          leaseToken: 'reading',
+          rotate: chosen.length >= 64,
+        }),
+      ) as Promise<Array<{ id: string }>>;
+      for (;;) {
+        const [state] = await tables.dataSource.query<Array<{ waiting: boolean }>>(
+          `SELECT wait_event_type = 'Lock' AS waiting FROM pg_stat_activity WHERE pid = $1`,
+          [claimingBackend?.pid],
+        );
+        if (state?.waiting === true) break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      // The publication commits after the statement's snapshot, before the claim locks what it parks or moves.
+      await publishing.commitTransaction();
+      await locking.commitTransaction();
+      const leased = (await leasing).map((row) => row.id);
+      await claiming.query(
+        CLAIM_STATEMENTS.recheck.text,
+        CLAIM_STATEMENTS.recheck.values({
+          subscriptionIds: chosen.map((row) => row.id),
+          fromSeqs: chosen.map((row) => row.from_seq),
+        }),
+      );
+      await claiming.commitTransaction();
+      return leased;
+    } finally {
+      for (const runner of [publishing, locking, claiming]) await runner.release();
+    }
+  }
+
+  const publishHeldBack =
+    (subscriptionId: string) =>
+    (publishing: QueryRunner): Promise<unknown> =>
+      publishing.query(
+        `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, next_attempt_at)
+         VALUES ('held_back', $1, 'order.confirmed', 'held_back', '\\x7b7d', now() - interval '1 second')`,
+        [subscriptionId],
+      );
+
+  it('never moves a subscription’s position past a delivery that commits while the claim reads the queue', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    await skipQueueNumbers(5_000);
+    await tables.dataSource.query(`INSERT INTO webhook_delivery_turn (subscription_id) VALUES ($1)`, [subscriptionId]);
+    // The held-back delivery draws its queue number first; a later one commits and is the oldest the claim sees.
+    let later = '';
+    const leased = await claimWhilePublishing(publishHeldBack(subscriptionId), async () => {
+      later = await insertDelivery(tables.dataSource, { subscriptionId });
+      return later;
+    });
+    assert.deepEqual(leased, [later]);
+    assert.ok(
+      (await claim()).some((d) => d.id === 'held_back'),
+      'the delivery that committed meanwhile is claimed: the position is not past it',
+    );
+  });
+
+  it('never parks a subscription whose delivery commits while the claim reads the queue', async () => {
+    const quiet = await insertSubscription(tables.dataSource);
+    const busy = await insertSubscription(tables.dataSource);
+    await tables.dataSource.query(`INSERT INTO webhook_delivery_turn (subscription_id) VALUES ($1)`, [quiet]);
+    const leased = await claimWhilePublishing(publishHeldBack(quiet), () =>
+      insertDelivery(tables.dataSource, { subscriptionId: busy }),
+    );
+    assert.equal(leased.length, 1);
+    assert.deepEqual(
+      (await claim()).map((d) => d.id),
+      ['held_back'],
+      'the next claim finds it: the turn is not parked with a delivery waiting',
     );
   });
 

@@ -448,7 +448,10 @@ export function newestList(subscriptionId: SqlValue): SqlFragment {
  * back by enable or the next delivery queued). `perSubscription` is not
  * needed to choose: step 2 applies the caps.
  */
-const CLAIM_SUBSCRIPTIONS = defineStatement<{ maxDeliveries: number; perSubscription: number }, { id: string }>(
+const CLAIM_SUBSCRIPTIONS = defineStatement<
+  { maxDeliveries: number; perSubscription: number },
+  { id: string; from_seq: string }
+>(
   (p) => sql`WITH candidates AS (
       SELECT t.subscription_id, t.turn_at, s.enabled AND s.deleted_at IS NULL AS sendable
         FROM webhook_delivery_turn t JOIN webhook_subscription s ON s.id = t.subscription_id
@@ -462,7 +465,7 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<{ maxDeliveries: number; perSubscrip
                  FOR UPDATE SKIP LOCKED) off
        WHERE t.subscription_id = off.subscription_id
     )
-    SELECT s.id, ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
+    SELECT s.id, t.from_seq, ${COMMIT_WITHOUT_FLUSH} AS commit_without_flush
       FROM candidates c JOIN webhook_subscription s ON s.id = c.subscription_id
       JOIN webhook_delivery_turn t ON t.subscription_id = c.subscription_id
      WHERE c.sendable AND s.enabled AND s.deleted_at IS NULL
@@ -618,6 +621,33 @@ const CLAIM_DELIVERIES = defineStatement<
 );
 
 /**
+ * Step 3 of a claim: the turns step 2 parked or moved, checked again in a
+ * new snapshot. Step 2 read the queue in the snapshot its statement began
+ * with, and locked each subscription it parks or moves (`emptied`, `moved`)
+ * later in that statement: a delivery queued by a publication that committed
+ * in between is in neither, and that publication's trigger ran before the
+ * turn changed. With those locks held (no delivery of them commits until
+ * this claim does, and one that waits for it finds the turn as this claim
+ * left it), this snapshot sees every delivery step 2 missed: a parked turn
+ * with one waiting comes back, and a position past one moves back to it.
+ * `fromSeqs` are the positions step 1 saw, where each walk starts; only the
+ * turns that changed are walked.
+ */
+const RECHECK_TURNS = defineStatement<{ subscriptionIds: string[]; fromSeqs: string[] }>(
+  (p) => sql`UPDATE webhook_delivery_turn t
+       SET turn_at = CASE WHEN t.idle THEN now() ELSE t.turn_at END, idle = false,
+           from_seq = least(t.from_seq, w.seq)
+      FROM unnest(${p.subscriptionIds}::text[], ${p.fromSeqs}::bigint[]) AS r(id, from_seq)
+      JOIN webhook_delivery_turn c ON c.subscription_id = r.id AND (c.idle OR c.from_seq > r.from_seq)
+      CROSS JOIN LATERAL (
+            SELECT x.seq FROM webhook_delivery x
+             WHERE x.subscription_id = r.id AND x.status = 'pending' AND x.seq >= r.from_seq
+             ORDER BY x.seq LIMIT 1) w
+     WHERE t.subscription_id = r.id AND (t.idle OR t.from_seq > w.seq)`,
+  { prepared: true },
+);
+
+/**
  * Makes the history's and the attempt log's partitions from yesterday (an
  * attempt's time is the worker's clock) to a week ahead, where missing; the
  * retention job keeps them a week ahead, so this runs only when it could not.
@@ -651,8 +681,12 @@ function isMissingPartition(error: unknown): boolean {
  */
 const MAX_CLAIM_ROUNDS = 4;
 
-/** The claim's two statements, for the test that their cost does not grow with the backlog. */
-export const CLAIM_STATEMENTS = { subscriptions: CLAIM_SUBSCRIPTIONS, deliveries: CLAIM_DELIVERIES } as const;
+/** The claim's statements, for the test that their cost does not grow with the backlog and the statements bench. */
+export const CLAIM_STATEMENTS = {
+  subscriptions: CLAIM_SUBSCRIPTIONS,
+  deliveries: CLAIM_DELIVERIES,
+  recheck: RECHECK_TURNS,
+} as const;
 
 /**
  * The worker's queue: the outbox's inserts, claims, attempt records and
@@ -705,7 +739,7 @@ export class DeliveryQueueRepository {
   }
 
   /**
-   * Leases due deliveries to the caller. Two statements in one transaction:
+   * Leases due deliveries to the caller. Three statements in one transaction:
    *
    * 1. take the subscriptions whose turn it is (least recently looked at
    *    first, from the small table of turns, never the backlog) and lock
@@ -719,6 +753,9 @@ export class DeliveryQueueRepository {
    *    delivery, when it is due and nothing of it is in flight: one probe at
    *    a time, on the backoff schedule. When more turns were due than the
    *    claim had room for, the ones it looked at go to the back.
+   * 3. check the turns step 2 parked or moved again, in a new snapshot
+   *    (RECHECK_TURNS): a delivery that committed while step 2 ran is never
+   *    left behind a position or under a parked turn.
    *
    * When every turn taken was used and room is left, it looks at the next
    * turns, a few rounds at most. A lease that expires (a crashed or stuck
@@ -735,9 +772,10 @@ export class DeliveryQueueRepository {
           tx,
         );
         if (subscriptions.length === 0) return { looked: 0, leased: [] };
+        const subscriptionIds = subscriptions.map((s) => s.id);
         const rows = await CLAIM_DELIVERIES.rows(
           {
-            subscriptionIds: subscriptions.map((s) => s.id),
+            subscriptionIds,
             perSubscription: limits.perSubscription,
             maxDeliveries: room,
             leaseMs: limits.leaseMs,
@@ -746,6 +784,7 @@ export class DeliveryQueueRepository {
           },
           tx,
         );
+        await RECHECK_TURNS.affected({ subscriptionIds, fromSeqs: subscriptions.map((s) => s.from_seq) }, tx);
         return { looked: subscriptions.length, leased: rows.map((row) => claimedDelivery(row, limits.leaseToken)) };
       });
       claimed.push(...leased);
