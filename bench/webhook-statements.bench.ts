@@ -109,7 +109,7 @@ export async function measureStatementCosts(rounds: number, planCacheMode: strin
       const token = randomUUID();
       await measured('claim: BEGIN', () => client.query('BEGIN'));
       const chosen = await measured('claim: subscriptions', () =>
-        client.query<{ id: string }>(
+        client.query<{ id: string; from_seq: string }>(
           queryOf(CLAIM_STATEMENTS.subscriptions, { maxDeliveries: 64, perSubscription: 4 }),
         ),
       );
@@ -122,6 +122,14 @@ export async function measureStatementCosts(rounds: number, planCacheMode: strin
             leaseMs: 15_000,
             leaseToken: token,
             rotate: chosen.rows.length >= 64,
+          }),
+        ),
+      );
+      await measured('claim: recheck', () =>
+        client.query(
+          queryOf(CLAIM_STATEMENTS.recheck, {
+            subscriptionIds: chosen.rows.map((r) => r.id),
+            fromSeqs: chosen.rows.map((r) => r.from_seq),
           }),
         ),
       );
