@@ -52,20 +52,21 @@ function pagesReadByLeasing(
 interface ClaimPages {
   choosing: number;
   leasing: number;
+  rechecking: number;
   claimed: number;
 }
 
 /**
- * Both claim statements as a worker runs them, in a transaction ended with
+ * The claim's statements as a worker runs them, in a transaction ended with
  * `end`: step 1 for the subscriptions it chooses, then again under EXPLAIN
  * for its pages (the subscriptions it locks are this transaction's already),
- * then step 2 for them.
+ * then step 2 for them, then step 3 (the check of what step 2 parked or moved).
  */
 async function measuredClaim(db: Client, leaseToken: string, end: 'COMMIT' | 'ROLLBACK'): Promise<ClaimPages> {
   const limits = { maxDeliveries: 64, perSubscription: 4 };
   await db.query('BEGIN');
   try {
-    const chosen = await db.query<{ id: string }>(
+    const chosen = await db.query<{ id: string; from_seq: string }>(
       CLAIM_STATEMENTS.subscriptions.text,
       CLAIM_STATEMENTS.subscriptions.values(limits),
     );
@@ -75,7 +76,15 @@ async function measuredClaim(db: Client, leaseToken: string, end: 'COMMIT' | 'RO
       CLAIM_STATEMENTS.subscriptions.values(limits),
     );
     const leased = await pagesReadByLeasing(db, chosen.rows, limits, leaseToken);
-    return { choosing: choosing.pages, leasing: leased.pages, claimed: leased.rows };
+    const rechecked = await pagesReadBy(
+      db,
+      CLAIM_STATEMENTS.recheck.text,
+      CLAIM_STATEMENTS.recheck.values({
+        subscriptionIds: chosen.rows.map((row) => row.id),
+        fromSeqs: chosen.rows.map((row) => row.from_seq),
+      }),
+    );
+    return { choosing: choosing.pages, leasing: leased.pages, rechecking: rechecked.pages, claimed: leased.rows };
   } finally {
     await db.query(end);
   }
@@ -358,7 +367,7 @@ describe('webhook delivery claims over a thousand subscriptions', () => {
     const large = await measuredClaim(db, 't', 'ROLLBACK');
     assert.equal(small.claimed, 64);
     assert.equal(large.claimed, 64);
-    const [smallPages, largePages] = [small, large].map((claim) => claim.choosing + claim.leasing);
+    const [smallPages, largePages] = [small, large].map((claim) => claim.choosing + claim.leasing + claim.rechecking);
     t.diagnostic(`pages per claim: ${JSON.stringify(small)} with 4,000 waiting, ${JSON.stringify(large)} with 200,000`);
     assert.ok(
       largePages! <= smallPages! * 1.1,
@@ -475,8 +484,9 @@ describe('webhook delivery claims while a snapshot is held', () => {
       assert.equal(before.claimed, 40);
       assert.equal(held.claimed, 40);
       t.diagnostic(
-        `pages per claim (choosing + leasing): ${before.choosing} + ${before.leasing} before the snapshot, ` +
-          `${held.choosing} + ${held.leasing} after 4,000 finished under it`,
+        `pages per claim (choosing + leasing + rechecking): ${before.choosing} + ${before.leasing} + ` +
+          `${before.rechecking} before the snapshot, ${held.choosing} + ${held.leasing} + ${held.rechecking} ` +
+          `after 4,000 finished under it`,
       );
       // Choosing reads the turns, which a claim no longer rewrites: their pages do not grow under the snapshot.
       assert.ok(
@@ -485,6 +495,11 @@ describe('webhook delivery claims while a snapshot is held', () => {
       );
       // Leasing walks each queue from its position and reads the newest list of leases, never the older ones.
       assert.ok(held.leasing <= before.leasing * 2.5, `leasing: ${before.leasing} pages before, ${held.leasing} under`);
+      // Rechecking walks only the turns the claim parked or moved, from the position the claim began with.
+      assert.ok(
+        held.rechecking <= before.rechecking * 3,
+        `rechecking: ${before.rechecking} pages before, ${held.rechecking} under`,
+      );
     } finally {
       await holder.query('COMMIT');
     }
