@@ -634,16 +634,20 @@ const CLAIM_DELIVERIES = defineStatement<
  * turns that changed are walked.
  */
 const RECHECK_TURNS = defineStatement<{ subscriptionIds: string[]; fromSeqs: string[] }>(
-  (p) => sql`UPDATE webhook_delivery_turn t
+  (p) => sql`WITH changed AS MATERIALIZED (
+      -- First, by primary key: the queues of the turns left as they were are never walked.
+      SELECT r.id, r.from_seq
+        FROM unnest(${p.subscriptionIds}::text[], ${p.fromSeqs}::bigint[]) AS r(id, from_seq)
+        JOIN webhook_delivery_turn c ON c.subscription_id = r.id AND (c.idle OR c.from_seq > r.from_seq)
+    )
+    UPDATE webhook_delivery_turn t
        SET turn_at = CASE WHEN t.idle THEN now() ELSE t.turn_at END, idle = false,
            from_seq = least(t.from_seq, w.seq)
-      FROM unnest(${p.subscriptionIds}::text[], ${p.fromSeqs}::bigint[]) AS r(id, from_seq)
-      JOIN webhook_delivery_turn c ON c.subscription_id = r.id AND (c.idle OR c.from_seq > r.from_seq)
-      CROSS JOIN LATERAL (
+      FROM changed CROSS JOIN LATERAL (
             SELECT x.seq FROM webhook_delivery x
-             WHERE x.subscription_id = r.id AND x.status = 'pending' AND x.seq >= r.from_seq
+             WHERE x.subscription_id = changed.id AND x.status = 'pending' AND x.seq >= changed.from_seq
              ORDER BY x.seq LIMIT 1) w
-     WHERE t.subscription_id = r.id AND (t.idle OR t.from_seq > w.seq)`,
+     WHERE t.subscription_id = changed.id AND (t.idle OR t.from_seq > w.seq)`,
   { prepared: true },
 );
 
