@@ -40,6 +40,21 @@ describe('DeliveryQueueRepository', () => {
   const claim = (leaseToken: string = randomUUID(), limits: Partial<typeof LIMITS> = {}): Promise<ClaimedDelivery[]> =>
     queue.claim({ ...LIMITS, ...limits, leaseToken });
 
+  /** The claim's second statement (text, values) as the worker runs it, for the subscriptions step 1 chose. */
+  function leasingQuery(chosen: Array<{ id: string }>, leaseToken: string): [string, unknown[]] {
+    return [
+      CLAIM_STATEMENTS.deliveries.text,
+      CLAIM_STATEMENTS.deliveries.values({
+        subscriptionIds: chosen.map((row) => row.id),
+        perSubscription: LIMITS.perSubscription,
+        maxDeliveries: LIMITS.maxDeliveries,
+        leaseMs: LIMITS.leaseMs,
+        leaseToken,
+        rotate: chosen.length >= LIMITS.maxDeliveries,
+      }),
+    ];
+  }
+
   function attempt(delivery: ClaimedDelivery, overrides: Partial<AttemptRecord> = {}): AttemptRecord {
     return {
       delivery,
@@ -308,17 +323,7 @@ describe('DeliveryQueueRepository', () => {
         CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }),
       )) as Array<{ id: string; from_seq: string }>;
       const [claimingBackend] = (await claiming.query(`SELECT pg_backend_pid() AS pid`)) as Array<{ pid: number }>;
-      const leasing = claiming.query(
-        CLAIM_STATEMENTS.deliveries.text,
-        CLAIM_STATEMENTS.deliveries.values({
-          subscriptionIds: chosen.map((row) => row.id),
-          perSubscription: 4,
-          maxDeliveries: 64,
-          leaseMs: 60_000,
-          leaseToken: 'reading',
-          rotate: chosen.length >= 64,
-        }),
-      ) as Promise<Array<{ id: string }>>;
+      const leasing = claiming.query(...leasingQuery(chosen, 'reading')) as Promise<Array<{ id: string }>>;
       for (;;) {
         const [state] = await tables.dataSource.query<Array<{ waiting: boolean }>>(
           `SELECT wait_event_type = 'Lock' AS waiting FROM pg_stat_activity WHERE pid = $1`,
@@ -421,17 +426,7 @@ describe('DeliveryQueueRepository', () => {
       const replayed: string[] = [];
       for (let i = 0; i < 3; i += 1)
         replayed.push(await insertDelivery(tables.dataSource, { subscriptionId, replay: true }));
-      const leased = (await claiming.query(
-        CLAIM_STATEMENTS.deliveries.text,
-        CLAIM_STATEMENTS.deliveries.values({
-          subscriptionIds: chosen.map((row) => row.id),
-          perSubscription: 4,
-          maxDeliveries: 64,
-          leaseMs: 60_000,
-          leaseToken: 'between',
-          rotate: chosen.length >= 64,
-        }),
-      )) as Array<{ id: string }>;
+      const leased = (await claiming.query(...leasingQuery(chosen, 'between'))) as Array<{ id: string }>;
       await claiming.commitTransaction();
       assert.deepEqual(
         leased.map((row) => row.id),
@@ -882,17 +877,7 @@ describe('DeliveryQueueRepository', () => {
         CLAIM_STATEMENTS.subscriptions.text,
         CLAIM_STATEMENTS.subscriptions.values({ maxDeliveries: 64, perSubscription: 4 }),
       );
-      const leased = await client.query(
-        CLAIM_STATEMENTS.deliveries.text,
-        CLAIM_STATEMENTS.deliveries.values({
-          subscriptionIds: chosen.rows.map((row) => row.id),
-          perSubscription: 4,
-          maxDeliveries: 64,
-          leaseMs: 60_000,
-          leaseToken: 'hot',
-          rotate: chosen.rows.length >= 64,
-        }),
-      );
+      const leased = await client.query(...leasingQuery(chosen.rows, 'hot'));
       assert.equal(leased.rowCount, 3);
       // This transaction's own counts: every updated queue row was a heap-only tuple.
       const { rows } = await client.query<{ updated: number; hot: number }>(
