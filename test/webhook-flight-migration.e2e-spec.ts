@@ -1,31 +1,14 @@
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../src/database/data-source-options';
+import { withMigrationsUpTo } from './support/migrations-up-to';
 import { emptyDatabase } from './support/test-database';
 
-const MIGRATIONS = join(__dirname, '..', 'src', 'database', 'migrations');
 const MOVE = '1763900025000-DeliveryFlightLists';
 
-/** A data source over the migrations up to `MOVE` (excluded or included). */
-function migrator(url: string, withMove: boolean): DataSource {
-  const files = readdirSync(MIGRATIONS)
-    .filter((file) => file.endsWith('.js') && (file < MOVE || (withMove && file.startsWith(MOVE))))
-    .map((file) => join(MIGRATIONS, file));
-  return new DataSource({ ...dataSourceOptions(url), entities: [], migrations: files });
-}
-
-async function withMigrator(url: string, withMove: boolean, work: (source: DataSource) => Promise<unknown>) {
-  const source = migrator(url, withMove);
-  await source.initialize();
-  try {
-    await work(source);
-  } finally {
-    await source.destroy();
-  }
-}
+/** Runs `work` over the migrations up to `MOVE` (excluded or included). */
+const withMigrator = (url: string, withMove: boolean, work: (source: DataSource) => Promise<unknown>): Promise<void> =>
+  withMigrationsUpTo(url, MOVE, withMove, work);
 
 /**
  * The lists of leases in flight move from the turn rows into a table of

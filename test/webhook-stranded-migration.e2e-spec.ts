@@ -1,27 +1,14 @@
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from '../src/database/data-source-options';
+import { withMigrationsUpTo } from './support/migrations-up-to';
 import { emptyDatabase } from './support/test-database';
 
-const MIGRATIONS = join(__dirname, '..', 'src', 'database', 'migrations');
 const REPAIR = '1763900026000-StrandedDeliveries';
 
 /** Runs the migrations up to `REPAIR` (excluded or included). */
-async function migrate(url: string, withRepair: boolean): Promise<void> {
-  const files = readdirSync(MIGRATIONS)
-    .filter((file) => file.endsWith('.js') && (file < REPAIR || (withRepair && file.startsWith(REPAIR))))
-    .map((file) => join(MIGRATIONS, file));
-  const source = new DataSource({ ...dataSourceOptions(url), entities: [], migrations: files });
-  await source.initialize();
-  try {
-    await source.runMigrations();
-  } finally {
-    await source.destroy();
-  }
-}
+const migrate = (url: string, withRepair: boolean): Promise<void> =>
+  withMigrationsUpTo(url, REPAIR, withRepair, (source) => source.runMigrations());
 
 /**
  * A delivery that an earlier claim left behind its subscription's position
