@@ -564,7 +564,8 @@ const CLAIM_DELIVERIES = defineStatement<
       -- Found with nothing queued. Parked only when no delivery is being queued for it right now: an
       -- insert holds KEY SHARE on the subscription (its foreign key) from the insert to its commit, which
       -- FOR UPDATE waits for, here skips. One that starts after this lock waits for this commit, and its
-      -- trigger then sees the parked turn and brings it back.
+      -- trigger then sees the parked turn and brings it back. One that committed since this statement's
+      -- snapshot is not in it: the claim's next statement (RECHECK_TURNS) finds it and brings the turn back.
       SELECT s.id FROM webhook_subscription s
        WHERE s.id IN (SELECT busy.subscription_id FROM busy WHERE busy.n = 0)
          AND NOT EXISTS (SELECT 1 FROM head WHERE head.subscription_id = s.id)
@@ -575,7 +576,8 @@ const CLAIM_DELIVERIES = defineStatement<
       -- delivery of the subscription is being queued (as for emptied): one whose number was drawn
       -- before this snapshot but not yet visible in it would otherwise be left behind the position.
       -- One queued after this lock draws a greater number; one that waits for it moves the position
-      -- back (the queueing trigger).
+      -- back (the queueing trigger); one that committed since this statement's snapshot is found by
+      -- RECHECK_TURNS, which moves the position back to it.
       SELECT s.id, oldest.seq FROM webhook_subscription s
         JOIN oldest ON oldest.subscription_id = s.id JOIN busy ON busy.subscription_id = s.id
        WHERE oldest.seq >= busy.from_seq + ${POSITION_STEP}
