@@ -83,7 +83,12 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
   });
 
   it('refreshes the log in place', async () => {
+    // Until htmx has swapped the new log in, the next test's button could be replaced under the keyboard's focus.
+    const settled = page().evaluate(
+      `new Promise((resolve) => document.body.addEventListener('htmx:afterSettle', () => resolve(true), { once: true }))`,
+    );
     await browser.press('#refresh-log');
+    await settled;
     await page().locator('#delivery-log').waitFor();
     assert.match(new URL(page().url()).pathname, /^\/portal\/subscriptions\//);
   });
