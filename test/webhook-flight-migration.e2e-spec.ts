@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DataSource } from 'typeorm';
-import { withMigrationsUpTo } from './support/migrations-up-to';
-import { emptyDatabase } from './support/test-database';
+import { databaseBefore, insertSubscriptionRows, withMigrations } from './support/migration-database';
 
 const MOVE = '1763900025000-DeliveryFlightLists';
-
-/** Runs `work` over the migrations up to `MOVE` (excluded or included). */
-const withMigrator = (url: string, withMove: boolean, work: (source: DataSource) => Promise<unknown>): Promise<void> =>
-  withMigrationsUpTo(url, MOVE, withMove, work);
 
 /**
  * The lists of leases in flight move from the turn rows into a table of
@@ -20,15 +15,8 @@ describe('migration DeliveryFlightLists', () => {
   let url: string;
 
   before(async () => {
-    url = await emptyDatabase('flight_lists');
-    await withMigrator(url, false, (source) => source.runMigrations());
-    db = new DataSource({ type: 'postgres', url });
-    await db.initialize();
-    await db.query(
-      `INSERT INTO webhook_subscription (id, principal_type, principal_id, url, events, secret_sealed)
-       SELECT id, 'organiser', 'org_lists', 'https://receiver.example/hook', '{order.confirmed}', 'sealed'
-         FROM unnest(ARRAY['whk_busy', 'whk_quiet']) AS id`,
-    );
+    ({ url, db } = await databaseBefore('flight_lists', MOVE));
+    await insertSubscriptionRows(db, 'org_lists', ['whk_busy', 'whk_quiet']);
     await db.query(
       `INSERT INTO webhook_delivery_turn (subscription_id, in_flight)
        VALUES ('whk_busy', '{dlv_1,dlv_2}'), ('whk_quiet', '{}')`,
@@ -40,7 +28,7 @@ describe('migration DeliveryFlightLists', () => {
   });
 
   it('moves each turn’s list of leases into the lists table, and back on revert', async () => {
-    await withMigrator(url, true, (source) => source.runMigrations());
+    await withMigrations(url, { through: MOVE }, (source) => source.runMigrations());
     assert.deepEqual(
       await db.query(`SELECT subscription_id, in_flight FROM webhook_delivery_flight ORDER BY subscription_id`),
       [{ subscription_id: 'whk_busy', in_flight: ['dlv_1', 'dlv_2'] }],
@@ -52,7 +40,7 @@ describe('migration DeliveryFlightLists', () => {
 
     // A claim after the move replaces the list: the newest one goes back on revert.
     await db.query(`INSERT INTO webhook_delivery_flight (subscription_id, in_flight) VALUES ('whk_busy', '{dlv_3}')`);
-    await withMigrator(url, true, (source) => source.undoLastMigration());
+    await withMigrations(url, { through: MOVE }, (source) => source.undoLastMigration());
     assert.deepEqual(
       await db.query(`SELECT subscription_id, in_flight FROM webhook_delivery_turn ORDER BY subscription_id`),
       [

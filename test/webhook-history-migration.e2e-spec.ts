@@ -1,53 +1,28 @@
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConsoleLogger, Logger, type LoggerService } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, MIGRATIONS_TABLE } from '../src/database/data-source-options';
-import { emptyDatabase } from './support/test-database';
+import { MIGRATIONS_TABLE } from '../src/database/data-source-options';
+import { databaseBefore, insertSubscriptionRows, withMigrations } from './support/migration-database';
 
-const MIGRATIONS = join(__dirname, '..', 'src', 'database', 'migrations');
 const CONVERSION = '1763900024000-DeliveryQueueAndHistory';
 /** The conversion's name as TypeORM records it once run. */
 const CONVERSION_NAME = 'DeliveryQueueAndHistory1763900024000';
-
-/** Migrations to run: all of them, or all before the conversion. */
-function migrationFiles(beforeConversion: boolean): string[] {
-  return readdirSync(MIGRATIONS)
-    .filter((file) => file.endsWith('.js') && !(beforeConversion && file >= CONVERSION))
-    .map((file) => join(MIGRATIONS, file));
-}
-
-async function migrate(url: string, beforeConversion: boolean): Promise<void> {
-  const dataSource = new DataSource({
-    ...dataSourceOptions(url),
-    entities: [],
-    migrations: migrationFiles(beforeConversion),
-  });
-  await dataSource.initialize();
-  try {
-    await dataSource.runMigrations();
-  } finally {
-    await dataSource.destroy();
-  }
-}
 
 /**
  * Undoes the migrations back to and including the conversion, newest first: the way back an operator
  * takes with `migration:revert`, once per migration.
  */
-async function revertConversion(url: string): Promise<void> {
-  const dataSource = new DataSource({ ...dataSourceOptions(url), entities: [], migrations: migrationFiles(false) });
-  await dataSource.initialize();
-  try {
+/** Runs every migration (the conversion and the ones after it). */
+const migrateAll = (url: string): Promise<void> => withMigrations(url, 'all', (source) => source.runMigrations());
+
+function revertConversion(url: string): Promise<void> {
+  return withMigrations(url, 'all', async (dataSource) => {
     const converted = async (): Promise<boolean> =>
       (await dataSource.query<unknown[]>(`SELECT 1 FROM ${MIGRATIONS_TABLE} WHERE name = $1`, [CONVERSION_NAME]))
         .length > 0;
     while (await converted()) await dataSource.undoLastMigration();
-  } finally {
-    await dataSource.destroy();
-  }
+  });
 }
 
 /** The UTC day `daysAgo` before today as a partition suffix (YYYYMMDD). */
@@ -65,15 +40,8 @@ describe('migration DeliveryQueueAndHistory', () => {
   const logged: string[] = [];
 
   before(async () => {
-    url = await emptyDatabase('conversion');
-    await migrate(url, true);
-
-    db = new DataSource({ type: 'postgres', url });
-    await db.initialize();
-    await db.query(
-      `INSERT INTO webhook_subscription (id, principal_type, principal_id, url, events, secret_sealed)
-       VALUES ('whk_old', 'organiser', 'org_old', 'https://receiver.example/hook', '{order.confirmed}', 'sealed')`,
-    );
+    ({ url, db } = await databaseBefore('conversion', CONVERSION));
+    await insertSubscriptionRows(db, 'org_old', ['whk_old']);
     // 25,000 deliveries (three batches): every tenth still pending (the first of them leased), the rest finished
     // today, two days ago or 500 days ago; two attempts each for the finished ones.
     await db.query(
@@ -101,7 +69,7 @@ describe('migration DeliveryQueueAndHistory', () => {
     };
     Logger.overrideLogger(capture);
     try {
-      await migrate(url, false);
+      await migrateAll(url);
     } finally {
       Logger.overrideLogger(new ConsoleLogger());
     }
@@ -180,7 +148,7 @@ describe('migration DeliveryQueueAndHistory', () => {
     );
     assert.deepEqual(leased, { lease_token: 'lease', status: 'pending' });
 
-    await migrate(url, false);
+    await migrateAll(url);
     const [again] = await db.query<Array<{ queued: number; history: number; attempts: number }>>(
       `SELECT (SELECT count(*)::int FROM webhook_delivery) AS queued,
               (SELECT count(*)::int FROM webhook_delivery_history) AS history,

@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DataSource } from 'typeorm';
-import { withMigrationsUpTo } from './support/migrations-up-to';
-import { emptyDatabase } from './support/test-database';
+import { databaseBefore, insertSubscriptionRows, withMigrations } from './support/migration-database';
 
 const REPAIR = '1763900026000-StrandedDeliveries';
-
-/** Runs the migrations up to `REPAIR` (excluded or included). */
-const migrate = (url: string, withRepair: boolean): Promise<void> =>
-  withMigrationsUpTo(url, REPAIR, withRepair, (source) => source.runMigrations());
 
 /**
  * A delivery that an earlier claim left behind its subscription's position
@@ -21,15 +16,8 @@ describe('migration StrandedDeliveries', () => {
   let url: string;
 
   before(async () => {
-    url = await emptyDatabase('stranded');
-    await migrate(url, false);
-    db = new DataSource({ type: 'postgres', url });
-    await db.initialize();
-    await db.query(
-      `INSERT INTO webhook_subscription (id, principal_type, principal_id, url, events, secret_sealed)
-       SELECT id, 'organiser', 'org_stranded', 'https://receiver.example/hook', '{order.confirmed}', 'sealed'
-         FROM unnest(ARRAY['whk_stranded', 'whk_fine']) AS id`,
-    );
+    ({ url, db } = await databaseBefore('stranded', REPAIR));
+    await insertSubscriptionRows(db, 'org_stranded', ['whk_stranded', 'whk_fine']);
     await db.query(
       `INSERT INTO webhook_delivery (id, seq, subscription_id, event_type, subject_id, payload, next_attempt_at)
        VALUES ('dlv_left_behind', 100, 'whk_stranded', 'order.confirmed', 'ord_1', '\\x7b7d', now()),
@@ -47,7 +35,7 @@ describe('migration StrandedDeliveries', () => {
   });
 
   it('moves a position back to the oldest waiting delivery left behind it, and no other', async () => {
-    await migrate(url, true);
+    await withMigrations(url, { through: REPAIR }, (source) => source.runMigrations());
     assert.deepEqual(
       await db.query(`SELECT subscription_id, from_seq::int AS from_seq FROM webhook_delivery_turn ORDER BY 1`),
       [

@@ -21,10 +21,23 @@ async function cloneTemplate(adminUrl: string, name: string): Promise<void> {
   }
 }
 
-/** A fresh, migrated database cloned from the run's template; returns its URL. */
-export async function freshDatabase(): Promise<string> {
+/** The run's server, as its admin URL (set by the test runner). */
+function runAdminUrl(): string {
   const adminUrl = process.env['TEST_PG_ADMIN_URL'];
   if (adminUrl === undefined) throw new Error('run tests through `npm test` (it starts PostgreSQL)');
+  return adminUrl;
+}
+
+/** The URL of database `name` on the run's server. */
+function databaseUrl(adminUrl: string, name: string): string {
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** A fresh, migrated database cloned from the run's template; returns its URL. */
+export async function freshDatabase(): Promise<string> {
+  const adminUrl = runAdminUrl();
   const name = `test_${randomBytes(6).toString('hex')}`;
   // CREATE DATABASE ... TEMPLATE refuses while another session uses the template; retry briefly.
   for (let attempt = 1; ; attempt += 1) {
@@ -38,18 +51,13 @@ export async function freshDatabase(): Promise<string> {
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
     }
   }
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return databaseUrl(adminUrl, name);
 }
 
 /** A new database without a schema, for a migration's test to migrate its own way; returns its URL. */
 export async function emptyDatabase(prefix: string): Promise<string> {
-  const adminUrl = process.env['TEST_PG_ADMIN_URL'];
-  if (adminUrl === undefined) throw new Error('run tests through `npm test` (it starts PostgreSQL)');
+  const adminUrl = runAdminUrl();
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   await ensureDatabase(adminUrl, name);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return databaseUrl(adminUrl, name);
 }
