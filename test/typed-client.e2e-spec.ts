@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import openapiTS, { astToString } from 'openapi-typescript';
-import * as prettier from 'prettier';
+import { format } from 'oxfmt';
 import { walkPublicFlow } from './client/public-flow';
 import { fixtures } from './support/fixtures';
 import { internalApi } from './support/http-client';
@@ -17,11 +17,22 @@ const HEADER =
 
 let service: TestService;
 
-/** openapi-typescript's output for a document, formatted by the repository's Prettier settings. */
+type FormatSettings = Record<string, unknown>;
+
+/** The repository's formatter settings (.oxfmtrc.json) less its file patterns: the options for one file in memory. */
+function formatSettings(): FormatSettings {
+  const settings = JSON.parse(readFileSync(join(__dirname, '..', '..', '.oxfmtrc.json'), 'utf8')) as FormatSettings;
+  delete settings['ignorePatterns'];
+  delete settings['$schema'];
+  return settings;
+}
+
+/** openapi-typescript's output for a document, formatted as `npm run format` formats the committed file. */
 async function typesFor(document: unknown): Promise<string> {
   const source = HEADER + astToString(await openapiTS(document as Parameters<typeof openapiTS>[0]));
-  const options = (await prettier.resolveConfig(TYPES_FILE)) ?? {};
-  return prettier.format(source, { ...options, parser: 'typescript' });
+  const formatted = await format(TYPES_FILE, source, formatSettings());
+  assert.deepEqual(formatted.errors, [], 'the generated types parse');
+  return formatted.code;
 }
 
 const app = withApp({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });

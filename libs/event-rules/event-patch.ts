@@ -99,7 +99,8 @@ export interface EventPatch {
 export type EventPatchMode = 'create' | 'update' | 'internal';
 export type EventPatchErrorCode = 'invalid_argument' | 'forbidden';
 export type EventPatchResult =
-  { ok: true; patch: EventPatch } | { ok: false; code: EventPatchErrorCode; message: string };
+  | { ok: true; patch: EventPatch }
+  | { ok: false; code: EventPatchErrorCode; message: string };
 
 function parseLocaleMap(value: unknown, field: string): Record<string, string> {
   if (!isPlainObject(value)) throw new InvalidField(`${field} must be an object mapping locale codes to strings`);

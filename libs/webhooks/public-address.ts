@@ -32,7 +32,8 @@ export type ResolvedAddress = { address: string; family: 4 | 6 };
 export type AddressLookup = (hostname: string) => Promise<ResolvedAddress[]>;
 
 export type PublicAddressResolution =
-  { ok: true; address: string; family: 4 | 6 } | { ok: false; reason: 'blocked_host' | 'network_error' };
+  | { ok: true; address: string; family: 4 | 6 }
+  | { ok: false; reason: 'blocked_host' | 'network_error' };
 
 const IPV4_MAPPED = 0xffffn << 32n;
 const LOW_32_BITS = 0xffffffffn;

@@ -10,7 +10,10 @@ export const DEFAULT_SIGNATURE_TOLERANCE_SECONDS = 300;
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 
 export type SignatureFailureReason =
-  'missing_header' | 'malformed_header' | 'timestamp_out_of_tolerance' | 'signature_mismatch';
+  | 'missing_header'
+  | 'malformed_header'
+  | 'timestamp_out_of_tolerance'
+  | 'signature_mismatch';
 
 export type SignatureVerification = { ok: true } | { ok: false; reason: SignatureFailureReason };
 

@@ -87,7 +87,8 @@ export class RouteCatalogue {
         const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
         if (methodPath === undefined || method === undefined) continue;
         const excluded = Reflect.getMetadata(DECORATORS.API_EXCLUDE_ENDPOINT, handler) as
-          { disable?: boolean } | undefined;
+          | { disable?: boolean }
+          | undefined;
         entries.push({
           excluded: excluded?.disable === true,
           method: RequestMethod[method],
