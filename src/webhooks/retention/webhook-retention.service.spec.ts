@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { AppConfig } from '../../config/app-config';
@@ -18,6 +19,9 @@ import { PARTITION_DAYS_AHEAD, WebhookRetentionService } from './webhook-retenti
 const RETENTION_DAYS = 30;
 /** The old days the history is written into, well past retention (UTC days before today). */
 const OLD_DAYS = [40, 39];
+
+/** The kernel's clock ticks per second, the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** The UTC day `daysAgo` before today as a partition suffix (YYYYMMDD). */
 function daySuffix(daysAgo: number): string {
@@ -47,6 +51,27 @@ describe('WebhookRetentionService over the history by day', () => {
 
   const one = async <T>(text: string, params: unknown[] = []): Promise<T> =>
     nth(await tables.dataSource.query<T[]>(text, params), 0, 'rows');
+
+  /**
+   * CPU milliseconds used so far by each server process serving this test's database (the test
+   * run's server is on this machine). Database time as CPU, not as the wall clock: other test files
+   * share the machine's cores, and a wall clock counts their work too.
+   */
+  const serverCpuMs = async (): Promise<Map<number, number>> => {
+    const backends = await tables.dataSource.query<Array<{ pid: number }>>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`,
+    );
+    const used = new Map<number, number>();
+    for (const { pid } of backends) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      used.set(pid, ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND);
+    }
+    return used;
+  };
+  /** CPU used between two readings, a process that started between them counted whole. */
+  const cpuMsBetween = (earlier: Map<number, number>, later: Map<number, number>): number =>
+    [...later.entries()].reduce((sum, [pid, ms]) => sum + ms - (earlier.get(pid) ?? 0), 0);
 
   const partitionsOf = async (parent: string): Promise<string[]> =>
     (
@@ -120,14 +145,11 @@ describe('WebhookRetentionService over the history by day', () => {
 
     // The fresh rows are written out first, so the measurement is retention's work, not the checkpointer's.
     await db.query('CHECKPOINT');
-    const { started } = await one<{ started: Date }>(`SELECT clock_timestamp() AS started`);
+    const before = await serverCpuMs();
     const counts = await retention.purge();
-    const { ms } = await one<{ ms: number }>(
-      `SELECT extract(epoch FROM clock_timestamp() - $1::timestamptz) * 1000 AS ms`,
-      [started],
-    );
-    t.diagnostic(`retention over 2,000,001 attempts and 100,001 deliveries: ${Math.round(ms)} ms`);
-    assert.ok(ms < 1_000, `retention took ${Math.round(ms)} ms`);
+    const ms = cpuMsBetween(before, await serverCpuMs());
+    t.diagnostic(`retention over 2,000,001 attempts and 100,001 deliveries: ${Math.round(ms)} ms of database CPU`);
+    assert.ok(ms < 1_000, `retention took ${Math.round(ms)} ms of database CPU`);
     assert.equal(counts.partitions, 4, JSON.stringify(counts));
     assert.equal(counts.deliveries, 100_000, JSON.stringify(counts));
 
