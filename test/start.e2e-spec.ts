@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -14,7 +14,14 @@ describe('npm start on the embedded default', () => {
   const dataDir = join(workFolder, 'data');
   let running: ServiceProcess | undefined;
   const outputs: string[] = [];
-  after(() => running?.child.kill('SIGKILL'));
+  // The folder holds a whole embedded cluster (about 75 MB): removed once the service has stopped.
+  after(async () => {
+    if (running !== undefined && running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGKILL');
+      await running.exited;
+    }
+    rmSync(workFolder, { recursive: true, force: true });
+  });
 
   it('starts an embedded PostgreSQL, serves both listeners, creates demo data once and stops cleanly on SIGTERM', async () => {
     const env: Record<string, string> = {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -22,6 +22,7 @@ const ORGANISER = 'org_00000000000000000000peer';
 describe('frameworkless peer (bench/peer)', () => {
   let service: TestService;
   let peer: ServerProcess;
+  const logFolder = mkdtempSync(join(tmpdir(), 'peer-'));
   let data: ScenarioData;
   const key = generateApiKey();
   const revokedKey = generateApiKey();
@@ -52,13 +53,14 @@ describe('frameworkless peer (bench/peer)', () => {
     peer = await startServerProcess({
       script: join(__dirname, 'peer-server.js'),
       env: { DATABASE_URL: service.databaseUrl, PUBLIC_WEB_URL: service.config.publicWebUrl, LOG_LEVEL: 'silent' },
-      logFile: join(mkdtempSync(join(tmpdir(), 'peer-')), 'peer.log'),
+      logFile: join(logFolder, 'peer.log'),
     });
   });
 
   after(async () => {
     await peer?.stop();
     await service?.close();
+    rmSync(logFolder, { recursive: true, force: true });
   });
 
   it('answers every side-by-side scenario with the service’s status, body, headers, ETag and cursors', async () => {

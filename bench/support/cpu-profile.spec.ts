@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { summariseProfile } from './cpu-profile';
 
 const root = '/app';
+/** The profiles this file writes, in one folder removed when it is done. */
+const folder = mkdtempSync(join(tmpdir(), 'cpu-profile-'));
+after(() => rmSync(folder, { recursive: true, force: true }));
 const frame = (functionName: string, url = ''): { functionName: string; url: string; lineNumber: number } => ({
   functionName,
   url,
@@ -14,7 +17,7 @@ const frame = (functionName: string, url = ''): { functionName: string; url: str
 
 /** Samples every 1,000 µs from t = 1,000,000 µs: two in `hot`, then one each in `warm`, idle, `hot`, `late`. */
 function profileFile(): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'cpu-profile-')), 'p.cpuprofile');
+  const file = join(mkdtempSync(join(folder, 'profile-')), 'p.cpuprofile');
   writeFileSync(
     file,
     JSON.stringify({
@@ -46,7 +49,7 @@ describe('summariseProfile', () => {
   });
 
   it('names the caller of a native function outside Node itself', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'cpu-profile-')), 'p.cpuprofile');
+    const file = join(mkdtempSync(join(folder, 'profile-')), 'p.cpuprofile');
     writeFileSync(
       file,
       JSON.stringify({
