@@ -1,4 +1,5 @@
 import { AssertionError } from 'node:assert';
+import { Agent, request } from 'node:http';
 import { servedContract } from './openapi-contract';
 import type { TestService } from './test-service';
 
@@ -18,22 +19,61 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * Every test request's connections, kept alive between requests as fetch's
+ * pool keeps them. node:http rather than fetch: on Node 20 fetch costs about
+ * 300 µs more CPU per request, and the suite sends tens of thousands.
+ */
+const agent = new Agent({ keepAlive: true });
+
+/** What a response says, read to its end. */
+interface RawAnswer {
+  status: number;
+  rawHeaders: string[];
+  text: string;
+}
+
+function exchange(url: string, method: string, headers: Record<string, string>, body: string | undefined) {
+  return new Promise<RawAnswer>((resolve, reject) => {
+    const outgoing = request(url, { method, headers, agent }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          rawHeaders: response.rawHeaders,
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
 async function send(url: string, method: string, options: CallOptions): Promise<HttpResult> {
-  const headers: Record<string, string> = { ...options.headers };
+  // What fetch sends unless told otherwise, so a request means what it meant through fetch.
+  const headers: Record<string, string> = { accept: '*/*', ...options.headers };
   if (options.key !== undefined) headers['authorization'] = `Bearer ${options.key}`;
   let body: string | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) body = JSON.stringify(options.body);
   if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(url, { method, headers, body });
-  const text = await response.text();
+  // node:http frames a DELETE's or a GET's body only when told its length (fetch always says it).
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  const answer = await exchange(url, method, headers, body);
+  const responseHeaders = new Headers();
+  for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) {
+    responseHeaders.append(answer.rawHeaders[i]!, answer.rawHeaders[i + 1]!);
+  }
   let parsed: unknown;
   try {
-    parsed = text === '' ? undefined : JSON.parse(text);
+    parsed = answer.text === '' ? undefined : JSON.parse(answer.text);
   } catch {
     parsed = undefined;
   }
-  return { status: response.status, headers: response.headers, text, body: parsed };
+  return { status: answer.status, headers: responseHeaders, text: answer.text, body: parsed };
 }
 
 /**
