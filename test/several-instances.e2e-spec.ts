@@ -7,6 +7,7 @@ import { DashboardClient, csrfOf } from './support/dashboard-client';
 import { databaseClient } from './support/database-client';
 import { eventually, sleep } from './support/eventually';
 import { fixtures, type Organiser } from './support/fixtures';
+import { internalApi, type HttpResult } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { startRoundRobinProxy, type RoundRobinProxy } from './support/round-robin-proxy';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
@@ -88,23 +89,14 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
 
   const serviceOf = (instance: ServiceProcess): TestService =>
     ({ publicUrl: instance.publicUrl, adminUrl: instance.adminUrl, adminToken }) as TestService;
-  const admin = (instance: ServiceProcess, method: string, path: string, body?: unknown): Promise<Response> =>
-    fetch(`${instance.adminUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${adminToken}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+  const admin = (instance: ServiceProcess, method: string, path: string, body?: unknown): Promise<HttpResult<any>> =>
+    internalApi(serviceOf(instance))(method, path, body === undefined ? {} : { body });
   /** `scheduled_job_runs_total` of one instance, by job. */
   const jobRunsOf = async (instance: ServiceProcess): Promise<Map<string, number>> => {
     const scraped = await admin(instance, 'GET', '/internal/metrics');
     assert.equal(scraped.status, 200);
     const runs = new Map<string, number>();
-    for (const [, job = '', count] of (await scraped.text()).matchAll(
-      /^scheduled_job_runs_total\{job="([^"]+)"\} (\d+)$/gm,
-    )) {
+    for (const [, job = '', count] of scraped.text.matchAll(/^scheduled_job_runs_total\{job="([^"]+)"\} (\d+)$/gm)) {
       runs.set(job, Number(count));
     }
     return runs;
@@ -184,7 +176,7 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
     for (const instance of [apiA, apiB, worker]) {
       const listed = await admin(instance, 'GET', '/internal/instances');
       assert.equal(listed.status, 200);
-      const { data } = (await listed.json()) as { data: Array<{ role: string }> };
+      const { data } = listed.body as { data: Array<{ role: string }> };
       assert.deepEqual(data.map((row) => row.role).sort(), ['api', 'api', 'worker']);
     }
   });
@@ -216,7 +208,7 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
       principal: { type: 'organiser', id: other.id },
       actorRole: 'owner',
     });
-    const { data } = (await minted.json()) as { data: { id: string; key: string } };
+    const { data } = minted.body as { data: { id: string; key: string } };
     const me = (): Promise<Reply> =>
       send(agent, `${apiB.publicUrl}/v1/me`, 'GET', { authorization: `Bearer ${data.key}` });
     assert.equal((await me()).status, 200, 'the other instance knows (and caches) the key');
@@ -292,7 +284,7 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
         totalAmountMinor: 100,
       });
       assert.equal(created.status, 201);
-      return ((await created.json()) as { data: { id: string } }).data.id;
+      return (created.body as { data: { id: string } }).data.id;
     });
 
     const firstWorker = worker;
