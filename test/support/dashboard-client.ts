@@ -1,3 +1,5 @@
+import { roundTrip } from './http-client';
+
 /**
  * A cookie-keeping client for the dashboard's HTML pages over real HTTP,
  * following nothing by itself, so tests see each 303.
@@ -55,12 +57,15 @@ export class DashboardClient {
     headers: Record<string, string>,
   ): Promise<DashboardResponse> {
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(`${this.adminUrl}${path}`, {
+    const response = await roundTrip(
+      `${this.adminUrl}${path}`,
       method,
+      {
+        ...headers,
+        ...(cookie === '' ? {} : { cookie }),
+      },
       body,
-      redirect: 'manual',
-      headers: { ...headers, ...(cookie === '' ? {} : { cookie }) },
-    });
+    );
     for (const line of response.headers.getSetCookie()) {
       const [pair = ''] = line.split(';');
       const at = pair.indexOf('=');
@@ -72,7 +77,7 @@ export class DashboardClient {
     return {
       status: response.status,
       headers: response.headers,
-      html: await response.text(),
+      html: response.text,
       location: response.headers.get('location'),
     };
   }

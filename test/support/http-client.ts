@@ -26,26 +26,38 @@ export interface CallOptions {
  */
 const agent = new Agent({ keepAlive: true });
 
-/** What a response says, read to its end. */
-interface RawAnswer {
+/** A response read to its end. */
+export interface HttpAnswer {
   status: number;
-  rawHeaders: string[];
+  headers: Headers;
   text: string;
 }
 
-function exchange(url: string, method: string, headers: Record<string, string>, body: string | undefined) {
-  return new Promise<RawAnswer>((resolve, reject) => {
-    const outgoing = request(url, { method, headers, agent }, (response) => {
+/**
+ * One request over the shared pool, its body read to the end. Sends what
+ * fetch sends unless told otherwise (`accept: *\/*`, the body's length) and,
+ * like fetch with `redirect: 'manual'`, follows no redirect.
+ */
+export function roundTrip(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<HttpAnswer> {
+  const sent: Record<string, string> = { accept: '*/*', ...headers };
+  // node:http frames a DELETE's or a GET's body only when told its length (fetch always says it).
+  if (body !== undefined) sent['content-length'] = String(Buffer.byteLength(body));
+  return new Promise<HttpAnswer>((resolve, reject) => {
+    const outgoing = request(url, { method, headers: sent, agent }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);
-      response.on('end', () =>
-        resolve({
-          status: response.statusCode ?? 0,
-          rawHeaders: response.rawHeaders,
-          text: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
+      response.on('end', () => {
+        const received = new Headers();
+        const raw = response.rawHeaders;
+        for (let i = 0; i + 1 < raw.length; i += 2) received.append(raw[i]!, raw[i + 1]!);
+        resolve({ status: response.statusCode ?? 0, headers: received, text: Buffer.concat(chunks).toString('utf8') });
+      });
     });
     outgoing.on('error', reject);
     outgoing.end(body);
@@ -53,27 +65,20 @@ function exchange(url: string, method: string, headers: Record<string, string>, 
 }
 
 async function send(url: string, method: string, options: CallOptions): Promise<HttpResult> {
-  // What fetch sends unless told otherwise, so a request means what it meant through fetch.
-  const headers: Record<string, string> = { accept: '*/*', ...options.headers };
+  const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers['authorization'] = `Bearer ${options.key}`;
   let body: string | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) body = JSON.stringify(options.body);
   if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
-  // node:http frames a DELETE's or a GET's body only when told its length (fetch always says it).
-  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-  const answer = await exchange(url, method, headers, body);
-  const responseHeaders = new Headers();
-  for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2) {
-    responseHeaders.append(answer.rawHeaders[i]!, answer.rawHeaders[i + 1]!);
-  }
+  const answer = await roundTrip(url, method, headers, body);
   let parsed: unknown;
   try {
     parsed = answer.text === '' ? undefined : JSON.parse(answer.text);
   } catch {
     parsed = undefined;
   }
-  return { status: answer.status, headers: responseHeaders, text: answer.text, body: parsed };
+  return { status: answer.status, headers: answer.headers, text: answer.text, body: parsed };
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { csrfOf, DashboardClient, type DashboardResponse } from './dashboard-client';
-import { internalApi } from './http-client';
+import { internalApi, roundTrip } from './http-client';
 import type { TestService } from './test-service';
 
 /** The token of a portal link: what follows `#token=` (the fragment, never sent by a browser). */
@@ -33,11 +33,12 @@ export class PortalClient extends DashboardClient {
   }
 
   async exchange(token: string): Promise<{ status: number; location: string; setCookie: string[] }> {
-    const response = await fetch(`${this.publicUrl}/portal/session`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token }),
-    });
+    const response = await roundTrip(
+      `${this.publicUrl}/portal/session`,
+      'POST',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ token }),
+    );
     const setCookie = response.headers.getSetCookie();
     for (const line of setCookie) {
       const [pair = ''] = line.split(';');
