@@ -21,8 +21,8 @@ export interface CallOptions {
 
 /**
  * Every test request's connections, kept alive between requests as fetch's
- * pool keeps them. node:http rather than fetch: on Node 20 fetch costs about
- * 300 µs more CPU per request, and the suite sends tens of thousands.
+ * pool keeps them. node:http rather than fetch: on Node 20 fetch costs
+ * several times the CPU per request, and the suite sends tens of thousands.
  */
 const agent = new Agent({ keepAlive: true });
 
