@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -158,6 +158,8 @@ async function main(): Promise<void> {
     process.stderr.write(`[test-runner] the test files ran in ${secondsSince(started)} after the start\n`);
   } finally {
     await server.stop();
+    // The run's certificate, batch files and claims: every process that read them has exited.
+    rmSync(runFolder, { recursive: true, force: true });
   }
   process.exit(code);
 }
