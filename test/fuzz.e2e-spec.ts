@@ -302,12 +302,25 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
     const hashed = [...tables, 'webhook_delivery_all'].filter(
       (name) => !BACKGROUND_TABLES.has(name) && !/^webhook_delivery_(history|attempt)_d[0-9]{8}$/.test(name),
     );
-    // A view's rows are its tables': the view itself has no persistence of its own to check.
+    // Every relation whose rows the hash reads: the hashed tables, the tables under a hashed view, and
+    // their partitions (a partition can be UNLOGGED on its own).
     const [logging] = (
       await db.query<{ unlogged: number; minimal: boolean }>(
-        `SELECT count(*) FILTER (WHERE relkind <> 'v' AND relpersistence <> 'p')::int AS unlogged,
+        `WITH RECURSIVE read(oid) AS (
+           SELECT oid FROM pg_class WHERE oid = ANY($1::regclass[])
+           UNION
+           SELECT under.oid FROM read CROSS JOIN LATERAL (
+             SELECT d.refobjid FROM pg_rewrite r
+               JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+                               AND d.refclassid = 'pg_class'::regclass
+              WHERE r.ev_class = read.oid AND d.refobjid <> read.oid
+             UNION
+             SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = read.oid
+           ) under(oid)
+         )
+         SELECT count(*) FILTER (WHERE c.relkind IN ('r', 'p', 'm') AND c.relpersistence <> 'p')::int AS unlogged,
                 current_setting('wal_level') = 'minimal' AS minimal
-           FROM pg_class WHERE oid = ANY($1::regclass[])`,
+           FROM read JOIN pg_class c ON c.oid = read.oid`,
         [hashed],
       )
     ).rows;
