@@ -16,7 +16,9 @@ const DELIVERY_ENV = {
   WEBHOOK_BACKOFF_BASE_MS: '60000',
   WEBHOOK_BACKOFF_MAX_MS: '60000',
   WEBHOOK_POLL_MS: '50',
-  WEBHOOK_TIMEOUT_MS: '300',
+  // Long enough for a first attempt's TLS handshake on a busy machine: a first attempt timed out
+  // here would wait a minute for its retry.
+  WEBHOOK_TIMEOUT_MS: '800',
   LOG_LEVEL: 'warn',
 };
 
