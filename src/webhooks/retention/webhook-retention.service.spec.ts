@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { processCpuMicros } from '../../../bench/support/proc-usage';
 import type { AppConfig } from '../../config/app-config';
 import { ScheduledJobs } from '../../database/jobs/scheduled-jobs';
 import { nth } from '../../../test/support/defined';
@@ -19,9 +19,6 @@ import { PARTITION_DAYS_AHEAD, WebhookRetentionService } from './webhook-retenti
 const RETENTION_DAYS = 30;
 /** The old days the history is written into, well past retention (UTC days before today). */
 const OLD_DAYS = [40, 39];
-
-/** The kernel's clock ticks per second, the unit of /proc/<pid>/stat's CPU times (USER_HZ, 100 on Linux). */
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** The UTC day `daysAgo` before today as a partition suffix (YYYYMMDD). */
 function daySuffix(daysAgo: number): string {
@@ -62,11 +59,7 @@ describe('WebhookRetentionService over the history by day', () => {
       `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`,
     );
     const used = new Map<number, number>();
-    for (const { pid } of backends) {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      used.set(pid, ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND);
-    }
+    for (const { pid } of backends) used.set(pid, processCpuMicros(pid) / 1000);
     return used;
   };
   /** CPU used between two readings, a process that started between them counted whole. */
