@@ -47,8 +47,10 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     browser = await DashboardBrowser.launch();
   });
   after(async () => {
-    writeFileSync(join(browser.folder, 'axe-report.json'), JSON.stringify(browser.axeReport, null, 2));
-    process.stderr.write(`[dashboard] screenshots and axe report in ${browser.folder}\n`);
+    if (browser.folder !== null) {
+      writeFileSync(join(browser.folder, 'axe-report.json'), JSON.stringify(browser.axeReport, null, 2));
+      process.stderr.write(`[dashboard] screenshots and axe report in ${browser.folder}\n`);
+    }
     await browser.close();
     await receiver.close();
   });

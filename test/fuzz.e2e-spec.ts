@@ -101,9 +101,14 @@ function encodeBytes(text: string): string {
 }
 
 const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((code) => String.fromCharCode(code));
+/**
+ * Any code point, lone surrogates included: what fast-check's `unit: 'binary'` draws, without the
+ * reverse mapping of all 1,114,112 code points it builds when the arbitrary is made (0.9 CPU-s).
+ */
+const anyCodePoint = fc.integer({ min: 0, max: 0x10ffff }).map((code) => String.fromCodePoint(code));
 const shortHostileText = fc.oneof(
   fc.string(),
-  fc.string({ unit: 'binary' }),
+  fc.string({ unit: anyCodePoint }),
   fc.string({ unit: fc.oneof(loneSurrogate, fc.constantFrom('a', '\u0000', '😀', '"', '\\')) }),
   fc.constantFrom('', ' ', '\u0000', '\ud800', 'a\udc00b', '9'.repeat(400), '-1', '1e400'),
 );

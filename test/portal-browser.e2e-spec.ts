@@ -155,9 +155,10 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
   });
 
   after(() => {
-    if (process.env['UPDATE_SCREENSHOTS'] !== '1') return;
+    const folder = browser.folder;
+    if (process.env['UPDATE_SCREENSHOTS'] !== '1' || folder === null) return;
     for (const name of ['portal-subscriptions', 'portal-delivery-log']) {
-      copyFileSync(join(browser.folder, `${name}-1440.png`), join(SCREENSHOTS, `${name}.png`));
+      copyFileSync(join(folder, `${name}-1440.png`), join(SCREENSHOTS, `${name}.png`));
     }
   });
 });

@@ -38,8 +38,13 @@ export interface AxeViolation {
 /**
  * One headless Chromium for a test file, with a fresh profile, and the
  * checks every page gets: console errors are collected, axe-core runs in the
- * page, screenshots go to the test's temporary folder.
+ * page, and the page must fit a 375 px screen. Screenshots (PNG at both
+ * widths) are for a person to look at, so they are taken only when asked
+ * (KEEP_SCREENSHOTS=1, or UPDATE_SCREENSHOTS=1 to refresh the guides'),
+ * into a temporary folder the test names; otherwise no file is written.
  */
+const KEEP_SCREENSHOTS = process.env['KEEP_SCREENSHOTS'] === '1' || process.env['UPDATE_SCREENSHOTS'] === '1';
+
 export class DashboardBrowser {
   readonly consoleErrors: string[] = [];
   readonly screenshots: string[] = [];
@@ -49,7 +54,8 @@ export class DashboardBrowser {
   private constructor(
     readonly context: BrowserContext,
     readonly page: Page,
-    readonly folder: string,
+    /** Where screenshots go, or null when none are kept. */
+    readonly folder: string | null,
     private readonly profile: string,
   ) {
     page.on('console', (message) => {
@@ -59,7 +65,7 @@ export class DashboardBrowser {
   }
 
   static async launch(): Promise<DashboardBrowser> {
-    const folder = mkdtempSync(join(tmpdir(), 'dashboard-browser-'));
+    const folder = KEEP_SCREENSHOTS ? mkdtempSync(join(tmpdir(), 'dashboard-browser-')) : null;
     const profile = mkdtempSync(join(tmpdir(), 'dashboard-chromium-profile-'));
     // Running as root (CI containers) needs --no-sandbox; the rest keeps Chromium off the network and quiet.
     const context = await chromium.launchPersistentContext(profile, {
@@ -136,11 +142,17 @@ export class DashboardBrowser {
     return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   }
 
-  /** A full-page screenshot at 1440 px and at 375 px wide; asserts nothing overflows the narrow viewport. */
+  /** A full-page screenshot, when they are kept. */
+  private async keepScreenshot(file: string): Promise<void> {
+    if (this.folder === null) return;
+    const path = join(this.folder, file);
+    await this.page.screenshot({ path, fullPage: true });
+    this.screenshots.push(path);
+  }
+
+  /** Asserts nothing overflows a 375 px viewport; screenshots at 1440 px and 375 px when they are kept. */
   async screenshot(name: string): Promise<void> {
-    const wide = join(this.folder, `${name}-1440.png`);
-    await this.page.screenshot({ path: wide, fullPage: true });
-    this.screenshots.push(wide);
+    await this.keepScreenshot(`${name}-1440.png`);
     await this.page.setViewportSize({ width: 375, height: 800 });
     try {
       const overflow = await this.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -155,9 +167,7 @@ export class DashboardBrowser {
                 .slice(0, 8),
             );
       assert.ok(overflow <= 0, `${name} is ${overflow}px wider than a 375px screen: ${culprits.join(', ')}`);
-      const narrow = join(this.folder, `${name}-375.png`);
-      await this.page.screenshot({ path: narrow, fullPage: true });
-      this.screenshots.push(narrow);
+      await this.keepScreenshot(`${name}-375.png`);
     } finally {
       await this.page.setViewportSize({ width: 1440, height: 900 });
     }
