@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { DashboardClient } from '../test/support/dashboard-client';
 import { benchEnvironment, measure, runWhenExecuted, type LatencySummary } from './support/bench-environment';
+import { webhookWithLog } from './support/webhook-with-log';
 
 /**
  * Latency of every dashboard page for one organiser with 10,000 events and
@@ -19,63 +19,6 @@ const ORGANISER = 'org_000000000000000000bench';
 const VENUE = 'ven_000000000000000000bench';
 const REQUESTS = 100;
 const DELIVERIES = 5_000;
-
-/**
- * A subscription made through the public API (so its secret is sealed as in
- * production), then a long delivery log written directly: 5,000 final
- * deliveries with three attempts each.
- */
-async function webhookWithLog(
-  publicUrl: string,
-  adminUrl: string,
-  adminToken: string,
-  databaseUrl: string,
-): Promise<string> {
-  const minted = await fetch(`${adminUrl}/internal/keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      principal: { type: 'organiser', id: ORGANISER },
-      scopes: ['webhooks:write'],
-      actorRole: 'owner',
-    }),
-  });
-  const key = ((await minted.json()) as { data: { key: string } }).data.key;
-  const created = await fetch(`${publicUrl}/v1/webhooks`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ url: 'https://127.0.0.1:9/hooks', events: ['order.confirmed'], enabled: false }),
-  });
-  assert.equal(created.status, 201, await created.clone().text());
-  const webhookId = ((await created.json()) as { data: { id: string } }).data.id;
-  const db = new Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
-    // The history's day partitions for every day the deliveries span (the retention job makes only the days ahead).
-    await db.query(
-      `SELECT webhook_history_ensure_partitions(((now() - $1::int * interval '1 minute') AT TIME ZONE 'UTC')::date,
-                                                (now() AT TIME ZONE 'UTC')::date)`,
-      [DELIVERIES],
-    );
-    await db.query(
-      `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, attempts, created_at, completed_at)
-       SELECT 'dlv-' || g, $1, 'order.confirmed', 'ord_' || g, '{}'::bytea, (ARRAY['succeeded', 'failed', 'skipped'])[1 + g % 3], 3,
-              now() - g * interval '1 minute', now() - g * interval '1 minute'
-         FROM generate_series(1, $2::int) g`,
-      [webhookId, DELIVERIES],
-    );
-    await db.query(
-      `INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms)
-       SELECT 'dlv-' || g, now() - g * interval '1 minute' + a * interval '1 second', (ARRAY['500', 'timeout', '200'])[a], 40 + a
-         FROM generate_series(1, $1::int) g, generate_series(1, 3) a`,
-      [DELIVERIES],
-    );
-    await db.query('ANALYZE');
-  } finally {
-    await db.end();
-  }
-  return webhookId;
-}
 
 async function seed(db: DataSource): Promise<void> {
   const runner = db.createQueryRunner();
@@ -140,7 +83,14 @@ export async function main(): Promise<void> {
     const adminUrl = environment.service.adminUrl;
     const publicUrl = environment.service.publicUrl;
     if (adminUrl === null || publicUrl === null) throw new Error('the bench needs both listeners');
-    const webhookId = await webhookWithLog(publicUrl, adminUrl, environment.adminToken, environment.databaseUrl);
+    const webhookId = await webhookWithLog({
+      publicUrl,
+      adminUrl,
+      adminToken: environment.adminToken,
+      databaseUrl: environment.databaseUrl,
+      organiserId: ORGANISER,
+      deliveries: DELIVERIES,
+    });
     const client = new DashboardClient(adminUrl);
     await client.signIn(environment.adminToken);
     const organiser = `/internal/dashboard/organisers/${ORGANISER}`;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { PortalClient, tokenOf } from '../test/support/portal-client';
 import { benchEnvironment, measure, runWhenExecuted, type LatencySummary } from './support/bench-environment';
+import { webhookWithLog } from './support/webhook-with-log';
 
 /**
  * Latency of every portal page for one organiser whose subscription has a
@@ -28,54 +28,6 @@ async function seed(db: DataSource): Promise<void> {
   }
 }
 
-/** A subscription made through the public API (its secret sealed as in production), then a long log written directly. */
-async function webhookWithLog(publicUrl: string, adminUrl: string, adminToken: string, databaseUrl: string) {
-  const minted = await fetch(`${adminUrl}/internal/keys`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      principal: { type: 'organiser', id: ORGANISER },
-      scopes: ['webhooks:write'],
-      actorRole: 'owner',
-    }),
-  });
-  const key = ((await minted.json()) as { data: { key: string } }).data.key;
-  const created = await fetch(`${publicUrl}/v1/webhooks`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ url: 'https://127.0.0.1:9/hooks', events: ['order.confirmed'], enabled: false }),
-  });
-  assert.equal(created.status, 201, await created.clone().text());
-  const webhookId = ((await created.json()) as { data: { id: string } }).data.id;
-  const db = new Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
-    // The history's day partitions for every day the deliveries span (the retention job makes only the days ahead).
-    await db.query(
-      `SELECT webhook_history_ensure_partitions(((now() - $1::int * interval '1 minute') AT TIME ZONE 'UTC')::date,
-                                                (now() AT TIME ZONE 'UTC')::date)`,
-      [DELIVERIES],
-    );
-    await db.query(
-      `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, attempts, created_at, completed_at)
-       SELECT 'dlv-' || g, $1, 'order.confirmed', 'ord_' || g, '{}'::bytea, (ARRAY['succeeded', 'failed', 'skipped'])[1 + g % 3], 3,
-              now() - g * interval '1 minute', now() - g * interval '1 minute'
-         FROM generate_series(1, $2::int) g`,
-      [webhookId, DELIVERIES],
-    );
-    await db.query(
-      `INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms)
-       SELECT 'dlv-' || g, now() - g * interval '1 minute' + a * interval '1 second', (ARRAY['500', 'timeout', '200'])[a], 40 + a
-         FROM generate_series(1, $1::int) g, generate_series(1, 3) a`,
-      [DELIVERIES],
-    );
-    await db.query('ANALYZE');
-  } finally {
-    await db.end();
-  }
-  return webhookId;
-}
-
 export async function main(): Promise<void> {
   const environment = await benchEnvironment(seed, { WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
   try {
@@ -83,7 +35,14 @@ export async function main(): Promise<void> {
     if (adminUrl === null) throw new Error('no admin listener');
     const { publicUrl } = environment.service;
     if (publicUrl === null) throw new Error('no public listener');
-    const webhookId = await webhookWithLog(publicUrl, adminUrl, environment.adminToken, environment.databaseUrl);
+    const webhookId = await webhookWithLog({
+      publicUrl,
+      adminUrl,
+      adminToken: environment.adminToken,
+      databaseUrl: environment.databaseUrl,
+      organiserId: ORGANISER,
+      deliveries: DELIVERIES,
+    });
     const link = await fetch(`${adminUrl}/internal/portal-links`, {
       method: 'POST',
       headers: { authorization: `Bearer ${environment.adminToken}`, 'content-type': 'application/json' },
