@@ -83,14 +83,7 @@ export async function main(): Promise<void> {
     const adminUrl = environment.service.adminUrl;
     const publicUrl = environment.service.publicUrl;
     if (adminUrl === null || publicUrl === null) throw new Error('the bench needs both listeners');
-    const webhookId = await webhookWithLog({
-      publicUrl,
-      adminUrl,
-      adminToken: environment.adminToken,
-      databaseUrl: environment.databaseUrl,
-      organiserId: ORGANISER,
-      deliveries: DELIVERIES,
-    });
+    const webhookId = await webhookWithLog(environment, ORGANISER, DELIVERIES);
     const client = new DashboardClient(adminUrl);
     await client.signIn(environment.adminToken);
     const organiser = `/internal/dashboard/organisers/${ORGANISER}`;

@@ -35,14 +35,7 @@ export async function main(): Promise<void> {
     if (adminUrl === null) throw new Error('no admin listener');
     const { publicUrl } = environment.service;
     if (publicUrl === null) throw new Error('no public listener');
-    const webhookId = await webhookWithLog({
-      publicUrl,
-      adminUrl,
-      adminToken: environment.adminToken,
-      databaseUrl: environment.databaseUrl,
-      organiserId: ORGANISER,
-      deliveries: DELIVERIES,
-    });
+    const webhookId = await webhookWithLog(environment, ORGANISER, DELIVERIES);
     const link = await fetch(`${adminUrl}/internal/portal-links`, {
       method: 'POST',
       headers: { authorization: `Bearer ${environment.adminToken}`, 'content-type': 'application/json' },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { Client } from 'pg';
+import type { BenchEnvironment } from './bench-environment';
 
 /**
  * A subscription made through the public API (so its secret is sealed as in
@@ -7,15 +8,14 @@ import { Client } from 'pg';
  * deliveries, one a minute back from now, with three attempts each. The page
  * benches (dashboard and portal) measure their webhook pages over it.
  */
-export async function webhookWithLog(options: {
-  publicUrl: string;
-  adminUrl: string;
-  adminToken: string;
-  databaseUrl: string;
-  organiserId: string;
-  deliveries: number;
-}): Promise<string> {
-  const { publicUrl, adminUrl, adminToken, databaseUrl, organiserId, deliveries } = options;
+export async function webhookWithLog(
+  environment: BenchEnvironment,
+  organiserId: string,
+  deliveries: number,
+): Promise<string> {
+  const { adminToken, databaseUrl } = environment;
+  const { publicUrl, adminUrl } = environment.service;
+  if (adminUrl === null || publicUrl === null) throw new Error('the bench needs both listeners');
   const minted = await fetch(`${adminUrl}/internal/keys`, {
     method: 'POST',
     headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },

@@ -1,6 +1,6 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../common/errors/domain-error';
+import { pageRefusal, seeOther } from '../common/html/html-answers';
 import { DashboardPages } from './dashboard-pages';
 import { DashboardRedirect } from './dashboard-redirect';
 
@@ -18,23 +18,11 @@ export class DashboardHtmlFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     if (reply.sent) return;
-    if (exception instanceof DashboardRedirect) {
-      if (request.headers['hx-request'] === 'true') {
-        void reply.status(200).header('hx-redirect', exception.location).send('');
-      } else {
-        void reply.status(303).header('location', exception.location).send('');
-      }
-      return;
-    }
-    let status = 500;
-    let message = 'The server failed to complete the request. Quote the request id when reporting it.';
-    if (exception instanceof DomainError) {
-      status = exception.status;
-      message = exception.message;
-    } else if (exception instanceof HttpException && exception.getStatus() < 500) {
-      status = exception.getStatus();
-      message = exception.message;
-    }
+    if (exception instanceof DashboardRedirect) return seeOther(request, reply, exception.location);
+    const { status, message } = pageRefusal(
+      exception,
+      'The server failed to complete the request. Quote the request id when reporting it.',
+    );
     if (status >= 500) request.log.error({ err: exception }, 'dashboard request failed with an unexpected error');
     this.pages.send(
       request,

@@ -1,7 +1,7 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
+import { pageRefusal, seeOther } from '../common/html/html-answers';
 import { PortalPages } from './portal-pages';
 import { PortalRedirect } from './portal-redirect';
 
@@ -23,27 +23,18 @@ export class PortalHtmlFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     if (reply.sent) return;
-    if (exception instanceof PortalRedirect) {
-      if (request.headers['hx-request'] === 'true') {
-        void reply.status(200).header('hx-redirect', exception.location).send('');
-      } else {
-        void reply.status(303).header('location', exception.location).send('');
-      }
-      return;
-    }
-    let status = 500;
-    let message = 'The portal failed to complete the request. Quote the request id when reporting it.';
+    if (exception instanceof PortalRedirect) return seeOther(request, reply, exception.location);
+    const refusal = pageRefusal(
+      exception,
+      'The portal failed to complete the request. Quote the request id when reporting it.',
+    );
+    const { status, domainError } = refusal;
     let retryAfter: string | null = null;
-    if (exception instanceof DomainError) {
-      status = exception.status;
-      message = exception.message;
-      void reply.headers(exception.headers);
-      if (exception.code === ErrorCode.RateLimited) retryAfter = exception.headers['retry-after'] ?? null;
-    } else if (exception instanceof HttpException && exception.getStatus() < 500) {
-      status = exception.getStatus();
-      message = exception.message;
+    if (domainError !== null) {
+      void reply.headers(domainError.headers);
+      if (domainError.code === ErrorCode.RateLimited) retryAfter = domainError.headers['retry-after'] ?? null;
     }
-    if (status === 404) message = NOT_FOUND_MESSAGE;
+    const message = status === 404 ? NOT_FOUND_MESSAGE : refusal.message;
     if (status >= 500) request.log.error({ err: exception }, 'portal request failed with an unexpected error');
     void this.pages.send(
       request,
