@@ -4,9 +4,12 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { Client, type Notification, type QueryArrayConfig } from 'pg';
 import type { QueryRunner } from 'typeorm';
 import { Database } from '../../database/sql/sql-target';
+import { eventually } from '../../../test/support/eventually';
 import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../../test/support/webhook-rows';
 import type { WebhookTables } from '../../../test/support/webhook-rows';
 import { DeliveryHistoryRepository } from '../delivery-history.repository';
+import { WebhookSubscriptionEntity } from '../entities/webhook-subscription.entity';
+import { WebhookSubscriptionRepository } from '../webhook-subscription.repository';
 import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { FAILURES_BEFORE_DISABLE } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
@@ -851,6 +854,47 @@ describe('DeliveryQueueRepository', () => {
     assert.deepEqual(
       (await claim()).map((d) => d.id),
       ['queued-meanwhile'],
+    );
+  });
+
+  it('never parks a subscription re-enabled while the claim reads the turns: it is claimed at once', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource, { enabled: false });
+    const waiting = await insertDelivery(tables.dataSource, { subscriptionId });
+    const subscriptions = new WebhookSubscriptionRepository(
+      tables.dataSource.getRepository(WebhookSubscriptionEntity),
+      tables.database,
+    );
+    // The claim's first statement with a pause after its snapshot is taken, before it locks what it parks:
+    // the re-enable commits in that pause, as it can in production between the two.
+    const original = CLAIM_STATEMENTS.subscriptions.text;
+    const paused = original.replace(
+      'WHERE t.turn_at <= now()',
+      'WHERE t.turn_at <= now() AND (SELECT true FROM pg_sleep(0.3))',
+    );
+    assert.notEqual(paused, original, 'the pause is placed in the statement');
+    const claiming = new Client({ connectionString: tables.url });
+    await claiming.connect();
+    try {
+      const [{ pid }] = (await claiming.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [
+        { pid: number },
+      ];
+      const reading = claiming.query(paused, CLAIM_STATEMENTS.subscriptions.values(LIMITS));
+      await eventually(async () => {
+        const [state] = await tables.dataSource.query<Array<{ sleeping: boolean }>>(
+          `SELECT wait_event = 'PgSleep' AS sleeping FROM pg_stat_activity WHERE pid = $1`,
+          [pid],
+        );
+        return state?.sleeping === true ? true : undefined;
+      }, 'the claim in its pause');
+      await tables.unitOfWork.run((tx) => subscriptions.enable(subscriptionId, tx));
+      assert.deepEqual((await reading).rows, [], 'the claim saw the subscription off');
+    } finally {
+      await claiming.end();
+    }
+    assert.deepEqual(
+      (await claim()).map((d) => d.id),
+      [waiting],
+      'the next claim sends it: the re-enabled turn was not parked',
     );
   });
 

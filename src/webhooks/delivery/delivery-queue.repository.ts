@@ -459,9 +459,13 @@ const CLAIM_SUBSCRIPTIONS = defineStatement<
        ORDER BY t.turn_at, t.subscription_id
        LIMIT ${p.maxDeliveries}
     ), parked AS (
+      -- Only a turn as this statement's snapshot saw it: a re-enable that commits after the snapshot moves the
+      -- turn's turn_at (ENABLE, webhook-subscription.repository.ts), and the lock's recheck of the newer row
+      -- then leaves it alone instead of parking it for PARKED_FOR.
       UPDATE webhook_delivery_turn t SET turn_at = now() + ${PARKED_FOR}, idle = true
         FROM (SELECT l.subscription_id FROM webhook_delivery_turn l
-               WHERE l.subscription_id IN (SELECT c.subscription_id FROM candidates c WHERE NOT c.sendable)
+               WHERE (l.subscription_id, l.turn_at) IN
+                     (SELECT c.subscription_id, c.turn_at FROM candidates c WHERE NOT c.sendable)
                  FOR UPDATE SKIP LOCKED) off
        WHERE t.subscription_id = off.subscription_id
     )
