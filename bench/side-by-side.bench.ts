@@ -295,7 +295,7 @@ export async function main(): Promise<void> {
   if (results.length > 0) out.push(markdownTable(results), '');
   if (webhooks !== null) {
     out.push(
-      `Webhooks: confirmation → arrival p50 ${webhooks.latency.confirmToArrivalMs.p50} ms, p99 ${webhooks.latency.confirmToArrivalMs.p99} ms at 50 confirmations/s; ${webhooks.throughput.deliveriesPerSecond} signed deliveries/s (${webhooks.throughput.deliveries} to ${webhooks.throughput.subscriptions} subscriptions), CPU per delivery: service ${webhooks.throughput.cpuMicrosPerDelivery.service} µs, PostgreSQL ${webhooks.throughput.cpuMicrosPerDelivery.postgres} µs, bench ${webhooks.throughput.cpuMicrosPerDelivery.bench} µs`,
+      `Webhooks: confirmation → arrival p50 ${webhooks.latency.confirmToArrivalMs.p50} ms, p99 ${webhooks.latency.confirmToArrivalMs.p99} ms at 50 confirmations/s (after ${webhooks.latency.coldStart.deliveries} unmeasured, the slowest of them ${webhooks.latency.coldStart.maxMs} ms); ${webhooks.throughput.deliveriesPerSecond} signed deliveries/s (${webhooks.throughput.deliveries} to ${webhooks.throughput.subscriptions} subscriptions), CPU per delivery: service ${webhooks.throughput.cpuMicrosPerDelivery.service} µs, PostgreSQL ${webhooks.throughput.cpuMicrosPerDelivery.postgres} µs, bench ${webhooks.throughput.cpuMicrosPerDelivery.bench} µs`,
       '',
     );
   }
