@@ -35,16 +35,16 @@ export interface AxeViolation {
   nodes: Array<{ target: string[] }>;
 }
 
+/** Screenshots are taken only when asked: KEEP_SCREENSHOTS=1, or UPDATE_SCREENSHOTS=1 to refresh the guides'. */
+const KEEP_SCREENSHOTS = process.env['KEEP_SCREENSHOTS'] === '1' || process.env['UPDATE_SCREENSHOTS'] === '1';
+
 /**
  * One headless Chromium for a test file, with a fresh profile, and the
  * checks every page gets: console errors are collected, axe-core runs in the
  * page, and the page must fit a 375 px screen. Screenshots (PNG at both
- * widths) are for a person to look at, so they are taken only when asked
- * (KEEP_SCREENSHOTS=1, or UPDATE_SCREENSHOTS=1 to refresh the guides'),
- * into a temporary folder the test names; otherwise no file is written.
+ * widths) are for a person to look at: when they are kept, they go to a
+ * temporary folder the test names; otherwise no file is written.
  */
-const KEEP_SCREENSHOTS = process.env['KEEP_SCREENSHOTS'] === '1' || process.env['UPDATE_SCREENSHOTS'] === '1';
-
 export class DashboardBrowser {
   readonly consoleErrors: string[] = [];
   readonly screenshots: string[] = [];
