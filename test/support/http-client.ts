@@ -47,20 +47,8 @@ export function roundTrip(
   const sent: Record<string, string> = { accept: '*/*', ...headers };
   // node:http frames a DELETE's or a GET's body only when told its length (fetch always says it).
   if (body !== undefined) sent['content-length'] = String(Buffer.byteLength(body));
-  return sendOnce(url, method, sent, body).catch((error: unknown) => {
-    // A kept-alive connection reset before any answer, as the server closed it just when this request
-    // was written on it: sent once more on a new connection, the retry Node's documentation of
-    // `request.reusedSocket` describes. A reset on a new connection, and any other failure, stands.
-    if (error instanceof ReusedConnectionReset) return sendOnce(url, method, sent, body);
-    throw error;
-  });
-}
-
-class ReusedConnectionReset extends Error {}
-
-function sendOnce(url: string, method: string, headers: Record<string, string>, body?: string): Promise<HttpAnswer> {
   return new Promise<HttpAnswer>((resolve, reject) => {
-    const outgoing = request(url, { method, headers, agent }, (response) => {
+    const outgoing = request(url, { method, headers: sent, agent }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);
@@ -71,9 +59,7 @@ function sendOnce(url: string, method: string, headers: Record<string, string>, 
         resolve({ status: response.statusCode ?? 0, headers: received, text: Buffer.concat(chunks).toString('utf8') });
       });
     });
-    outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      reject(outgoing.reusedSocket && error.code === 'ECONNRESET' ? new ReusedConnectionReset(error.message) : error);
-    });
+    outgoing.on('error', reject);
     outgoing.end(body);
   });
 }
