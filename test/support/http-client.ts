@@ -59,7 +59,15 @@ export function roundTrip(
         resolve({ status: response.statusCode ?? 0, headers: received, text: Buffer.concat(chunks).toString('utf8') });
       });
     });
-    outgoing.on('error', reject);
+    // Which request failed, and on which connection: a bare `socket hang up` names neither.
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      const connection = outgoing.reusedSocket ? 'a kept-alive connection' : 'a new connection';
+      reject(
+        Object.assign(new Error(`${method} ${url} on ${connection}: ${error.message}`, { cause: error }), {
+          code: error.code,
+        }),
+      );
+    });
     outgoing.end(body);
   });
 }
