@@ -50,6 +50,18 @@ export class DashboardClient {
     return csrfOf((await this.get('/internal/dashboard/accounts')).html);
   }
 
+  /** Keeps what `Set-Cookie` sets, as a browser does; an emptied or expired cookie is dropped. */
+  protected keepCookies(headers: Headers): void {
+    for (const line of headers.getSetCookie()) {
+      const [pair = ''] = line.split(';');
+      const at = pair.indexOf('=');
+      const name = pair.slice(0, at).trim();
+      const value = pair.slice(at + 1).trim();
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
   private async send(
     method: string,
     path: string,
@@ -66,14 +78,7 @@ export class DashboardClient {
       },
       body,
     );
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const at = pair.indexOf('=');
-      const name = pair.slice(0, at).trim();
-      const value = pair.slice(at + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
+    this.keepCookies(response.headers);
     return {
       status: response.status,
       headers: response.headers,

@@ -39,13 +39,12 @@ export class PortalClient extends DashboardClient {
       { 'content-type': 'application/json' },
       JSON.stringify({ token }),
     );
-    const setCookie = response.headers.getSetCookie();
-    for (const line of setCookie) {
-      const [pair = ''] = line.split(';');
-      const at = pair.indexOf('=');
-      this.cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim());
-    }
-    return { status: response.status, location: response.headers.get('location') ?? '', setCookie };
+    this.keepCookies(response.headers);
+    return {
+      status: response.status,
+      location: response.headers.get('location') ?? '',
+      setCookie: response.headers.getSetCookie(),
+    };
   }
 
   /** Opens a link; the subscriptions page's CSRF token for the next posts. */
