@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PortalRoute } from '../common/auth-context/portal-access';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
+import { seeOther } from '../common/html/html-answers';
 import { HtmlForm } from '../common/html/html-form';
 import { readGraceSecondsField, readRecoverWindowFields, recoveredMessage } from '../webhooks/webhook-operation-inputs';
 import { WebhookOperationsService } from '../webhooks/webhook-operations.service';
@@ -151,7 +152,8 @@ export class PortalSubscriptionsController {
   @Post('sign-out')
   async signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     await this.sessions.signOut(request, reply);
-    return reply.status(303).header('location', portalPath('signed-out')).send('');
+    seeOther(request, reply, portalPath('signed-out'));
+    return reply;
   }
 
   /**
