@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     adminToken === null ? config : { ...config, adminToken: adminToken.value },
     logger,
   ).catch(async (error: unknown) => {
-    logger.fatal({ error: loggableError(error) }, 'the service failed to start');
+    reportFatal(logger, error, 'the service failed to start');
     await embedded?.stop();
     return process.exit(1);
   });
@@ -62,8 +62,20 @@ async function databaseOrExit(settings: AppConfig, logger: Logger): Promise<Conf
   try {
     return await withEmbeddedDefault(settings, (message) => logger.info({ context: 'embedded-postgres' }, message));
   } catch (error) {
-    logger.fatal({ error: loggableError(error) }, 'the embedded PostgreSQL server failed to start');
+    reportFatal(logger, error, 'the embedded PostgreSQL server failed to start');
     return process.exit(1);
+  }
+}
+
+/**
+ * A failure that stops the start is always said: in the log, and also on
+ * stderr as one plain line when the log is silenced (`LOG_LEVEL=silent`), so
+ * a start never exits 1 without its reason.
+ */
+function reportFatal(logger: Logger, error: unknown, message: string): void {
+  logger.fatal({ error: loggableError(error) }, message);
+  if (!logger.isLevelEnabled('fatal')) {
+    process.stderr.write(`${message}: ${error instanceof Error ? error.message : String(error)}\n`);
   }
 }
 

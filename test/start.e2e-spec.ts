@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { freeLoopbackPort } from '../libs/net/free-port';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
+import { freshDatabase } from './support/test-database';
 
 describe('npm start on the embedded default', () => {
   const workFolder = mkdtempSync(join(tmpdir(), 'events-api-start-'));
@@ -85,5 +89,33 @@ describe('npm start on the embedded default', () => {
     assert.ok(token, outputs[0]);
     assert.ok(!(outputs[1] ?? '').includes(token), 'the second start does not print the token');
     assert.match(outputs[1] ?? '', /Admin token\s+kept in /);
+  });
+});
+
+describe('a start that fails', () => {
+  it('says why on stderr and exits 1 even with LOG_LEVEL=silent: a public port already taken is named', async () => {
+    const taken = createServer();
+    await new Promise<void>((listening) => taken.listen(0, '127.0.0.1', listening));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      await assert.rejects(
+        startServiceProcess({
+          DATABASE_URL: await freshDatabase(),
+          PORT: String(port),
+          ADMIN_PORT: String(await freeLoopbackPort()),
+          ADMIN_TOKEN: randomBytes(16).toString('hex'),
+          WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+          PUBLIC_WEB_URL: 'https://events.example.test',
+          LOG_LEVEL: 'silent',
+        }),
+        (error: Error) =>
+          error.message.startsWith('service exited with 1:') &&
+          error.message.includes(
+            `the service failed to start: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
+          ),
+      );
+    } finally {
+      await new Promise((closed) => taken.close(closed));
+    }
   });
 });
