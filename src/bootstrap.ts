@@ -1,7 +1,7 @@
 import { DiscoveryService, NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LogController } from 'fastify';
 import type { Logger } from 'pino';
@@ -19,6 +19,7 @@ import { RouteCatalogue } from './common/http/route-catalogue';
 import { ClientFailureBudget } from './common/rate-limit/client-failure-budget';
 import { EmptyBodyRoutes, installJsonBodyParser } from './common/http/json-body';
 import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
+import { listenerServer } from './common/http/listener-server';
 import { RouteTable } from './common/http/route-table';
 import { OpenApiDocumentStore } from './common/openapi/openapi-document.store';
 import { buildOpenApiDocuments } from './common/openapi/openapi-documents';
@@ -113,7 +114,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   const adapter = new EnvelopingFastifyAdapter({
     serverFactory: (fastifyHandler: RequestHandler) => {
       handler = fastifyHandler;
-      return createServer(fastifyHandler);
+      return listenerServer(fastifyHandler);
     },
     loggerInstance: logger,
     // One line per request is written by the conventions hook; Fastify's own pair is off.
@@ -183,7 +184,7 @@ async function serve(
   let adminServer: Server | null = null;
   if (config.adminToken !== null && handler !== undefined) {
     const fastifyHandler = handler;
-    const server = createServer((request, response) => {
+    const server = listenerServer((request, response) => {
       markAdminRequest(request);
       fastifyHandler(request, response);
     });

@@ -106,6 +106,11 @@ describe('conventions every response shares', () => {
       assert.equal((await api('GET', '/nothing')).headers.get('x-content-type-options'), 'nosniff');
     });
 
+    it('keeps an idle connection open longer than a load balancer in front of it waits: Keep-Alive: timeout=72 on both listeners', async () => {
+      assert.equal((await api('GET', '/v1/me', { key: organiser.key })).headers.get('keep-alive'), 'timeout=72');
+      assert.equal((await admin('GET', '/internal/instances')).headers.get('keep-alive'), 'timeout=72');
+    });
+
     it('puts a generated X-Request-Id on every response, equal to request_id', async () => {
       const ok = await api('GET', '/v1/me', { key: organiser.key });
       assert.match(ok.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);

@@ -92,6 +92,9 @@ export async function startRoundRobinProxy(
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => forward(incoming, Buffer.concat(chunks), outgoing, 40));
   });
+  // A balancer keeps its clients' idle connections about a minute (AWS ALB: 60 s), not Node's 5 s: a test that
+  // pauses for about 5 s never sends a request on a connection the proxy is closing.
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', resolve);
