@@ -114,7 +114,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   const adapter = new EnvelopingFastifyAdapter({
     serverFactory: (fastifyHandler: RequestHandler) => {
       handler = fastifyHandler;
-      return listenerServer(fastifyHandler);
+      return listenerServer(fastifyHandler, config.keepAliveTimeoutMs);
     },
     loggerInstance: logger,
     // One line per request is written by the conventions hook; Fastify's own pair is off.
@@ -187,7 +187,7 @@ async function serve(
     const server = listenerServer((request, response) => {
       markAdminRequest(request);
       fastifyHandler(request, response);
-    });
+    }, config.keepAliveTimeoutMs);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.adminPort, config.adminHost, () => resolve());

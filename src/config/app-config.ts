@@ -24,6 +24,8 @@ export interface AppConfig {
   logFormat: 'json' | 'pretty' | 'auto';
   /** How long a graceful shutdown waits for requests in flight (SHUTDOWN_TIMEOUT_MS). */
   shutdownTimeoutMs: number;
+  /** How long both listeners keep an idle keep-alive connection open (KEEP_ALIVE_TIMEOUT_SECONDS). */
+  keepAliveTimeoutMs: number;
   bodyLimitBytes: number;
   /** False for `npm run ops`: a one-shot command must not start delivery workers or other timers. */
   runBackgroundWork: boolean;
@@ -282,6 +284,8 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     logLevel: text(env, 'LOG_LEVEL', 'info'),
     logFormat: logFormat(env),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    // Above the idle timeout of the load balancer in front (see listener-server.ts).
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600) * 1000,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     runBackgroundWork: true,
     serviceRole: serviceRole(env, adminToken),

@@ -27,6 +27,18 @@ describe('settings of several instances', () => {
     }
   });
 
+  it('keeps idle connections KEEP_ALIVE_TIMEOUT_SECONDS (default 72, above a load balancer’s 60) and refuses anything but 1 to 3600 whole seconds', () => {
+    assert.equal(loadAppConfig({}).keepAliveTimeoutMs, 72_000);
+    assert.equal(loadAppConfig({ KEEP_ALIVE_TIMEOUT_SECONDS: '620' }).keepAliveTimeoutMs, 620_000);
+    for (const bad of ['0', '-5', '7.5', 'long', '3601']) {
+      assert.throws(
+        () => loadAppConfig({ KEEP_ALIVE_TIMEOUT_SECONDS: bad }),
+        (error: unknown) => error instanceof ConfigError && /^KEEP_ALIVE_TIMEOUT_SECONDS must be/.test(error.message),
+        bad,
+      );
+    }
+  });
+
   it('sizes the pool with DB_POOL_MAX (default 20) and refuses anything but a whole number of at least 2', () => {
     assert.equal(loadAppConfig({}).dbPoolMax, 20);
     assert.equal(loadAppConfig({ DB_POOL_MAX: '5' }).dbPoolMax, 5);
