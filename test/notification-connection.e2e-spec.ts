@@ -31,11 +31,15 @@ describe('one notification connection per instance', () => {
     await worker?.close();
   });
 
-  /** Backends of this database other than the pool's and this test's own connection. */
+  /**
+   * Client connections to this database other than the pool's and this test's own (an autovacuum
+   * worker visiting the database is a backend too, but nobody's connection).
+   */
   async function otherBackends(): Promise<Array<{ pid: number; application_name: string }>> {
     const rows = await app.db.query<{ pid: number; application_name: string }>(
       `SELECT pid, application_name FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name <> 'events-api'
+        WHERE datname = current_database() AND backend_type = 'client backend'
+          AND pid <> pg_backend_pid() AND application_name <> 'events-api'
         ORDER BY pid`,
     );
     return rows.rows;
