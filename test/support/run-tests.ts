@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -175,9 +175,12 @@ async function main(): Promise<void> {
     rmSync(runFolder, { recursive: true, force: true });
     rmSync(clusterFolder, { recursive: true, force: true });
   };
-  // Ctrl-C, or a CI job's time running out: the cluster's memory is given back before the runner leaves.
+  let tests: ChildProcess | null = null;
+  // Ctrl-C, or a CI job's time running out: the test processes stop, and the cluster's memory is given
+  // back before the runner leaves.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
+      tests?.kill(signal);
       const leave = (): never => {
         removeRunFolders();
         process.exit(130);
@@ -208,7 +211,7 @@ async function main(): Promise<void> {
       const batches = writeBatchFiles(runFolder, files);
       // A batch is one test to the runner: the timeout only stops a hung batch, far above a batch's usual minute or two.
       const args = ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=300000', ...reporters, ...batches];
-      const child = spawn(process.execPath, args, {
+      const child = (tests = spawn(process.execPath, args, {
         stdio: 'inherit',
         env: {
           ...process.env,
@@ -218,7 +221,7 @@ async function main(): Promise<void> {
           LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'silent',
           ...(record ? { TEST_DURATIONS_FILE: DURATIONS_FILE } : {}),
         },
-      });
+      }));
       child.on('exit', (exitCode) => resolveCode(exitCode ?? 1));
     });
     process.stderr.write(`[test-runner] the test files ran in ${secondsSince(started)} after the start\n`);
