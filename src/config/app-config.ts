@@ -45,6 +45,12 @@ export interface AppConfig {
   /** Connections this instance's pool may open (DB_POOL_MAX); checked against the server at start. */
   dbPoolMax: number;
   /**
+   * How long a statement waits for a connection (DB_CONNECT_TIMEOUT_SECONDS): a new one to finish its
+   * start-up, or one of the pool's to come free. Without it, a database that accepts connections but never
+   * answers hangs the start, and every request, with nothing said.
+   */
+  dbConnectTimeoutMs: number;
+  /**
    * SCHEDULED_JOB_PERIOD_SECONDS: one period for every scheduled job instead of each job's own (test rigs,
    * and operators who want the purges more often); null keeps each job's own period.
    */
@@ -298,6 +304,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     },
     // At least two: a request's statement and a background job's must not wait on each other.
     dbPoolMax: integer(env, 'DB_POOL_MAX', 20, 2, 10_000),
+    dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_SECONDS', 10, 1, 600) * 1000,
     scheduledJobPeriodMs: scheduledJobPeriodMs(env),
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     portal: {

@@ -50,6 +50,12 @@ describe('settings of several instances', () => {
     assertRefused('DB_POOL_MAX', ['1', '0', '-3', '2.5', 'twenty', '100000']);
   });
 
+  it('waits DB_CONNECT_TIMEOUT_SECONDS (default 10) for a database connection and refuses anything but 1 to 600 whole seconds', () => {
+    assert.equal(loadAppConfig({}).dbConnectTimeoutMs, 10_000);
+    assert.equal(loadAppConfig({ DB_CONNECT_TIMEOUT_SECONDS: '3' }).dbConnectTimeoutMs, 3_000);
+    assertRefused('DB_CONNECT_TIMEOUT_SECONDS', ['0', '-1', '1.5', 'never', '601']);
+  });
+
   it('SCHEDULED_JOB_PERIOD_SECONDS gives every scheduled job one period in seconds; unset keeps each job its own', () => {
     assert.equal(loadAppConfig({}).scheduledJobPeriodMs, null);
     assert.equal(loadAppConfig({ SCHEDULED_JOB_PERIOD_SECONDS: ' ' }).scheduledJobPeriodMs, null);

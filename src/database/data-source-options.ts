@@ -11,8 +11,14 @@ export const MIGRATIONS_TABLE = 'schema_migration';
 
 /** The pool's size when DB_POOL_MAX is not set (app-config.ts reads and checks the setting). */
 export const DEFAULT_POOL_MAX = 20;
+/** How long a statement waits for a connection when DB_CONNECT_TIMEOUT_SECONDS is not set (app-config.ts). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
-export function dataSourceOptions(url: string, poolMax: number = DEFAULT_POOL_MAX): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  poolMax: number = DEFAULT_POOL_MAX,
+  connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -23,6 +29,7 @@ export function dataSourceOptions(url: string, poolMax: number = DEFAULT_POOL_MA
     migrationsTableName: MIGRATIONS_TABLE,
     // Each migration commits on its own, so one that converts data in batches can opt out (transaction = false).
     migrationsTransactionMode: 'each',
-    extra: { max: poolMax, application_name: 'events-api' },
+    // pg's pool waits for ever by default, for a new connection's start-up and for a free one alike.
+    extra: { max: poolMax, application_name: 'events-api', connectionTimeoutMillis: connectTimeoutMs },
   };
 }

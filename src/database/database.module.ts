@@ -19,7 +19,7 @@ import { UnitOfWork } from './unit-of-work';
         // Entities are registered by each context's TypeOrmModule.forFeature;
         // pending migrations run at start.
         return {
-          ...dataSourceOptions(config.databaseUrl, config.dbPoolMax),
+          ...dataSourceOptions(config.databaseUrl, config.dbPoolMax, config.dbConnectTimeoutMs),
           entities: [],
           autoLoadEntities: true,
           migrationsRun: true,

@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import { startService, type RunningService } from '../src/bootstrap';
+import { loadAppConfig } from '../src/config/app-config';
+import { assertErrorBody } from './support/error-body';
+import { eventually } from './support/eventually';
+import { fixtures } from './support/fixtures';
+import { publicApi } from './support/http-client';
+import { freshDatabase } from './support/test-database';
+import { loopbackSettings, type TestService } from './support/test-service';
+
+/**
+ * A TCP relay on loopback in front of the run's PostgreSQL that can stop
+ * answering, as a database behind a broken network or a stuck server does:
+ * it then drops the connections it relays, and accepts new ones but never
+ * says a word on them.
+ */
+interface SilencingRelay {
+  /** `databaseUrl` with its host and port replaced by the relay's. */
+  url: string;
+  silence(): void;
+  close(): Promise<void>;
+}
+
+async function silencingRelay(databaseUrl: string): Promise<SilencingRelay> {
+  const target = new URL(databaseUrl);
+  // The run's server is reached through its socket folder (the URL's host) and port, as libpq names them.
+  const socketPath = join(decodeURIComponent(target.hostname), `.s.PGSQL.${target.port}`);
+  let silent = false;
+  const open = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    open.add(client);
+    client.on('close', () => open.delete(client));
+    client.on('error', () => client.destroy());
+    if (silent) return;
+    const upstream = connect({ path: socketPath });
+    open.add(upstream);
+    upstream.on('close', () => open.delete(upstream));
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const url = new URL(databaseUrl);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.toString(),
+    silence() {
+      silent = true;
+      for (const socket of open) socket.destroy();
+    },
+    async close() {
+      for (const socket of open) socket.destroy();
+      await new Promise((closed) => server.close(closed));
+    },
+  };
+}
+
+describe('a database that accepts connections but never answers', () => {
+  it('stops the start from hanging in silence: it says within DB_CONNECT_TIMEOUT_SECONDS that the connection timed out, and keeps retrying', async () => {
+    // Connections are accepted and left unread: the service's start-up message is never answered.
+    const accepted = new Set<Socket>();
+    const mute = createServer((socket) => accepted.add(socket.on('error', () => undefined)));
+    await new Promise<void>((listening) => mute.listen(0, '127.0.0.1', listening));
+    const port = (mute.address() as AddressInfo).port;
+    const child = spawn(process.execPath, [resolve(__dirname, '..', 'src', 'main.js')], {
+      env: {
+        ...process.env,
+        ...loopbackSettings(`postgres://service:secret@127.0.0.1:${port}/events`, randomBytes(16).toString('hex')),
+        DB_CONNECT_TIMEOUT_SECONDS: '1',
+        LOG_LEVEL: 'error',
+        LOG_FORMAT: 'json',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const startedAt = performance.now();
+    try {
+      await eventually(
+        () => Promise.resolve(output.includes('Connection terminated due to connection timeout') ? true : undefined),
+        'a log line saying the connection timed out',
+        8_000,
+      );
+      assert.ok(performance.now() - startedAt < 8_000);
+      assert.match(output, /Unable to connect to the database/);
+      assert.equal(child.exitCode, null, 'it keeps trying, as it does for a database that refuses');
+    } finally {
+      child.kill('SIGKILL');
+      for (const socket of accepted) socket.destroy();
+      await new Promise((closed) => mute.close(closed));
+    }
+  });
+
+  describe('once the service runs', () => {
+    let relay: SilencingRelay;
+    let running: RunningService;
+    let service: TestService;
+    let key: string;
+
+    before(async () => {
+      const databaseUrl = await freshDatabase();
+      relay = await silencingRelay(databaseUrl);
+      const adminToken = randomBytes(16).toString('hex');
+      const config = loadAppConfig({
+        ...loopbackSettings(relay.url, adminToken),
+        DB_CONNECT_TIMEOUT_SECONDS: '1',
+        // The account budget's counter is in the database too: counted in memory here, so that the
+        // request below reaches its own statement.
+        RATE_LIMIT_STORE: 'memory',
+      });
+      running = await startService(config, pino({ level: 'silent' }));
+      service = {
+        publicUrl: running.publicUrl!,
+        adminUrl: running.adminUrl!,
+        adminToken,
+        databaseUrl: relay.url,
+        config,
+        running,
+        close: () => running.close(),
+      };
+      key = (await fixtures(service).organiser({ scopes: ['events:read'] })).key;
+    });
+
+    after(async () => {
+      await relay?.close();
+      await running?.close();
+    });
+
+    it('answers a request with the error body within DB_CONNECT_TIMEOUT_SECONDS when the database stops answering, instead of holding it', async () => {
+      const api = publicApi(service);
+      assert.equal((await api('GET', '/v1/events', { key })).status, 200, 'served while the database answers');
+      relay.silence();
+      // The pool's connections were dropped with the relay's: the pool lets them go, and the next
+      // statement needs a new connection, whose start-up is never answered.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const sentAt = performance.now();
+      const answer = await api('GET', '/v1/events', { key });
+      const tookMs = performance.now() - sentAt;
+      assertErrorBody(answer, 500, 'internal');
+      assert.ok(tookMs >= 900 && tookMs < 5_000, `answered after ${Math.round(tookMs)} ms`);
+    });
+  });
+});
