@@ -59,10 +59,11 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let output = '';
   await new Promise<void>((ready, fail) => {
-    const timer = setTimeout(
-      () => fail(new Error(`service did not start:\n${output}`)),
-      options.readyTimeoutMs ?? 60_000,
-    );
+    // A service that never gets ready is stopped: the caller has no handle on it to stop it with.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`service did not start:\n${output}`));
+    }, options.readyTimeoutMs ?? 60_000);
     const read = (chunk: Buffer): void => {
       output += chunk.toString('utf8');
       if (options.echo === true) process.stderr.write(chunk);
