@@ -3,15 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
-import { startService, type RunningService } from '../src/bootstrap';
-import { loadAppConfig } from '../src/config/app-config';
 import { assertErrorBody } from './support/error-body';
 import { fixtures } from './support/fixtures';
 import { publicApi } from './support/http-client';
 import { startServiceProcess } from './support/service-process';
 import { freshDatabase } from './support/test-database';
-import { loopbackSettings, type TestService } from './support/test-service';
+import { loopbackSettings, startTestService, type TestService } from './support/test-service';
 
 /**
  * A TCP relay on loopback in front of the run's PostgreSQL that can stop
@@ -94,37 +91,26 @@ describe('a database that accepts connections but never answers', () => {
 
   describe('once the service runs', () => {
     let relay: SilencingRelay;
-    let running: RunningService;
     let service: TestService;
     let key: string;
 
     before(async () => {
-      const databaseUrl = await freshDatabase();
-      relay = await silencingRelay(databaseUrl);
-      const adminToken = randomBytes(16).toString('hex');
-      const config = loadAppConfig({
-        ...loopbackSettings(relay.url, adminToken),
-        DB_CONNECT_TIMEOUT_SECONDS: '1',
-        // The account budget's counter is in the database too: counted in memory here, so that the
-        // request below reaches its own statement.
-        RATE_LIMIT_STORE: 'memory',
-      });
-      running = await startService(config, pino({ level: 'silent' }));
-      service = {
-        publicUrl: running.publicUrl!,
-        adminUrl: running.adminUrl!,
-        adminToken,
-        databaseUrl: relay.url,
-        config,
-        running,
-        close: () => running.close(),
-      };
+      relay = await silencingRelay(await freshDatabase());
+      service = await startTestService(
+        {
+          DB_CONNECT_TIMEOUT_SECONDS: '1',
+          // The account budget's counter is in the database too: counted in memory here, so that the
+          // request below reaches its own statement.
+          RATE_LIMIT_STORE: 'memory',
+        },
+        { databaseUrl: relay.url },
+      );
       key = (await fixtures(service).organiser({ scopes: ['events:read'] })).key;
     });
 
     after(async () => {
       await relay?.close();
-      await running?.close();
+      await service?.close();
     });
 
     it('answers a request with the error body within DB_CONNECT_TIMEOUT_SECONDS when the database stops answering, instead of holding it', async () => {

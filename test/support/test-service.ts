@@ -31,14 +31,15 @@ export function loopbackSettings(databaseUrl: string, adminToken: string): Recor
 
 /**
  * Boots the real application on loopback ports chosen by the OS, over a
- * fresh database, exactly as `npm start` does (minus the embedded server,
- * which the test run shares). `env` overrides settings, as the environment would.
+ * fresh database (or `options.databaseUrl`), exactly as `npm start` does
+ * (minus the embedded server, which the test run shares). `env` overrides
+ * settings, as the environment would.
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  options: { logTo?: NodeJS.WritableStream } = {},
+  options: { logTo?: NodeJS.WritableStream; databaseUrl?: string } = {},
 ): Promise<TestService> {
-  const databaseUrl = await freshDatabase();
+  const databaseUrl = options.databaseUrl ?? (await freshDatabase());
   const adminToken = randomBytes(16).toString('hex');
   const config = loadAppConfig({ ...loopbackSettings(databaseUrl, adminToken), ...env });
   const logger =
