@@ -66,6 +66,10 @@ describe('a database that accepts connections but never answers', () => {
     const mute = createServer((socket) => accepted.add(socket.on('error', () => undefined)));
     await new Promise<void>((listening) => mute.listen(0, '127.0.0.1', listening));
     const port = (mute.address() as AddressInfo).port;
+    // Not ready and not exited: it said why, and that it retries.
+    const saidWhyAndRetries = (output: string): boolean =>
+      output.includes('Connection terminated due to connection timeout') &&
+      output.includes('Unable to connect to the database. Retrying');
     try {
       await assert.rejects(
         startServiceProcess(
@@ -75,13 +79,10 @@ describe('a database that accepts connections but never answers', () => {
             LOG_LEVEL: 'error',
             LOG_FORMAT: 'json',
           },
-          { readyTimeoutMs: 10_000 },
+          // Stops waiting once both lines are out; a start that says neither within 10 s fails the test.
+          { readyTimeoutMs: 10_000, giveUpWhen: saidWhyAndRetries },
         ),
-        // Not ready and not exited: it said why, and that it retries.
-        (error: Error) =>
-          error.message.startsWith('service did not start:') &&
-          error.message.includes('Connection terminated due to connection timeout') &&
-          error.message.includes('Unable to connect to the database. Retrying'),
+        (error: Error) => error.message.startsWith('service did not start:') && saidWhyAndRetries(error.message),
       );
     } finally {
       for (const socket of accepted) socket.destroy();

@@ -34,6 +34,12 @@ export async function startServiceProcess(
 interface StartOptions {
   echo?: boolean;
   readyTimeoutMs?: number;
+  /**
+   * For a start expected never to get ready: stops waiting (and the service)
+   * as soon as its output satisfies this, instead of at the ready timeout.
+   * The start then fails as a timed-out one does, with the output so far.
+   */
+  giveUpWhen?: (output: string) => boolean;
   nodeFlags?: string[];
   /** The compiled entry point, when the service runs from another application folder. */
   entry?: string;
@@ -60,16 +66,20 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
   let output = '';
   await new Promise<void>((ready, fail) => {
     // A service that never gets ready is stopped: the caller has no handle on it to stop it with.
-    const timer = setTimeout(() => {
+    const giveUp = (): void => {
+      clearTimeout(timer);
       child.kill('SIGKILL');
       fail(new Error(`service did not start:\n${output}`));
-    }, options.readyTimeoutMs ?? 60_000);
+    };
+    const timer = setTimeout(giveUp, options.readyTimeoutMs ?? 60_000);
     const read = (chunk: Buffer): void => {
       output += chunk.toString('utf8');
       if (options.echo === true) process.stderr.write(chunk);
       if (output.includes('Ready in')) {
         clearTimeout(timer);
         ready();
+      } else if (options.giveUpWhen?.(output) === true) {
+        giveUp();
       }
     };
     child.stdout?.on('data', read);
