@@ -21,6 +21,7 @@ import { EmptyBodyRoutes, installJsonBodyParser } from './common/http/json-body'
 import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
 import { listenerServer } from './common/http/listener-server';
 import { RouteTable } from './common/http/route-table';
+import { serveOpenApiDefinitions } from './common/openapi/openapi-definitions';
 import { OpenApiDocumentStore } from './common/openapi/openapi-document.store';
 import { buildOpenApiDocuments } from './common/openapi/openapi-documents';
 import { openApiFragments } from './openapi-fragments';
@@ -71,15 +72,17 @@ function refuseUnvalidatedInputs(app: NestFastifyApplication): void {
 
 /**
  * Builds both OpenAPI documents from the controllers' decorators once, and
- * serves the public one with its reference page (Swagger UI, whose assets
- * @nestjs/swagger serves itself: no CDN) on the public listener.
+ * serves the public one (`/openapi.json`, `/openapi.yaml`) with its
+ * reference page (Swagger UI, whose assets @nestjs/swagger serves itself: no
+ * CDN) on the public listener.
  */
 function serveOpenApi(app: NestFastifyApplication, config: AppConfig): void {
   const documents = buildOpenApiDocuments(app, config, openApiFragments());
   app.get(OpenApiDocumentStore).set(documents);
+  serveOpenApiDefinitions(app.getHttpAdapter(), documents.public, { json: '/openapi.json', yaml: '/openapi.yaml' });
   SwaggerModule.setup('docs', app, documents.public, {
-    jsonDocumentUrl: 'openapi.json',
-    yamlDocumentUrl: 'openapi.yaml',
+    // The document's own routes are served above, each serialised once.
+    raw: false,
     customSiteTitle: 'Events, Orders and Webhooks API reference',
     swaggerOptions: {
       deepLinking: true,

@@ -3,8 +3,10 @@ import { before, describe, it } from 'node:test';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
+import { load } from 'js-yaml';
 import pino from 'pino';
 import { startService } from '../src/bootstrap';
+import { OpenApiDocumentStore } from '../src/common/openapi/openapi-document.store';
 import { loadAppConfig } from '../src/config/app-config';
 import { freshDatabase } from './support/test-database';
 import { loopbackSettings, type TestService } from './support/test-service';
@@ -235,6 +237,32 @@ describe('conventions every response shares', () => {
       assert.equal(result.body.openapi, '3.1.0');
       assert.ok(result.body.paths['/v1/me']);
       assert.equal(result.body.paths['/internal/keys'], undefined, 'internal routes stay out of the public reference');
+    });
+
+    it('serves the same document as YAML at /openapi.yaml without a key', async () => {
+      const json = await fetch(`${service.publicUrl}/openapi.json`);
+      const yaml = await fetch(`${service.publicUrl}/openapi.yaml`);
+      assert.equal(json.status, 200);
+      assert.equal(yaml.status, 200);
+      assert.match(json.headers.get('content-type') ?? '', /^application\/json/);
+      assert.match(yaml.headers.get('content-type') ?? '', /^text\/yaml/);
+      assert.deepEqual(load(await yaml.text()), await json.json());
+    });
+
+    it('serialises /openapi.json and /openapi.yaml once: a change to the built document after they were first served does not reach them', async () => {
+      const read = async (): Promise<string[]> =>
+        Promise.all(
+          ['/openapi.json', '/openapi.yaml'].map(async (path) => (await fetch(`${service.publicUrl}${path}`)).text()),
+        );
+      const before = await read();
+      const built = service.running.app.get(OpenApiDocumentStore).get().public;
+      const title = built.info.title;
+      built.info.title = 'changed after the start';
+      try {
+        assert.deepEqual(await read(), before);
+      } finally {
+        built.info.title = title;
+      }
     });
 
     it('serves a readable reference page at /docs', async () => {
