@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { HealthCheckService } from '@nestjs/terminus';
 import { Client } from 'pg';
 import { ReadinessService } from '../src/health/readiness.service';
 import { WebhookDeliveryWorker } from '../src/webhooks/delivery/webhook-delivery.worker';
@@ -149,6 +150,35 @@ describe('/healthz and /readyz', () => {
       delete (worker as unknown as Record<string, unknown>)['lastLoopAt'];
     }
     assert.equal((await probe(service.publicUrl, '/readyz')).status, 200);
+  });
+
+  it('readyz shares the check in flight: a burst of concurrent probes runs one check at a time, and every probe is answered', async () => {
+    const health = service.running.app.get(HealthCheckService, { strict: false });
+    const check = health.check.bind(health);
+    let checks = 0;
+    let running = 0;
+    let mostAtOnce = 0;
+    health.check = async (...args) => {
+      checks += 1;
+      running += 1;
+      mostAtOnce = Math.max(mostAtOnce, running);
+      try {
+        return await check(...args);
+      } finally {
+        running -= 1;
+      }
+    };
+    try {
+      const answers = await Promise.all(Array.from({ length: 40 }, () => probe(service.publicUrl, '/readyz')));
+      assert.deepEqual(
+        answers.map((answer) => answer.status),
+        answers.map(() => 200),
+      );
+      assert.equal(mostAtOnce, 1, 'checks ran at the same time');
+      assert.ok(checks < 40, `${checks} checks for 40 probes`);
+    } finally {
+      health.check = check;
+    }
   });
 
   it('readyz answers 503 {status: not_ready} with Connection: close at once when shutdown begins; healthz stays 200', async () => {

@@ -58,6 +58,7 @@ export class ReadinessService implements OnModuleInit {
   private shuttingDown = false;
   private lastAnswer: boolean | null = null;
   private worker: Pick<WebhookDeliveryWorker, 'lastLoopAt'> | null = null;
+  private running: Promise<Readiness> | null = null;
 
   constructor(
     private readonly health: HealthCheckService,
@@ -83,8 +84,21 @@ export class ReadinessService implements OnModuleInit {
     return this.shuttingDown;
   }
 
-  async check(): Promise<Readiness> {
-    if (this.shuttingDown) return { ready: false, checks: { shutdown: 'down' } };
+  /**
+   * Probes that arrive while a check runs share it: `/readyz` needs no
+   * credential and is never rate-limited, so a flood of probes must not
+   * become a flood of database checks. One check runs at a time, and every
+   * answer comes from a check that was still running when it was asked.
+   */
+  check(): Promise<Readiness> {
+    if (this.shuttingDown) return Promise.resolve({ ready: false, checks: { shutdown: 'down' } });
+    this.running ??= this.runChecks().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async runChecks(): Promise<Readiness> {
     let result: HealthCheckResult;
     try {
       result = await this.health.check([
