@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { startService } from './bootstrap';
 import { ConfigError, loadAppConfig, type AppConfig } from './config/app-config';
+import { applyHeapGrowth } from './config/heap-growth';
 import { ensureLocalSecret } from './config/local-secrets';
 import { startupWarnings } from './config/startup-warnings';
 import { loggableError } from './common/logging/loggable-error';
@@ -14,6 +15,7 @@ import { startupBanner } from './startup-banner';
 async function main(): Promise<void> {
   const started = performance.now();
   const settings = configOrExit();
+  applyHeapGrowth(settings);
   const logger = createRootLogger(settings.logLevel, settings.logFormat);
   for (const warning of startupWarnings(settings)) logger.warn(warning);
 
