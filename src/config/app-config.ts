@@ -2,6 +2,11 @@ import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
 import { DEFAULT_RETRY_SCHEDULE } from '../../libs/webhooks/retry-backoff';
 
+/** DB_POOL_MAX when unset: the connections an instance's pool may open. */
+export const DEFAULT_DB_POOL_MAX = 20;
+/** DB_CONNECT_TIMEOUT_SECONDS when unset: how long a statement waits for a connection. */
+export const DEFAULT_DB_CONNECT_TIMEOUT_SECONDS = 10;
+
 /**
  * The typed, validated settings of the service. `loadAppConfig` is the only
  * place that reads `process.env`; everything else receives an `AppConfig`.
@@ -303,8 +308,8 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
       store: rateLimitStore(env),
     },
     // At least two: a request's statement and a background job's must not wait on each other.
-    dbPoolMax: integer(env, 'DB_POOL_MAX', 20, 2, 10_000),
-    dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_SECONDS', 10, 1, 600) * 1000,
+    dbPoolMax: integer(env, 'DB_POOL_MAX', DEFAULT_DB_POOL_MAX, 2, 10_000),
+    dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_SECONDS', DEFAULT_DB_CONNECT_TIMEOUT_SECONDS, 1, 600) * 1000,
     scheduledJobPeriodMs: scheduledJobPeriodMs(env),
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     portal: {

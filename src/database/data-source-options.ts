@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
+import { DEFAULT_DB_CONNECT_TIMEOUT_SECONDS, DEFAULT_DB_POOL_MAX } from '../config/app-config';
 
 /**
  * The one description of the database, shared by the application (through
@@ -9,15 +10,10 @@ import type { DataSourceOptions } from 'typeorm';
 /** Where TypeORM records the migrations it ran (read by the readiness check too). */
 export const MIGRATIONS_TABLE = 'schema_migration';
 
-/** The pool's size when DB_POOL_MAX is not set (app-config.ts reads and checks the setting). */
-export const DEFAULT_POOL_MAX = 20;
-/** How long a statement waits for a connection when DB_CONNECT_TIMEOUT_SECONDS is not set (app-config.ts). */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-
 export function dataSourceOptions(
   url: string,
-  poolMax: number = DEFAULT_POOL_MAX,
-  connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
+  poolMax: number = DEFAULT_DB_POOL_MAX,
+  connectTimeoutMs: number = DEFAULT_DB_CONNECT_TIMEOUT_SECONDS * 1000,
 ): DataSourceOptions {
   return {
     type: 'postgres',
