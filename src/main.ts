@@ -47,7 +47,9 @@ async function main(): Promise<void> {
     demo: embedded === null ? null : await seedDemoIfEmpty(service.app),
     readyInMs: Math.round(performance.now() - started),
   });
-  // Human-facing lines go to stdout as plain text, never into the JSON log.
+  // Human-facing lines go to stdout as plain text, never into the JSON log; after the log lines of the
+  // start (gathered in the log's buffer), so the two keep their order.
+  await new Promise<void>((flushed) => logger.flush(() => flushed()));
   process.stdout.write(`\n${banner.join('\n')}\n\n`);
 }
 

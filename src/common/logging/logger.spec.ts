@@ -1,10 +1,21 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
 import { ConfigError, loadAppConfig } from '../../config/app-config';
-import { createRootLogger, PinoNestLogger, resolveLogFormat } from './logger';
+import { eventually } from '../../../test/support/eventually';
+import {
+  batchedStdout,
+  createRootLogger,
+  LOG_BATCH_BYTES,
+  LOG_FLUSH_MS,
+  PinoNestLogger,
+  resolveLogFormat,
+} from './logger';
 
 function capture(isTTY: boolean): { stream: PassThrough; text: () => string } {
   const stream = new PassThrough();
@@ -85,5 +96,80 @@ describe('start-up lines', () => {
       .filter((line) => line !== '');
     assert.equal(lines.length, 1);
     assert.match(lines[0] ?? '', /webhook delivery/);
+  });
+});
+
+describe('log writes', () => {
+  /** A batched stream on a file of its own, and the file's lines so far. */
+  function onFile(): { stream: ReturnType<typeof batchedStdout>; lines: () => string[]; close: () => Promise<void> } {
+    const folder = mkdtempSync(join(tmpdir(), 'log-writes-'));
+    const file = join(folder, 'out.log');
+    const fd = openSync(file, 'a');
+    const stream = batchedStdout(fd);
+    return {
+      stream,
+      lines: () =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((line) => line !== ''),
+      // Ending the stream writes what is left and closes the file.
+      close: async () => {
+        await new Promise((closed) => {
+          stream.once('close', closed);
+          stream.end();
+        });
+        rmSync(folder, { recursive: true, force: true });
+      },
+    };
+  }
+
+  it('JSON lines are written in batches: ten lines logged together go out in one write', async () => {
+    const { stream, lines, close } = onFile();
+    try {
+      let writes = 0;
+      stream.on('write', () => (writes += 1));
+      const line = `${JSON.stringify({ level: 30, msg: 'request completed' })}\n`;
+      assert.ok(line.length * 10 < LOG_BATCH_BYTES);
+      for (let i = 0; i < 10; i += 1) stream.write(line);
+      await new Promise<void>((flushed) => stream.flush(() => flushed()));
+      assert.equal(lines().length, 10);
+      assert.equal(writes, 1, `${writes} writes for ten lines`);
+    } finally {
+      await close();
+    }
+  });
+
+  it('a log line waits in the buffer no longer than the flush period, with no other line after it', async () => {
+    const { stream, lines, close } = onFile();
+    try {
+      const loggedAt = performance.now();
+      stream.write('{"msg":"alone"}\n');
+      await eventually(async () => (lines().length === 1 ? true : undefined), 'the line written', 10 * LOG_FLUSH_MS);
+      assert.ok(performance.now() - loggedAt < 10 * LOG_FLUSH_MS);
+    } finally {
+      await close();
+    }
+  });
+
+  it('lines still in the buffer are written when the process exits', async () => {
+    // A fresh process whose stdout is a pipe, as under a container runtime; it exits right after logging.
+    const script = `
+      const { createRootLogger } = require(${JSON.stringify(require.resolve('./logger'))});
+      const logger = createRootLogger('info', 'json');
+      for (let i = 0; i < 3; i += 1) logger.info({ i }, 'buffered');
+      process.exit(0);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script]);
+    const logged = stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { i: number; msg: string });
+    assert.deepEqual(
+      logged.map((line) => [line.i, line.msg]),
+      [
+        [0, 'buffered'],
+        [1, 'buffered'],
+        [2, 'buffered'],
+      ],
+    );
   });
 });
