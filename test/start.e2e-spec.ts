@@ -43,6 +43,11 @@ describe('npm start on the embedded default', () => {
     assert.ok(organiserKey, firstOutput);
     assert.ok(venueKey);
     assert.ok(firstOutput.includes(`Internal API  ${running.adminUrl}/internal`));
+    // The log's lines of the start (buffered in batches) come out before the summary block, in their order.
+    const bannerAt = firstOutput.indexOf('Ready in');
+    const embeddedLine = firstOutput.split('\n').find((line) => line.includes('"context":"embedded-postgres"'));
+    assert.ok(embeddedLine !== undefined, firstOutput);
+    assert.ok(firstOutput.indexOf(embeddedLine) < bannerAt, 'the start’s log lines precede the summary block');
 
     const me = await fetch(`${running.publicUrl}/v1/me`, {
       headers: { authorization: `Bearer ${organiserKey}`, 'x-request-id': 'trace-me-1' },

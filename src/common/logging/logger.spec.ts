@@ -139,7 +139,7 @@ describe('log writes', () => {
     }
   });
 
-  it('a log line waits in the buffer no longer than the flush period, with no other line after it', async () => {
+  it('a lone log line is written by the periodic flush, with no line or flush after it', async () => {
     const { stream, lines, close } = onFile();
     try {
       const loggedAt = performance.now();
