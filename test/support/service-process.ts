@@ -65,8 +65,11 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let output = '';
   await new Promise<void>((ready, fail) => {
+    // Once ready or given up, later output is only kept (for output()), not looked at again.
+    let settled = false;
     // A service that never gets ready is stopped: the caller has no handle on it to stop it with.
     const giveUp = (): void => {
+      settled = true;
       clearTimeout(timer);
       child.kill('SIGKILL');
       fail(new Error(`service did not start:\n${output}`));
@@ -75,7 +78,9 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
     const read = (chunk: Buffer): void => {
       output += chunk.toString('utf8');
       if (options.echo === true) process.stderr.write(chunk);
+      if (settled) return;
       if (output.includes('Ready in')) {
+        settled = true;
         clearTimeout(timer);
         ready();
       } else if (options.giveUpWhen?.(output) === true) {
