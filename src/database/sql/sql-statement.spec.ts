@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { QueryArrayConfig, QueryArrayResult } from 'pg';
 import { DataSource } from 'typeorm';
 import { freshDatabase } from '../../../test/support/test-database';
 import { Transaction } from '../unit-of-work';
@@ -77,6 +78,37 @@ describe('SqlStatement', () => {
     );
     assert.equal(again.name, INSERT_PROBE.name);
     assert.equal(LABEL_OF.name, undefined);
+  });
+
+  it('sends a run as its values alone, the statement’s name, text, type parsers and row mode inherited from one config: pg copies only what a config holds itself', async () => {
+    const sent: QueryArrayConfig[] = [];
+    const recording = {
+      sqlConnection: () => ({
+        query: async (config: QueryArrayConfig) => {
+          sent.push(config);
+          return { rows: [], fields: [], rowCount: 0, command: 'SELECT', oid: 0 } as unknown as QueryArrayResult;
+        },
+      }),
+    };
+    await INSERT_PROBE.rows({ id: 'r1', label: 'a', tags: [] }, recording);
+    await INSERT_PROBE.rows({ id: 'r2', label: 'b', tags: [] }, recording);
+    const [first, second] = sent;
+    assert.deepEqual(Object.keys(first ?? {}), ['values']);
+    assert.deepEqual(first?.values, ['r1', 'a', []]);
+    assert.deepEqual(second?.values, ['r2', 'b', []]);
+    assert.equal(Object.getPrototypeOf(first), Object.getPrototypeOf(second), 'one inherited config for every run');
+    assert.equal(first?.name, INSERT_PROBE.name);
+    assert.equal(first?.text, INSERT_PROBE.text);
+    assert.equal(first?.rowMode, 'array');
+  });
+
+  it('prepares a prepared statement on the connection under its name, from the inherited config', async () => {
+    await dataSource.transaction(async (manager) => {
+      const tx = new Transaction(manager);
+      assert.equal(typeof (await COUNT.one(NO_PARAMS, tx))?.n, 'number');
+      const names = await manager.query(`SELECT name FROM pg_prepared_statements WHERE name = $1`, [COUNT.name]);
+      assert.deepEqual(names, [{ name: COUNT.name }]);
+    });
   });
 
   it('runs inside a transaction on its connection: it sees the uncommitted rows, and a rollback takes them', async () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CustomTypesConfig, FieldDef, QueryResultRow } from 'pg';
+import type { CustomTypesConfig, FieldDef, QueryArrayConfig, QueryResultRow } from 'pg';
 import { parameterReferences, SqlFragment, SqlParameter, type SqlParameters } from './sql-fragment';
 import type { SqlTarget } from './sql-target';
 import { compileRowBuilder, type RowBuilder } from './row-builder';
@@ -33,6 +33,13 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
   readonly types: CustomTypesConfig | undefined;
   /** Makes this statement's row objects (see rowBuilderFor). */
   private rowBuilder: { columns: readonly string[]; build: RowBuilder<Row> } | undefined;
+  /**
+   * What every run sends besides its values, inherited by each run's query
+   * config: pg copies a config's own properties, descriptor by descriptor,
+   * on every query (about a microsecond each), and an inherited one is read
+   * where it is instead.
+   */
+  private readonly queryConfig: Readonly<Omit<QueryArrayConfig, 'values'>>;
 
   constructor(fragment: SqlFragment, options: StatementOptions) {
     const names: string[] = [];
@@ -50,6 +57,7 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
     // One text is one name on every pooled connection (pg refuses a name reused for another text);
     // 20 hex digits of SHA-1 put collisions out of reach and stay far under NAMEDATALEN (63).
     this.name = options.prepared ? `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` : undefined;
+    this.queryConfig = Object.freeze({ name: this.name, text, types: this.types, rowMode: 'array' as const });
   }
 
   /** The values in `$n` order. A parameter left undefined is refused: `null` is how a statement is given SQL NULL. */
@@ -79,13 +87,9 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
   private async execute(params: Params, target: SqlTarget): Promise<{ rows: Row[]; rowCount: number | null }> {
     const values = this.values(params);
     const connection = await target.sqlConnection();
-    const result = await connection.query({
-      name: this.name,
-      text: this.text,
-      values,
-      types: this.types,
-      rowMode: 'array',
-    });
+    const config = Object.create(this.queryConfig) as QueryArrayConfig;
+    config.values = values;
+    const result = await connection.query(config);
     if (result.rows.length === 0) return { rows: [], rowCount: result.rowCount };
     return { rows: result.rows.map(this.rowBuilderFor(result.fields)), rowCount: result.rowCount };
   }
