@@ -172,6 +172,24 @@ async function route(
   throw new PeerError(405, 'method_not_allowed', 'Method not allowed.');
 }
 
+/**
+ * BENCH_PEER_EXTRA_CPU_US: CPU the peer spends on every request before
+ * serving it (a busy loop), and nothing else. It shows what a fixed cost per
+ * request, such as a framework's, does to every ratio of the bench,
+ * PostgreSQL's included (see docs/performance.md). Unset or 0: none.
+ */
+function extraCpuPerRequest(setting: string | undefined): () => void {
+  const micros = Number(setting ?? 0);
+  if (!Number.isFinite(micros) || micros <= 0) return () => undefined;
+  const nanos = BigInt(Math.round(micros * 1000));
+  return () => {
+    const start = process.hrtime.bigint();
+    while (process.hrtime.bigint() - start < nanos) {
+      // Busy: the point is to spend CPU on this thread.
+    }
+  };
+}
+
 async function main(): Promise<void> {
   const setting = await pool.query(`SELECT value FROM service_setting WHERE name = 'cursor_signing_key'`);
   const queries = new PeerQueries(
@@ -180,8 +198,10 @@ async function main(): Promise<void> {
     env['PUBLIC_WEB_URL'] ?? 'http://localhost:3000',
   );
   const app = { queries, writes: new PeerWrites(queries) };
+  const extraCpu = extraCpuPerRequest(env['BENCH_PEER_EXTRA_CPU_US']);
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const at = performance.now();
+    extraCpu();
     const requestId = requestIdFor(request);
     const headers: Record<string, string> = { 'x-request-id': requestId, 'x-content-type-options': 'nosniff' };
     const url = request.url ?? '/';
