@@ -38,6 +38,7 @@ import { measureWebhookDelivery, type WebhookDeliveryReport } from './webhook-de
  *   BENCH_WEBHOOKS=0            skips the webhook targets
  *   BENCH_SCENARIOS=…           only the scenarios whose names contain one of these comma-separated parts (while developing)
  *   BENCH_LOG_LEVEL (info)      of both servers; their output goes to log files
+ *   BENCH_PEER_EXTRA_CPU_US (0) CPU the peer burns per request before serving it (bench/peer/peer-server.ts)
  * Writes bench/results/side-by-side.json (and the .cpuprofile when profiling).
  */
 const setting = (name: string, fallback: number): number => {

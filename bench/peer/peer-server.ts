@@ -176,11 +176,15 @@ async function route(
  * BENCH_PEER_EXTRA_CPU_US: CPU the peer spends on every request before
  * serving it (a busy loop), and nothing else. It shows what a fixed cost per
  * request, such as a framework's, does to every ratio of the bench,
- * PostgreSQL's included (see docs/performance.md). Unset or 0: none.
+ * PostgreSQL's included (see docs/performance.md). Unset or 0: none; like
+ * the bench's other settings, anything but a non-negative number is refused.
  */
 function extraCpuPerRequest(setting: string | undefined): () => void {
   const micros = Number(setting ?? 0);
-  if (!Number.isFinite(micros) || micros <= 0) return () => undefined;
+  if (!Number.isFinite(micros) || micros < 0) {
+    throw new Error('BENCH_PEER_EXTRA_CPU_US must be a non-negative number of microseconds');
+  }
+  if (micros === 0) return () => undefined;
   const nanos = BigInt(Math.round(micros * 1000));
   return () => {
     const start = process.hrtime.bigint();
