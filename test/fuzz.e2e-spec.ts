@@ -505,4 +505,14 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
       { numRuns: 800, includeErrorInReport: true },
     );
   });
+
+  it('checked the requests while every scheduled job ran: the jobs’ own writes never counted as a request’s', async () => {
+    const scraped = await internalApi(service)('GET', '/internal/metrics');
+    assert.equal(scraped.status, 200);
+    const runs = [...scraped.text.matchAll(/^scheduled_job_runs_total\{job="([^"]+)"\} (\d+)$/gm)].map(
+      ([, job = '', count]) => [job, Number(count)] as const,
+    );
+    assert.ok(runs.length >= 4, `scheduled jobs: ${runs.map(([job]) => job).join(', ')}`);
+    for (const [job, count] of runs) assert.ok(count >= 1, `${job} never ran during the fuzz`);
+  });
 });
