@@ -509,7 +509,7 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
 
   it('checked the requests while every scheduled job ran: the jobs’ own writes never counted as a request’s', async () => {
     // Each job runs a period (1 s here) after its first claim: a fuzz faster than that waits for the first runs.
-    const runs = await eventually(
+    await eventually(
       async () => {
         const scraped = await internalApi(service)('GET', '/internal/metrics');
         assert.equal(scraped.status, 200);
@@ -518,9 +518,8 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
         );
         return found.length >= 4 && found.every(([, count]) => count >= 1) ? found : undefined;
       },
-      'a run of every scheduled job',
+      'a run of each of the four or more scheduled jobs',
       5_000,
     );
-    assert.ok(runs.length >= 4, `scheduled jobs: ${runs.map(([job]) => job).join(', ')}`);
   });
 });
