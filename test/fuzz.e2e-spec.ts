@@ -10,6 +10,7 @@ import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import type { TestService } from './support/test-service';
 import { eventually } from './support/eventually';
+import { scheduledJobRuns } from './support/scheduled-job-runs';
 import { withApp } from './support/with-app';
 
 /**
@@ -511,12 +512,8 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
     // Each job runs a period (1 s here) after its first claim: a fuzz faster than that waits for the first runs.
     await eventually(
       async () => {
-        const scraped = await internalApi(service)('GET', '/internal/metrics');
-        assert.equal(scraped.status, 200);
-        const found = [...scraped.text.matchAll(/^scheduled_job_runs_total\{job="([^"]+)"\} (\d+)$/gm)].map(
-          ([, job = '', count]) => [job, Number(count)] as const,
-        );
-        return found.length >= 4 && found.every(([, count]) => count >= 1) ? found : undefined;
+        const runs = [...(await scheduledJobRuns(service)).values()];
+        return runs.length >= 4 && runs.every((count) => count >= 1) ? true : undefined;
       },
       'a run of each of the four or more scheduled jobs',
       5_000,

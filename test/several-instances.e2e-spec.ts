@@ -10,6 +10,7 @@ import { fixtures, type Organiser } from './support/fixtures';
 import { internalApi, type HttpResult } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { startRoundRobinProxy, type RoundRobinProxy } from './support/round-robin-proxy';
+import { scheduledJobRuns } from './support/scheduled-job-runs';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
 import { freshDatabase } from './support/test-database';
 import type { TestService } from './support/test-service';
@@ -91,16 +92,7 @@ describe('several instances on one PostgreSQL: two api, one worker, behind a rou
     ({ publicUrl: instance.publicUrl, adminUrl: instance.adminUrl, adminToken }) as TestService;
   const admin = (instance: ServiceProcess, method: string, path: string, body?: unknown): Promise<HttpResult<any>> =>
     internalApi(serviceOf(instance))(method, path, body === undefined ? {} : { body });
-  /** `scheduled_job_runs_total` of one instance, by job. */
-  const jobRunsOf = async (instance: ServiceProcess): Promise<Map<string, number>> => {
-    const scraped = await admin(instance, 'GET', '/internal/metrics');
-    assert.equal(scraped.status, 200);
-    const runs = new Map<string, number>();
-    for (const [, job = '', count] of scraped.text.matchAll(/^scheduled_job_runs_total\{job="([^"]+)"\} (\d+)$/gm)) {
-      runs.set(job, Number(count));
-    }
-    return runs;
-  };
+  const jobRunsOf = (instance: ServiceProcess): Promise<Map<string, number>> => scheduledJobRuns(serviceOf(instance));
   /**
    * Reads every instance's job runs (and `job_lease`) every JOB_SAMPLE_EVERY_MS for JOB_SPAN_MS, from the
    * moment every job has run once (its first run is due a period after it was first seen).
