@@ -1038,7 +1038,8 @@ describe('DeliveryQueueRepository', () => {
       httpStatus: 200,
       next: { status: 'succeeded' as const, retryInMs: null },
     };
-    const at = Date.parse('2026-11-27T10:00:00Z');
+    // Attempts of the last minute: they land in a day partition that exists (a fixed date stops having one).
+    const at = Date.now() - 60_000;
     const stored = async (): Promise<number> => {
       const [row] = await tables.dataSource.query<Array<{ last_success_at: Date }>>(
         `SELECT last_success_at FROM webhook_subscription WHERE id = $1`,
@@ -1046,11 +1047,17 @@ describe('DeliveryQueueRepository', () => {
       );
       return row!.last_success_at.getTime();
     };
-    await queue.recordAttempts([attempt(first!, { ...success, attemptedAt: new Date(at) })]);
+    const record = async (delivery: ClaimedDelivery, attemptedAt: number): Promise<void> => {
+      const [recorded] = await queue.recordAttempts([
+        attempt(delivery, { ...success, attemptedAt: new Date(attemptedAt) }),
+      ]);
+      if (recorded!.status === 'rejected') throw recorded!.reason;
+    };
+    await record(first!, at);
     assert.equal(await stored(), at, 'the first success changes the row');
-    await queue.recordAttempts([attempt(second!, { ...success, attemptedAt: new Date(at + 9_000) })]);
+    await record(second!, at + 9_000);
     assert.equal(await stored(), at, 'nine seconds later, nothing else changed: the row is left as it is');
-    await queue.recordAttempts([attempt(third!, { ...success, attemptedAt: new Date(at + 10_500) })]);
+    await record(third!, at + 10_500);
     assert.equal(await stored(), at + 10_500, 'past ten seconds, the time is written');
   });
 
