@@ -1,6 +1,18 @@
 import { join } from 'node:path';
+import { defaults as pgDefaults } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import { DEFAULT_DB_CONNECT_TIMEOUT_SECONDS, DEFAULT_DB_POOL_MAX } from '../config/app-config';
+
+/**
+ * pg sends a Date parameter as local wall time with the local offset in
+ * whole minutes. Where the process's time zone once kept a local mean time
+ * with seconds (Europe/Berlin before 1893: +00:53:28), the seconds are lost
+ * and the instant moves: `0001-01-01T00:00:00Z` was stored 28 s late. Sent
+ * as UTC, every instant is stored as given, whatever TZ the service runs
+ * in. Set here, where every user of the database takes its options, before
+ * any connection exists.
+ */
+pgDefaults.parseInputDatesAsUTC = true;
 
 /**
  * The one description of the database, shared by the application (through
