@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
 import { repositoryDatabase, type RepositoryDatabase } from '../../test/support/repository-database';
+import { freshDatabase } from '../../test/support/test-database';
+import { dataSourceOptions } from './data-source-options';
 
 /** What the shared database options promise every process that uses them, on real PostgreSQL. */
 describe('dataSourceOptions', () => {
@@ -29,6 +33,42 @@ describe('dataSourceOptions', () => {
         if (previous === undefined) delete process.env['TZ'];
         else process.env['TZ'] = previous;
       }
+    }
+  });
+
+  it('runs every session of the pool in UTC, whatever the database’s default time zone', async () => {
+    const url = await freshDatabase();
+    const admin = new Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const name = new URL(url).pathname.slice(1);
+      await admin.query(`ALTER DATABASE ${admin.escapeIdentifier(name)} SET timezone TO 'Europe/Berlin'`);
+    } finally {
+      await admin.end();
+    }
+    const direct = new Client({ connectionString: url });
+    await direct.connect();
+    try {
+      const { rows } = await direct.query<{ zone: string }>(`SELECT current_setting('TimeZone') AS zone`);
+      assert.equal(rows[0]!.zone, 'Europe/Berlin', 'a session of its own takes the database’s zone');
+    } finally {
+      await direct.end();
+    }
+    const source = new DataSource({ ...dataSourceOptions(url, 4), entities: [] });
+    await source.initialize();
+    try {
+      // Several at once, so that the pool opens new connections, each through its start-up.
+      const answers = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          source.query<Array<{ zone: string; at: string }>>(
+            `SELECT current_setting('TimeZone') AS zone, '2026-07-01 12:00:00+00'::timestamptz::text AS at, pg_sleep(0.05)`,
+          ),
+        ),
+      );
+      for (const [row] of answers)
+        assert.deepEqual({ zone: row!.zone, at: row!.at }, { zone: 'UTC', at: '2026-07-01 12:00:00+00' });
+    } finally {
+      await source.destroy();
     }
   });
 });

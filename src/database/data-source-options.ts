@@ -1,7 +1,9 @@
 import { join } from 'node:path';
-import { defaults as pgDefaults } from 'pg';
+import { defaults as pgDefaults, type ClientBase } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import { DEFAULT_DB_CONNECT_TIMEOUT_SECONDS, DEFAULT_DB_POOL_MAX } from '../config/app-config';
+import { sqlText } from './sql/sql-fragment';
+import { defineStatement, NO_PARAMS, type NoParams } from './sql/sql-statement';
 
 /**
  * pg sends a Date parameter as local wall time with the local offset in
@@ -13,6 +15,20 @@ import { DEFAULT_DB_CONNECT_TIMEOUT_SECONDS, DEFAULT_DB_POOL_MAX } from '../conf
  * any connection exists.
  */
 pgDefaults.parseInputDatesAsUTC = true;
+
+/**
+ * Every session of the pool in UTC, whatever the database's default zone
+ * (initdb writes the machine's zone into a new cluster): PostgreSQL then
+ * writes each timestamp with the `+00` offset that the view columns read by
+ * slicing (timestamptz-text.ts) instead of computing from another offset
+ * (docs/performance.md, Rows as objects). pg-pool waits for it before it
+ * hands a new connection out.
+ */
+const SESSION_IN_UTC = defineStatement<NoParams>(() => sqlText(`SET TIME ZONE 'UTC'`), { prepared: false });
+
+async function sessionInUtc(client: ClientBase): Promise<void> {
+  await SESSION_IN_UTC.affected(NO_PARAMS, { sqlConnection: () => client });
+}
 
 /**
  * The one description of the database, shared by the application (through
@@ -38,6 +54,11 @@ export function dataSourceOptions(
     // Each migration commits on its own, so one that converts data in batches can opt out (transaction = false).
     migrationsTransactionMode: 'each',
     // pg's pool waits for ever by default, for a new connection's start-up and for a free one alike.
-    extra: { max: poolMax, application_name: 'events-api', connectionTimeoutMillis: connectTimeoutMs },
+    extra: {
+      max: poolMax,
+      application_name: 'events-api',
+      connectionTimeoutMillis: connectTimeoutMs,
+      onConnect: sessionInUtc,
+    },
   };
 }

@@ -196,9 +196,6 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       listen_addresses: '127.0.0.1',
       unix_socket_directories: SOCKET_DIRECTORY,
       max_connections: '200',
-      // initdb writes the machine's zone into the cluster's configuration; sessions in UTC write each
-      // timestamp as the view columns read fastest (timestamptz-text.ts), on any machine and any cluster.
-      TimeZone: 'UTC',
       ...options.settings,
     },
     log: options.log,
