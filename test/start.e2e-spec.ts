@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { Client } from 'pg';
 import { freeLoopbackPort } from '../libs/net/free-port';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
 import { freshDatabase } from './support/test-database';
@@ -26,7 +27,7 @@ describe('npm start on the embedded default', () => {
     rmSync(workFolder, { recursive: true, force: true });
   });
 
-  it('starts an embedded PostgreSQL, serves both listeners, creates demo data once and stops cleanly on SIGTERM', async () => {
+  it('starts an embedded PostgreSQL, reaches it through its Unix socket, serves both listeners, creates demo data once and stops cleanly on SIGTERM', async () => {
     const env: Record<string, string> = {
       DATA_DIR: dataDir,
       PORT: String(await freeLoopbackPort()),
@@ -83,6 +84,20 @@ describe('npm start on the embedded default', () => {
     assert.doesNotMatch(running.output(), /svc_live_/, 'demo keys are printed once, on the first start only');
     const again = await fetch(`${running.publicUrl}/v1/me`, { headers: { authorization: `Bearer ${organiserKey}` } });
     assert.equal(again.status, 200, 'data persists across restarts');
+    // Every connection of the service to its embedded server is through the Unix socket (no client address).
+    const database = new Client({ connectionString: readFileSync(join(dataDir, 'pg-url'), 'utf8').trim() });
+    await database.connect();
+    try {
+      const { rows } = await database.query<{ socket: number; tcp: number }>(
+        `SELECT count(*) FILTER (WHERE client_addr IS NULL)::int AS socket,
+                count(*) FILTER (WHERE client_addr IS NOT NULL)::int AS tcp
+           FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      assert.ok((rows[0]?.socket ?? 0) > 0, 'the service holds connections to its database');
+      assert.equal(rows[0]?.tcp, 0, 'no connection of the service goes over loopback TCP');
+    } finally {
+      await database.end();
+    }
     running.child.kill('SIGINT');
     assert.equal(await running.exited, 0);
   });
