@@ -154,6 +154,62 @@ describe('events', () => {
       assert.equal(created.body.data.startTime, '2027-07-10T10:00:00.000Z');
     });
 
+    it('stores a dateOnly event given as a date alone at noon of that day, at a location west of UTC too', async () => {
+      const newYork = await fixtures(service).venue({ timeZone: 'America/New_York' });
+      const created = await create({
+        startTime: '2027-06-15',
+        endTime: '2027-06-16',
+        dateOnly: true,
+        locationId: newYork.locationIds[0],
+      });
+      assert.equal(created.status, 201, created.text);
+      // New York is UTC-4 in June: local noon is 16:00 UTC, on the day given.
+      assert.equal(created.body.data.startTime, '2027-06-15T16:00:00.000Z');
+      assert.equal(created.body.data.endTime, '2027-06-16T16:00:00.000Z');
+    });
+
+    it('keeps a dateOnly event on its calendar day when it moves to a location in another zone', async () => {
+      const tokyo = await fixtures(service).venue({ timeZone: 'Asia/Tokyo' });
+      const newYork = await fixtures(service).venue({ timeZone: 'America/New_York' });
+      // Noon on 15 June in Tokyo is 03:00 UTC, which is still 14 June in New York.
+      const created = await create({
+        startTime: '2027-06-15T03:00:00Z',
+        dateOnly: true,
+        locationId: tokyo.locationIds[0],
+      });
+      assert.equal(created.body.data.startTime, '2027-06-15T03:00:00.000Z', created.text);
+      const id = created.body.data.id as string;
+      const moved = await api('PATCH', `/v1/events/${id}`, {
+        key: organiser.key,
+        body: { locationId: newYork.locationIds[0] },
+      });
+      assert.equal(moved.status, 200, moved.text);
+      assert.equal(moved.body.data.startTime, '2027-06-15T16:00:00.000Z');
+      const back = await api('PATCH', `/v1/events/${id}`, {
+        key: organiser.key,
+        body: { locationId: tokyo.locationIds[0] },
+      });
+      assert.equal(back.body.data.startTime, '2027-06-15T03:00:00.000Z');
+    });
+
+    it('leaves a dateOnly event’s start as stored when a save names neither it nor a new location, even after the location is deleted', async () => {
+      const tokyo = await fixtures(service).venue({ timeZone: 'Asia/Tokyo' });
+      const created = await create({
+        startTime: '2027-06-15T03:00:00Z',
+        dateOnly: true,
+        locationId: tokyo.locationIds[0],
+      });
+      const id = created.body.data.id as string;
+      const deleted = await admin('DELETE', `/internal/venues/${tokyo.id}/locations/${tokyo.locationIds[0]}`);
+      assert.equal(deleted.status, 200, deleted.text);
+      const renamed = await api('PATCH', `/v1/events/${id}`, {
+        key: organiser.key,
+        body: { title: { en: 'Renamed' } },
+      });
+      assert.equal(renamed.status, 200, renamed.text);
+      assert.equal(renamed.body.data.startTime, '2027-06-15T03:00:00.000Z');
+    });
+
     it('deduplicates additionalLocationIds in order, drops the primary and caps at 8', async () => {
       const ids = ['a', 'b', 'a', venue.locationIds[0], 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'];
       const created = await create({

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { isValidTimeZone, noonInTimeZone } from './date-only';
+import { CalendarDay, calendarDayIn, isValidTimeZone, noonInTimeZone } from './date-only';
 
 /** Independent of the code under test: the wall clock Intl shows for an instant in a zone. */
 function localDateTime(instant: Date, timeZone: string): string {
@@ -71,6 +71,21 @@ void describe('noonInTimeZone', () => {
       noonInTimeZone(new Date('2025-07-02T03:00:00Z'), 'America/New_York').toISOString(),
       '2025-07-01T16:00:00.000Z',
     );
+  });
+
+  void it('takes a date given without a time of day as the calendar day it names, in zones west of UTC too', () => {
+    const day = new CalendarDay(new Date('2027-06-15T00:00:00Z'), '2027-06-15');
+    assert.equal(noonInTimeZone(day, 'America/New_York').toISOString(), '2027-06-15T16:00:00.000Z');
+    assert.equal(noonInTimeZone(day, 'Pacific/Pago_Pago').toISOString(), '2027-06-15T23:00:00.000Z');
+    assert.equal(noonInTimeZone(day, 'Pacific/Kiritimati').toISOString(), '2027-06-14T22:00:00.000Z');
+    // As an instant it is still midnight UTC.
+    assert.equal(day.toISOString(), '2027-06-15T00:00:00.000Z');
+  });
+
+  void it('names the calendar day an instant falls on in a zone', () => {
+    assert.equal(calendarDayIn(new Date('2027-06-15T03:00:00Z'), 'Asia/Tokyo'), '2027-06-15');
+    assert.equal(calendarDayIn(new Date('2027-06-15T03:00:00Z'), 'America/New_York'), '2027-06-14');
+    assert.equal(calendarDayIn(new Date('0099-01-02T12:00:00Z'), 'UTC'), '0099-01-02');
   });
 
   void it('reads only the YYYY-MM-DD part of a string', () => {

@@ -84,7 +84,31 @@ export function isValidTimeZone(timeZone: string): boolean {
 
 const DAY_PREFIX = /^(\d{4})-(\d{2})-(\d{2})/;
 
+/**
+ * A date given with no time of day (`2027-06-15`): as an instant, midnight
+ * UTC (what the request parser reads it as everywhere); for a date-only event,
+ * the calendar day it names, whatever the venue's zone. Read as an instant,
+ * the day would be the one before in every zone west of UTC.
+ */
+export class CalendarDay extends Date {
+  constructor(
+    instant: Date,
+    /** `YYYY-MM-DD`, as written. */
+    readonly day: string,
+  ) {
+    super(instant.getTime());
+  }
+}
+
+/** The calendar day (`YYYY-MM-DD`) on which `date` falls in `timeZone`. */
+export function calendarDayIn(date: Date, timeZone: string): string {
+  const { year, month, day } = calendarDay(date, timeZone);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${String(year).padStart(4, '0')}-${two(month)}-${two(day)}`;
+}
+
 function calendarDay(date: Date | string, timeZone: string): { year: number; month: number; day: number } {
+  if (date instanceof CalendarDay) return calendarDay(date.day, timeZone);
   if (typeof date === 'string') {
     const match = DAY_PREFIX.exec(date);
     if (match === null) throw new RangeError('date must start with YYYY-MM-DD');
@@ -103,8 +127,8 @@ function calendarDay(date: Date | string, timeZone: string): { year: number; mon
 
 /**
  * The instant at 12:00 local time in `timeZone` on the calendar day of
- * `date`: for a Date, the day it falls on in that zone; for a string, its
- * leading `YYYY-MM-DD` as written. Throws RangeError for an unknown zone or an
+ * `date`: for a Date, the day it falls on in that zone; for a string or a
+ * CalendarDay, its `YYYY-MM-DD` as written. Throws RangeError for an unknown zone or an
  * unreadable date, since the caller has validated both already.
  */
 export function noonInTimeZone(date: Date | string, timeZone: string): Date {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { CalendarDay } from './date-only';
 import {
   EVENT_PATCH_FIELDS,
   EventPatch,
@@ -176,6 +177,16 @@ void describe('parseEventPatch: times', () => {
     assert.equal(accept({ startTime: '2025-06-01T10:00:00+02:00' }).startTime!.getTime(), expected);
     assert.equal(accept({ startTime: expected }).startTime!.getTime(), expected);
     assert.equal(accept({ endTime: String(expected) }).endTime!.getTime(), expected);
+  });
+
+  void it('keeps the calendar day of a date given without a time of day, as midnight UTC for an instant', () => {
+    const patch = accept({ startTime: '2027-06-15', endTime: ' 2027-06-16 ' });
+    assert.ok(patch.startTime instanceof CalendarDay);
+    assert.equal(patch.startTime.day, '2027-06-15');
+    assert.equal(patch.startTime.toISOString(), '2027-06-15T00:00:00.000Z');
+    assert.ok(patch.endTime instanceof CalendarDay);
+    assert.equal(patch.endTime.day, '2027-06-16');
+    assert.ok(!(accept({ startTime: '2027-06-15T00:00:00Z' }).startTime instanceof CalendarDay));
   });
 
   void it('refuses an unparseable startTime or endTime, naming the field', () => {

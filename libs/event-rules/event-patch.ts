@@ -1,5 +1,6 @@
 import { LOCALE_CODE, MAX_LOCALES } from '../locale/localised-text';
 import { parseInstant } from '../time/instant';
+import { CalendarDay } from './date-only';
 import {
   InvalidField,
   MAX_STRING_LENGTH,
@@ -125,6 +126,9 @@ function parseLocaleMap(value: unknown, field: string): Record<string, string> {
   return result;
 }
 
+/** An ISO 8601 date with no time of day. */
+const DATE_ALONE = /^\d{4}-\d{2}-\d{2}$/;
+
 function parseTime(value: unknown, field: string): Date {
   const instant =
     (typeof value === 'string' && value.length <= MAX_TIME_TEXT_LENGTH) || typeof value === 'number'
@@ -133,7 +137,9 @@ function parseTime(value: unknown, field: string): Date {
   if (instant === null) {
     throw new InvalidField(`${field} must be an ISO 8601 date-time string or integer epoch milliseconds`);
   }
-  return instant;
+  // A date alone names a calendar day: a date-only event keeps that day in any venue's zone.
+  const dayAlone = typeof value === 'string' ? DATE_ALONE.exec(value.trim()) : null;
+  return dayAlone === null ? instant : new CalendarDay(instant, dayAlone[0]);
 }
 
 function parseVisibility(value: unknown, field: string): Visibility {

@@ -3,6 +3,7 @@ import {
   DIRECTLY_STORED_FIELDS,
   hasWritableFields,
   isPublishable,
+  calendarDayIn,
   noonInTimeZone,
   normaliseAdditionalLocationIds,
   parseEventPatch,
@@ -276,9 +277,36 @@ export class EventsService {
     return entity;
   }
 
+  /**
+   * The calendar days of a date-only event's stored instants that the patch
+   * leaves as they are: each was stored as noon on its day in the zone of the
+   * location it had then, so that is where its day is read (in the new
+   * location's zone a day west or east of the old one would shift it). None
+   * when the event was not date-only before: its instants are read in the
+   * new zone.
+   */
+  private async storedDays(
+    before: { locationId: string | null; dateOnly: boolean },
+    entity: EventEntity,
+    patch: EventPatch,
+    tx: Transaction,
+  ): Promise<{ startTime?: string; endTime?: string }> {
+    if (!before.dateOnly || (patch.startTime !== undefined && patch.endTime !== undefined)) return {};
+    const storedZone =
+      before.locationId === null ? 'UTC' : ((await this.venues.liveLocation(before.locationId, tx))?.timeZone ?? null);
+    // A location deleted since: its zone is unknown, and the instants are read in the new one.
+    if (storedZone === null) return {};
+    const dayOf = (value: Date | null, patched: boolean): string | undefined =>
+      value === null || patched ? undefined : calendarDayIn(value, storedZone);
+    return {
+      startTime: dayOf(entity.startTime, patch.startTime !== undefined),
+      endTime: dayOf(entity.endTime, patch.endTime !== undefined),
+    };
+  }
+
   /** Merges a validated patch into the stored event, applying the rules that need stored state. */
   private async applyPatch(entity: EventEntity, patch: EventPatch, tx: Transaction): Promise<void> {
-    const before = { startTime: entity.startTime, locationId: entity.locationId };
+    const before = { startTime: entity.startTime, locationId: entity.locationId, dateOnly: entity.dateOnly };
     // The entity names its columns after the EventPatch fields (the round-trip spec holds it to that).
     const stored = entity as unknown as Record<string, unknown>;
     for (const field of DIRECTLY_STORED_FIELDS) {
@@ -308,8 +336,16 @@ export class EventsService {
     }
     // dateOnly: no time of day; the stored instant is noon in the venue's time zone.
     if (entity.dateOnly) {
-      if (entity.startTime !== null) entity.startTime = noonInTimeZone(entity.startTime, timeZone);
-      if (entity.endTime !== null) entity.endTime = noonInTimeZone(entity.endTime, timeZone);
+      // Already noon on its day at this location: an instant the patch does not give stays as stored (even
+      // when the location has been deleted since, and its zone is no longer known).
+      const stays = before.dateOnly && before.locationId === entity.locationId;
+      const days = stays ? {} : await this.storedDays(before, entity, patch, tx);
+      if (entity.startTime !== null && !(stays && patch.startTime === undefined)) {
+        entity.startTime = noonInTimeZone(days.startTime ?? entity.startTime, timeZone);
+      }
+      if (entity.endTime !== null && !(stays && patch.endTime === undefined)) {
+        entity.endTime = noonInTimeZone(days.endTime ?? entity.endTime, timeZone);
+      }
     }
     if (entity.startTime !== null && entity.endTime !== null && entity.endTime < entity.startTime) {
       throw DomainError.invalidArgument('endTime must not be before startTime.');
