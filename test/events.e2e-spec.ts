@@ -414,6 +414,33 @@ describe('events', () => {
       assert.notEqual(touched.headers.get('etag'), etag);
     });
 
+    it('compares If-None-Match weakly (W/ of the ETag answers 304) and If-Match strongly (W/ of it is 412)', async () => {
+      const created = await create({ startTime: '2027-09-02T10:00:00Z' });
+      const id = created.body.data.id as string;
+      const etag = created.headers.get('etag')!;
+      const weakly = await api('GET', `/v1/events/${id}`, {
+        key: organiser.key,
+        headers: { 'if-none-match': `"other", W/${etag}` },
+      });
+      assert.equal(weakly.status, 304);
+      // RFC 9110: a 304's Content-Length, if sent, is the 200's; it sends no representation metadata of its own.
+      const length = weakly.headers.get('content-length');
+      assert.ok(length === null || length === String(Buffer.byteLength(created.text)), `content-length ${length}`);
+      assert.equal(weakly.headers.get('content-type'), null);
+      assert.equal(weakly.headers.get('etag'), etag);
+      const other = await api('GET', `/v1/events/${id}`, {
+        key: organiser.key,
+        headers: { 'if-none-match': 'W/"other"' },
+      });
+      assert.equal(other.status, 200);
+      const weakIfMatch = await api('PATCH', `/v1/events/${id}`, {
+        key: organiser.key,
+        body: { tags: ['weak'] },
+        headers: { 'if-match': `W/${etag}` },
+      });
+      assertErrorBody(weakIfMatch, 412, 'precondition_failed');
+    });
+
     it('computes the ETag over the exact bytes of the body it is sent with, as JSON, on GET and PATCH', async () => {
       const created = await create({ startTime: '2027-09-04T10:00:00Z', title: { en: 'Bytes' } });
       const id = created.body.data.id;

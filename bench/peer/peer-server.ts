@@ -4,7 +4,7 @@ import { CursorCodec } from '../../libs/cursor/cursor-codec';
 import { hashApiKey, isWellFormedApiKey } from '../../libs/keys/api-key-format';
 import { parseInstant } from '../../libs/time/instant';
 import { bearerTokenOf } from '../../src/common/auth-context/bearer-token';
-import { entityTagOf, headerMatches } from '../../src/common/http/entity-tag';
+import { entityTagOf, ifNoneMatchMatches } from '../../src/common/http/entity-tag';
 import { parseLimit } from '../../src/common/pagination/page-request';
 import { requestIdFor } from '../../src/common/request-id/request-id';
 import { ISO_TIMESTAMP_TYPES } from '../../src/database/sql/timestamptz-text';
@@ -161,7 +161,7 @@ async function route(
     const body = { data: event };
     const etag = entityTagOf(body);
     const ifNoneMatch = request.headers['if-none-match'];
-    return ifNoneMatch !== undefined && headerMatches(ifNoneMatch, etag)
+    return ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)
       ? { status: 304, headers: { etag } }
       : { status: 200, headers: { etag }, body };
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import { hasWritableFields, parseEventPatch, type EventPatch, type EventPatchMode } from '../../libs/event-rules';
 import { newResourceId } from '../../libs/ids/resource-id';
-import { entityTagOf, headerMatches } from '../../src/common/http/entity-tag';
+import { entityTagOf, ifMatchMatches } from '../../src/common/http/entity-tag';
 import { EVENT_COLUMNS, PeerError, type PeerEvent, type PeerQueries } from './peer-queries';
 
 /**
@@ -68,7 +68,7 @@ export class PeerWrites {
       if (row.location_id !== null || row.date_only === true) {
         throw new PeerError(501, 'not_implemented', 'The peer does not write events with a location or dateOnly.');
       }
-      if (ifMatch !== undefined && !headerMatches(ifMatch, entityTagOf({ data: this.queries.event(row) }))) {
+      if (ifMatch !== undefined && !ifMatchMatches(ifMatch, entityTagOf({ data: this.queries.event(row) }))) {
         throw new PeerError(412, 'precondition_failed', 'If-Match does not match the current ETag.');
       }
       const current = row.visibility ?? 'draft';

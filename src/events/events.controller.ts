@@ -6,7 +6,7 @@ import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
 import { RequireAccess } from '../common/auth-context/require-access.decorator';
 import type { Page, SerializedBody } from '../common/envelope/page';
-import { headerMatches } from '../common/http/entity-tag';
+import { ifNoneMatchMatches } from '../common/http/entity-tag';
 import { PageQuery } from '../common/pagination/page-query.decorator';
 import type { PageRequest } from '../common/pagination/page-request';
 import { ErrorCode } from '../common/errors/error-code';
@@ -129,7 +129,7 @@ export class EventsController {
   ): Promise<SerializedBody | undefined> {
     const { body, etag } = await this.events.get(auth.principal, eventId);
     void reply.header('etag', etag);
-    if (ifNoneMatch !== undefined && headerMatches(ifNoneMatch, etag)) {
+    if (ifNoneMatch !== undefined && ifNoneMatchMatches(ifNoneMatch, etag)) {
       void reply.status(304);
       return undefined;
     }

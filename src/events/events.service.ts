@@ -18,7 +18,7 @@ import { DomainEventBus } from '../common/domain-events/domain-event-bus';
 import { SerializedBody, type Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { entityTagOfJson, headerMatches } from '../common/http/entity-tag';
+import { entityTagOfJson, ifMatchMatches } from '../common/http/entity-tag';
 import type { PageRequest } from '../common/pagination/page-request';
 import { UnitOfWork, type Transaction } from '../database/unit-of-work';
 import { EventPublishedDomainEvent } from './domain-events/event-published.domain-event';
@@ -118,7 +118,7 @@ export class EventsService {
       if (!hasWritableFields(patch)) {
         throw DomainError.invalidArgument('The body has no writable fields; no writable fields were given.');
       }
-      if (ifMatch !== undefined && !headerMatches(ifMatch, tagged(this.presenter.present(locked.view)).etag)) {
+      if (ifMatch !== undefined && !ifMatchMatches(ifMatch, tagged(this.presenter.present(locked.view)).etag)) {
         throw new DomainError(
           ErrorCode.PreconditionFailed,
           'If-Match does not match the current ETag; nothing was written.',
