@@ -48,7 +48,7 @@ export async function openEmbeddedDefault(
     throw error;
   }
   // Through the server's Unix socket: the same server and protocol without loopback TCP's cost per message
-  // (about 5 µs of CPU per statement on this service's side and PostgreSQL's together).
+  // (docs/performance.md, "The embedded database's socket").
   const url = server.socketUrlFor(EMBEDDED_DATABASE_NAME);
   writeFileSync(addressFile, `${url}\n`, { mode: 0o600 });
   return { url, owned: true, stop: () => server.stop() };

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import {
   DIRECTLY_STORED_FIELDS,
+  calendarDayIn,
   hasWritableFields,
   isPublishable,
-  calendarDayIn,
   noonInTimeZone,
   normaliseAdditionalLocationIds,
   parseEventPatch,
@@ -278,30 +278,38 @@ export class EventsService {
   }
 
   /**
-   * The calendar days of a date-only event's stored instants that the patch
-   * leaves as they are: each was stored as noon on its day in the zone of the
-   * location it had then, so that is where its day is read (in the new
-   * location's zone a day west or east of the old one would shift it). None
-   * when the event was not date-only before: its instants are read in the
-   * new zone.
+   * A date-only event's instants: noon in `timeZone` on each one's calendar
+   * day. A time the patch gives names its day (a date alone as written, an
+   * instant by where it falls in `timeZone`). A stored time of an event that
+   * was date-only already is noon on its day at the location it had: at the
+   * same location it stays as stored (even when that location has been
+   * deleted since and its zone is unknown); after a move its day is read in
+   * the old location's zone, so the event keeps its day.
    */
-  private async storedDays(
+  private async placeDateOnlyInstants(
     before: { locationId: string | null; dateOnly: boolean },
     entity: EventEntity,
     patch: EventPatch,
+    timeZone: string,
     tx: Transaction,
-  ): Promise<{ startTime?: string; endTime?: string }> {
-    if (!before.dateOnly || (patch.startTime !== undefined && patch.endTime !== undefined)) return {};
-    const storedZone =
-      before.locationId === null ? 'UTC' : ((await this.venues.liveLocation(before.locationId, tx))?.timeZone ?? null);
-    // A location deleted since: its zone is unknown, and the instants are read in the new one.
-    if (storedZone === null) return {};
-    const dayOf = (value: Date | null, patched: boolean): string | undefined =>
-      value === null || patched ? undefined : calendarDayIn(value, storedZone);
-    return {
-      startTime: dayOf(entity.startTime, patch.startTime !== undefined),
-      endTime: dayOf(entity.endTime, patch.endTime !== undefined),
+  ): Promise<void> {
+    const restored = before.dateOnly
+      ? { startTime: patch.startTime === undefined, endTime: patch.endTime === undefined }
+      : { startTime: false, endTime: false };
+    const moved = before.locationId !== entity.locationId;
+    let oldZone: string | null = null;
+    if (moved && (restored.startTime || restored.endTime)) {
+      oldZone =
+        before.locationId === null
+          ? 'UTC'
+          : ((await this.venues.liveLocation(before.locationId, tx))?.timeZone ?? null);
+    }
+    const place = (value: Date | null, fromStore: boolean): Date | null => {
+      if (value === null || (fromStore && !moved)) return value;
+      return noonInTimeZone(fromStore && oldZone !== null ? calendarDayIn(value, oldZone) : value, timeZone);
     };
+    entity.startTime = place(entity.startTime, restored.startTime);
+    entity.endTime = place(entity.endTime, restored.endTime);
   }
 
   /** Merges a validated patch into the stored event, applying the rules that need stored state. */
@@ -335,18 +343,7 @@ export class EventsService {
       );
     }
     // dateOnly: no time of day; the stored instant is noon in the venue's time zone.
-    if (entity.dateOnly) {
-      // Already noon on its day at this location: an instant the patch does not give stays as stored (even
-      // when the location has been deleted since, and its zone is no longer known).
-      const stays = before.dateOnly && before.locationId === entity.locationId;
-      const days = stays ? {} : await this.storedDays(before, entity, patch, tx);
-      if (entity.startTime !== null && !(stays && patch.startTime === undefined)) {
-        entity.startTime = noonInTimeZone(days.startTime ?? entity.startTime, timeZone);
-      }
-      if (entity.endTime !== null && !(stays && patch.endTime === undefined)) {
-        entity.endTime = noonInTimeZone(days.endTime ?? entity.endTime, timeZone);
-      }
-    }
+    if (entity.dateOnly) await this.placeDateOnlyInstants(before, entity, patch, timeZone, tx);
     if (entity.startTime !== null && entity.endTime !== null && entity.endTime < entity.startTime) {
       throw DomainError.invalidArgument('endTime must not be before startTime.');
     }
