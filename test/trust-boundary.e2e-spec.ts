@@ -321,6 +321,36 @@ describe('trust boundary: a budget for failed requests per client', () => {
     const probes = service.running.app.get(RouteTable).allowedMethods('/healthz', 'public');
     if (probes.length > 0) assert.equal((await api('GET', '/healthz')).status, 200);
   });
+
+  it('gives the failure budget’s 429 the X-RateLimit-Limit, -Remaining and -Reset headers of every 429, counted as a client refusal', async () => {
+    const clientRefusals = async (): Promise<number> => {
+      const metrics = await internalApi(service)('GET', '/internal/metrics');
+      const line = /^rate_limit_refusals_total\{reason="client"\} (\d+)$/m.exec(metrics.text);
+      return Number(line?.[1] ?? Number.NaN);
+    };
+    const before = await clientRefusals();
+    const refused = await api('GET', '/v1/me', { key: organiser.key });
+    const nowSeconds = Date.now() / 1000;
+    assertErrorBody(refused, 429, 'rate_limited');
+    assert.equal(refused.headers.get('x-ratelimit-limit'), '5');
+    assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
+    const reset = Number(refused.headers.get('x-ratelimit-reset'));
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    assert.ok(Number.isInteger(reset) && reset > nowSeconds && reset <= nowSeconds + 61, `reset ${reset}`);
+    assert.ok(Math.abs(reset - nowSeconds - retryAfter) <= 2, `Retry-After ${retryAfter} ends the window at ${reset}`);
+    assert.equal(await clientRefusals(), before + 1);
+  });
+
+  it('counts the internal API’s failures apart: a client over its public failure budget still reaches the internal API, and admin-token guesses spend their own budget', async () => {
+    const admin = internalApi(service);
+    assert.equal((await api('GET', '/v1/me', { key: organiser.key })).status, 429, 'the public budget is used up');
+    assert.equal((await admin('GET', '/internal/instances')).status, 200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1)
+      statuses.push((await admin('GET', '/internal/instances', { token: 'guess' })).status);
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429]);
+    assert.equal((await admin('GET', '/internal/instances')).status, 429, 'the guesser’s address is refused');
+  });
 });
 
 describe('trust boundary: the client address behind a trusted proxy', () => {

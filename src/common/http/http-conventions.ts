@@ -14,6 +14,8 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 
 const ROUTE_MISSED = Symbol('route-missed');
+const FAILURE_BUDGET_REFUSED = Symbol('failure-budget-refused');
+type MarkedRequest = FastifyRequest & { [ROUTE_MISSED]?: true; [FAILURE_BUDGET_REFUSED]?: true };
 
 /**
  * Conventions that must hold before any Nest code runs, so they also cover
@@ -44,14 +46,22 @@ export function installHttpConventions(
     // Every body is JSON (or the reference page); browsers must not guess otherwise.
     void reply.header('x-content-type-options', 'nosniff');
     const audience = audienceOfRequest(request);
+    const listener = listenerOf(request.raw);
     // The probes and the reference stay reachable: a load balancer must see health whatever a client did.
-    if (audience?.credential !== 'none') failures.assertWithinBudget(request.ip);
+    if (audience?.credential !== 'none') {
+      try {
+        failures.assertWithinBudget(listener, request.ip);
+      } catch (refusal) {
+        (request as MarkedRequest)[FAILURE_BUDGET_REFUSED] = true;
+        throw refusal;
+      }
+    }
     // The router lets a path parameter be empty (`/v1/events/` matches `/v1/events/:eventId`); no route means that.
     const emptyParameter = Object.values((request.params ?? {}) as Record<string, unknown>).some(
       (value) => value === '',
     );
-    if (audience === null || emptyParameter || !audience.listeners.includes(listenerOf(request.raw))) {
-      (request as FastifyRequest & { [ROUTE_MISSED]?: true })[ROUTE_MISSED] = true;
+    if (audience === null || emptyParameter || !audience.listeners.includes(listener)) {
+      (request as MarkedRequest)[ROUTE_MISSED] = true;
       throw new RouteMiss();
     }
     done();
@@ -65,15 +75,17 @@ export function installHttpConventions(
   // The one place requests are timed, counted (by route pattern, never the raw path) and logged.
   const logAccess = accessLogOf(fastify.log);
   fastify.addHook('onResponse', (request, reply, done) => {
-    if (reply.statusCode === 401 || (request as FastifyRequest & { [ROUTE_MISSED]?: true })[ROUTE_MISSED] === true) {
-      failures.recordFailure(request.ip);
+    const marked = request as MarkedRequest;
+    if (reply.statusCode === 401 || marked[ROUTE_MISSED] === true) {
+      failures.recordFailure(listenerOf(request.raw), request.ip);
     }
     recordAnsweredRequest({
       method: request.method,
       routePattern: request.routeOptions.url,
       status: reply.statusCode,
       seconds: reply.elapsedTime / 1000,
-      accountBudget: reply.hasHeader('x-ratelimit-limit'),
+      // Both budgets' 429s carry the X-RateLimit-* headers; only the failure budget marks its refusals.
+      accountBudget: reply.hasHeader('x-ratelimit-limit') && marked[FAILURE_BUDGET_REFUSED] !== true,
     });
     logAccess(
       {

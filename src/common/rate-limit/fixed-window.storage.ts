@@ -67,13 +67,17 @@ export class FixedWindowThrottlerStorage implements CountingStorage {
     return { totalHits: counter.hits, timeToExpire: secondsLeft, isBlocked: blocked, timeToBlockExpire: secondsLeft };
   }
 
-  /** The hits counted so far in the current window, without counting one. */
-  peek(key: string, ttl: number): { hits: number; secondsLeft: number } {
+  /** The hits counted so far in the current window, without counting one; `resetAtSeconds` is the window's end. */
+  peek(key: string, ttl: number): { hits: number; secondsLeft: number; resetAtSeconds: number } {
     const now = this.now();
     const windowStart = Math.floor(now / ttl) * ttl;
     const counter = this.counters.get(key);
     const hits = counter !== undefined && counter.windowStart === windowStart ? counter.hits : 0;
-    return { hits, secondsLeft: Math.ceil((windowStart + ttl - now) / 1000) };
+    return {
+      hits,
+      secondsLeft: Math.ceil((windowStart + ttl - now) / 1000),
+      resetAtSeconds: Math.ceil((windowStart + ttl) / 1000),
+    };
   }
 
   /** Forget counters of past windows, at most once per window. */
