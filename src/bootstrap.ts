@@ -11,6 +11,7 @@ import type { AppConfig } from './config/app-config';
 import { roleDuties } from './config/service-role';
 import { answerFrameworkError } from './common/errors/framework-errors';
 import { EnvelopingFastifyAdapter } from './common/envelope/enveloping-fastify-adapter';
+import { adminTokenMatcher } from './common/auth-context/admin-token';
 import { installRequestAuthentication } from './common/auth-context/request-authentication';
 import { installHttpConventions } from './common/http/http-conventions';
 import { requestLoggerFactory } from './common/logging/request-logger';
@@ -165,7 +166,7 @@ async function serve(
 ): Promise<RunningService> {
   const { servesApi } = roleDuties(config);
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
-  installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService));
+  installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService), adminTokenMatcher(config.adminToken));
   refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));
   emptyBodies.accept(app.get(RouteCatalogue).routesWithoutRequiredBody());
   refuseUnvalidatedInputs(app);

@@ -265,6 +265,27 @@ describe('trust boundary: guards closed by default and failures that cost the se
     assertErrorBody(result, 401, 'unauthorized');
   });
 
+  it('checks the admin token before reading the body: a tokenless or wrong-token internal write with malformed JSON or a non-JSON body is a 401, not a 400 or 415', async () => {
+    const admin = internalApi(service);
+    for (const token of [null, 'wrong-token']) {
+      assertErrorBody(
+        await admin('POST', '/internal/organisers', { token, rawBody: `{"name": ${'['.repeat(64 * 1024)}` }),
+        401,
+        'unauthorized',
+      );
+      assertErrorBody(
+        await admin('POST', '/internal/organisers', {
+          token,
+          rawBody: 'name=x',
+          headers: { 'content-type': 'text/plain' },
+        }),
+        401,
+        'unauthorized',
+      );
+    }
+    assertErrorBody(await admin('POST', '/internal/organisers', { rawBody: '{"broken' }), 400, 'invalid_argument');
+  });
+
   it('never parses the body of an unknown path: malformed JSON there is a 404', async () => {
     assertErrorBody(await api('POST', '/v1/no-such-thing', { rawBody: '{"broken' }), 404, 'not_found');
   });

@@ -1,6 +1,5 @@
 import { CanActivate, ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { DomainError } from '../errors/domain-error';
@@ -8,12 +7,8 @@ import { ErrorCode } from '../errors/error-code';
 import { audienceOfRequest, listenerOf } from '../http/listener';
 import { routeMetadata } from '../http/route-metadata';
 import { RouteMiss } from '../http/route-miss';
-import { bearerTokenOf } from './bearer-token';
+import { ADMIN_TOKEN_REQUIRED, adminTokenMatcher } from './admin-token';
 import { DASHBOARD_ACCESS, DASHBOARD_ROUTE, type DashboardAccess, type DashboardRouteKind } from './dashboard-access';
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
 
 /**
  * Internal routes need both the admin listener and its credential:
@@ -21,11 +16,14 @@ function digest(value: string): Buffer {
  * listener is checked again here (the conventions hook already refuses a
  * route on the wrong socket) so that neither check alone opens a route.
  * Dashboard pages are the one exception to the bearer token: they ask the
- * dashboard's session provider, and without one they are refused.
+ * dashboard's session provider, and without one they are refused. The
+ * token is also checked before the body is read (request-authentication.ts);
+ * this guard is the second check, so neither alone opens a route.
  */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
-  private readonly expected: Buffer | null;
+  /** Whether an `Authorization` header carries the admin token (constant time). */
+  readonly hasAdminToken: (authorization: string | undefined) => boolean;
   private readonly dashboardKindOf: (context: ExecutionContext) => DashboardRouteKind | undefined;
 
   constructor(
@@ -33,7 +31,7 @@ export class AdminTokenGuard implements CanActivate {
     reflector: Reflector,
     @Optional() @Inject(DASHBOARD_ACCESS) private readonly dashboard: DashboardAccess | null = null,
   ) {
-    this.expected = config.adminToken === null ? null : digest(config.adminToken);
+    this.hasAdminToken = adminTokenMatcher(config.adminToken);
     this.dashboardKindOf = routeMetadata<DashboardRouteKind>(reflector, DASHBOARD_ROUTE);
   }
 
@@ -46,7 +44,7 @@ export class AdminTokenGuard implements CanActivate {
     const dashboardKind = this.dashboardKindOf(context);
     if (dashboardKind !== undefined) return this.allowsDashboard(request, dashboardKind);
     if (!this.hasAdminToken(request.headers.authorization)) {
-      throw new DomainError(ErrorCode.Unauthorized, 'A valid admin token is required.');
+      throw new DomainError(ErrorCode.Unauthorized, ADMIN_TOKEN_REQUIRED);
     }
     return true;
   }
@@ -54,11 +52,5 @@ export class AdminTokenGuard implements CanActivate {
   private async allowsDashboard(request: FastifyRequest, kind: DashboardRouteKind): Promise<boolean> {
     if (this.dashboard !== null && (await this.dashboard.allows(request, kind))) return true;
     throw new DomainError(ErrorCode.Unauthorized, 'Sign in to the dashboard first.');
-  }
-
-  /** Hashing both sides first makes the comparison constant-time whatever the lengths. */
-  hasAdminToken(authorization: string | undefined): boolean {
-    const token = bearerTokenOf(authorization);
-    return this.expected !== null && token !== null && timingSafeEqual(digest(token), this.expected);
   }
 }
