@@ -154,6 +154,10 @@ function url(env: Env, name: string, fallback: string): string {
  * scheme, host and optional port, nothing else (a path, a wildcard scheme
  * or a keyword would widen or break the policy).
  */
+// A URL parser lets `;`, `,` and quotes through in a host, and in a CSP header `;` starts another directive:
+// only the characters of DNS names, IPv4 and bracketed IPv6 addresses may reach the policy.
+const CSP_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/;
+
 function frameAncestors(env: Env): string[] {
   const raw = optionalText(env, 'PORTAL_FRAME_ANCESTORS');
   if (raw === null) return [];
@@ -168,7 +172,7 @@ function frameAncestors(env: Env): string[] {
       parsed === null ||
       (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
       parsed.origin !== origin.replace(/\/$/, '') ||
-      origin.includes('*')
+      !CSP_HOST.test(parsed.hostname)
     ) {
       throw new ConfigError(
         `PORTAL_FRAME_ANCESTORS must be space-separated origins such as https://app.example.com, got "${origin}"`,

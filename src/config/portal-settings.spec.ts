@@ -29,6 +29,16 @@ describe('portal settings', () => {
     );
   });
 
+  it('refuses a frame ancestor whose host would break out of the CSP directive (a semicolon, comma or quote)', () => {
+    for (const bad of ['https://app.example.com;sandbox', 'https://a,b.example.com', 'https://a"b.example.com']) {
+      assert.throws(() => loadAppConfig({ PORTAL_FRAME_ANCESTORS: bad }), /PORTAL_FRAME_ANCESTORS/, bad);
+    }
+    assert.deepEqual(
+      loadAppConfig({ PORTAL_FRAME_ANCESTORS: 'https://[::1]:8443 http://127.0.0.1:8080' }).portal.frameAncestors,
+      ['https://[::1]:8443', 'http://127.0.0.1:8080'],
+    );
+  });
+
   it('refuses a frame ancestor that is not a plain origin (path, wildcard, keyword, other scheme)', () => {
     for (const bad of [
       'https://app.example.com/embed',
