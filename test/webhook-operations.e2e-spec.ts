@@ -378,6 +378,17 @@ describe('webhook operations', () => {
       assert.equal((await detail(hook.id)).secretRotation, null);
     });
 
+    it('refuses graceSeconds: null with 400 (an integer or nothing; null is not the default), as portal links refuse ttlSeconds: null', async () => {
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, 'https://127.0.0.1:1/grace-null');
+      assertErrorBody(
+        await admin('POST', `/internal/webhooks/${hook.id}/rotate-secret`, { body: { graceSeconds: null } }),
+        400,
+        'invalid_argument',
+      );
+      assert.equal((await detail(hook.id)).secretRotation, null, 'nothing was rotated');
+    });
+
     it('answers 400 for a graceSeconds that is not a whole number from 0 to 604800, and 404 for an unknown webhook', async () => {
       const owner = await organiser();
       const hook = await subscribe(owner.key, 'https://127.0.0.1:1/grace');

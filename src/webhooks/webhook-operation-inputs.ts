@@ -47,7 +47,8 @@ export function readRecoverWindow(body: Body): { since: Date; until?: Date } {
 
 export function readRotateOptions(body: Body): { graceSeconds?: number } {
   const value = body?.['graceSeconds'];
-  if (value === undefined || value === null) return {};
+  // The contract allows an integer or nothing ("anything else 400"): null is not a way to ask for the default.
+  if (value === undefined) return {};
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_GRACE_SECONDS) {
     throw DomainError.invalidArgument(`graceSeconds must be a whole number from 0 to ${MAX_GRACE_SECONDS}.`);
   }
