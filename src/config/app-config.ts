@@ -119,6 +119,30 @@ function optionalText(env: Env, name: string): string | null {
   return raw === undefined || raw.trim() === '' ? null : raw.trim();
 }
 
+/**
+ * A PostgreSQL connection string in one of the forms node-postgres reads: a
+ * `postgres://` or `postgresql://` URL, a `socket:` URL, or a socket folder
+ * path. Anything else (a bare word, an http URL, a typo in the scheme) would
+ * be read as a host name and retried for half a minute before failing with
+ * a DNS error; it stops the start at once instead. The value itself is never
+ * printed: it usually holds a password.
+ */
+function databaseUrl(env: Env): string | null {
+  const value = optionalText(env, 'DATABASE_URL');
+  if (value === null || value.startsWith('/')) return value;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(value)?.[1]?.toLowerCase();
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    if (URL.canParse(value) || URL.canParse(value.replace('@/', '@host/'))) return value;
+  } else if (scheme === 'socket' && URL.canParse(value)) {
+    return value;
+  }
+  throw new ConfigError(
+    `DATABASE_URL must be a PostgreSQL connection string such as postgres://user:password@host:5432/database (${
+      scheme === undefined ? 'it has no scheme' : `the value given starts with "${scheme}:"`
+    })`,
+  );
+}
+
 /** A comma-separated list of addresses or CIDRs, each checked so a typo stops the start instead of trusting nothing. */
 function cidrList(env: Env, name: string): string[] {
   const raw = optionalText(env, name);
@@ -287,7 +311,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
   const webhookSecrets = webhookSecretSettings(env, secretKey);
   const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
-    databaseUrl: optionalText(env, 'DATABASE_URL'),
+    databaseUrl: databaseUrl(env),
     dataDir: text(env, 'DATA_DIR', '.data'),
     embeddedPgHome: embeddedPgHome(env),
     host: text(env, 'HOST', '0.0.0.0'),
