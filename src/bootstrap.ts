@@ -20,7 +20,7 @@ import { RouteCatalogue } from './common/http/route-catalogue';
 import { ClientFailureBudget } from './common/rate-limit/client-failure-budget';
 import { EmptyBodyRoutes, installJsonBodyParser } from './common/http/json-body';
 import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
-import { listenerServer } from './common/http/listener-server';
+import { clientErrorsAnsweredByListener, listenerServer } from './common/http/listener-server';
 import { RouteTable } from './common/http/route-table';
 import { serveOpenApiDefinitions } from './common/openapi/openapi-definitions';
 import { OpenApiDocumentStore } from './common/openapi/openapi-document.store';
@@ -126,6 +126,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     childLoggerFactory: requestLoggerFactory,
     genReqId: requestIdFor,
     frameworkErrors: answerFrameworkError,
+    clientErrorHandler: clientErrorsAnsweredByListener,
     bodyLimit: config.bodyLimitBytes,
     rewriteUrl: (request: IncomingMessage) => {
       const url = request.url ?? '/';

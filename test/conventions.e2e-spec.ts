@@ -3,6 +3,7 @@ import { before, describe, it } from 'node:test';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
+import { sendRawBytes } from './support/raw-bytes';
 import { load } from 'js-yaml';
 import pino from 'pino';
 import { startService } from '../src/bootstrap';
@@ -47,6 +48,32 @@ describe('conventions every response shares', () => {
     it('answers an unknown route with 404 not_found in the error body', async () => {
       assertErrorBody(await api('GET', '/v1/nothing-here'), 404, 'not_found');
       assertErrorBody(await api('GET', '/'), 404, 'not_found');
+    });
+
+    it('answers requests the HTTP parser refuses (header fields over 16 KiB, a malformed header line) in the error body with X-Request-Id, on both listeners, closing the connection', async () => {
+      for (const baseUrl of [service.publicUrl, service.adminUrl]) {
+        const huge = await sendRawBytes(
+          baseUrl,
+          `GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        );
+        assertErrorBody(huge.result, 431, 'invalid_argument');
+        assert.equal(huge.result.headers.get('x-content-type-options'), 'nosniff');
+        assert.ok(huge.closed, 'the connection is closed after a 431');
+        const malformed = await sendRawBytes(baseUrl, 'GET /v1/me HTTP/1.1\r\nHost x\r\n\r\n');
+        assertErrorBody(malformed.result, 400, 'invalid_argument');
+        assert.ok(malformed.closed, 'the connection is closed after a malformed request');
+      }
+    });
+
+    it('refuses an HTTP/1.1 request without Host with 400 invalid_argument in the error body, on both listeners; HTTP/1.0 needs none', async () => {
+      for (const baseUrl of [service.publicUrl, service.adminUrl]) {
+        const answer = await sendRawBytes(baseUrl, 'GET /healthz HTTP/1.1\r\nX-Request-Id: no-host-1\r\n\r\n');
+        assertErrorBody(answer.result, 400, 'invalid_argument');
+        assert.equal(answer.result.headers.get('x-request-id'), 'no-host-1');
+        assert.match(answer.result.text, /Host header/);
+        const old = await sendRawBytes(baseUrl, 'GET /healthz HTTP/1.0\r\n\r\n');
+        assert.equal(old.result.status, 200);
+      }
     });
 
     it('answers malformed JSON with 400 invalid_argument', async () => {

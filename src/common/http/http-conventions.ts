@@ -45,6 +45,10 @@ export function installHttpConventions(
     void reply.header(REQUEST_ID_HEADER, String(request.id));
     // Every body is JSON (or the reference page); browsers must not guess otherwise.
     void reply.header('x-content-type-options', 'nosniff');
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host is refused (Node's own check is off: its 400 has no body).
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      throw DomainError.invalidArgument('HTTP/1.1 requests must carry a Host header.');
+    }
     const audience = audienceOfRequest(request);
     const listener = listenerOf(request.raw);
     // The probes and the reference stay reachable: a load balancer must see health whatever a client did.

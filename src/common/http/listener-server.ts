@@ -1,4 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { answerClientError } from './client-error';
 
 /**
  * The node:http server of one of the service's listeners (public or admin).
@@ -8,10 +9,20 @@ import { createServer, type RequestListener, type Server } from 'node:http';
  * `keepalive_timeout`), so the balancer closes an idle connection first and
  * never sends a request on one this server is closing, which its client would
  * see as a 502. 72 s is Fastify's own default, which Fastify does not apply to
- * a server made by `serverFactory`; Node's is 5 s.
+ * a server made by `serverFactory`; Node's is 5 s. Requests Node's parser
+ * refuses are answered in the contract's error body (client-error.ts).
  */
 export function listenerServer(handler: RequestListener, keepAliveTimeoutMs: number): Server {
-  const server = createServer(handler);
+  // A missing Host is refused by the conventions hook, in the contract's error body; Node's own 400 has none.
+  const server = createServer({ requireHostHeader: false }, handler);
   server.keepAliveTimeout = keepAliveTimeoutMs;
+  server.on('clientError', answerClientError);
   return server;
 }
+
+/**
+ * Fastify's `clientErrorHandler` for the server `listenerServer` made: that
+ * server already answers client errors (above, for both listeners alike), and a
+ * second answer on the same socket would corrupt the first.
+ */
+export function clientErrorsAnsweredByListener(): void {}
