@@ -70,6 +70,36 @@ describe('ScopeGuard (fail closed)', () => {
   });
 });
 
+describe('ScopeGuard: a key of another principal type', () => {
+  const guard = new ScopeGuard(new Reflector());
+
+  function refusalOf(route: string, routePrincipals: string[], keyType: string): DomainError {
+    const handler = withMetadata(ACCESS_KEY, { principals: routePrincipals });
+    const context = guardContext(route, 'public', { handler });
+    attachAuthContext(context.switchToHttp().getRequest(), {
+      principal: { type: keyType, id: 'p_1' } as never,
+      scopes: [],
+      keyId: 'k',
+      keyPrefix: 'p',
+    });
+    try {
+      guard.canActivate(context);
+    } catch (error) {
+      if (error instanceof DomainError) return error;
+      throw error;
+    }
+    assert.fail(`a ${keyType} key passed a route for ${routePrincipals.join(' and ')} keys`);
+  }
+
+  it('refuses it with insufficient_scope, naming the key’s type with the right article (an organiser, a venue)', () => {
+    const organiserKey = refusalOf('/v1/venues', ['venue'], 'organiser');
+    assert.equal(organiserKey.code, 'insufficient_scope');
+    assert.equal(organiserKey.message, 'This endpoint serves venue keys; this key belongs to an organiser.');
+    const venueKey = refusalOf('/v1/orders', ['organiser'], 'venue');
+    assert.equal(venueKey.message, 'This endpoint serves organiser keys; this key belongs to a venue.');
+  });
+});
+
 describe('ApiKeyGuard (fail closed)', () => {
   it('refuses a public API route that reached Nest without an authenticated key', () => {
     assert.equal(

@@ -35,7 +35,7 @@ export class ScopeGuard implements CanActivate {
     if (!access.principals.includes(auth.principal.type)) {
       throw new DomainError(
         ErrorCode.InsufficientScope,
-        `This endpoint serves ${access.principals.join(' and ')} keys; this key belongs to a ${auth.principal.type}.`,
+        `This endpoint serves ${access.principals.join(' and ')} keys; this key belongs to ${withArticle(auth.principal.type)}.`,
       );
     }
     if (access.scope !== undefined && !auth.scopes.includes(access.scope)) {
@@ -43,4 +43,9 @@ export class ScopeGuard implements CanActivate {
     }
     return true;
   }
+}
+
+/** `an organiser`, `a venue`, `a professional`. */
+function withArticle(noun: string): string {
+  return `${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun}`;
 }
