@@ -332,6 +332,16 @@ describe('events', () => {
       assertErrorBody(result, 400, 'invalid_argument');
       assert.match(result.body.message, /no writable fields/);
     });
+
+    it('answers a PATCH without a body as one with no writable fields: the same 400 and message as for {}', async () => {
+      const created = await create({ startTime: '2027-07-19T10:00:00Z' });
+      const path = `/v1/events/${created.body.data.id}`;
+      const empty = await api('PATCH', path, { key: organiser.key, body: {} });
+      const absent = await api('PATCH', path, { key: organiser.key });
+      assertErrorBody(absent, 400, 'invalid_argument');
+      assert.equal(absent.body.message, empty.body.message);
+      assert.match(absent.body.message, /no writable fields were given/);
+    });
   });
 
   describe('idempotency', () => {

@@ -298,7 +298,7 @@ function invalid(message: string): EventPatchResult {
  * `internal` mode, which also makes `startTime` optional (fixtures).
  */
 export function parseEventPatch(body: unknown, mode: EventPatchMode): EventPatchResult {
-  if (!isPlainObject(body)) return invalid('the request body must be a JSON object');
+  if (!isPlainObject(body)) return invalid('The request body must be a JSON object');
   const patch: EventPatch = {};
   try {
     for (const key of EVENT_PATCH_FIELDS) {

@@ -114,7 +114,8 @@ export class EventsService {
       // Ownership first: no rule about the body may tell a stranger that the id exists.
       if (locked === null) throw DomainError.notFound('Event');
       const entity = locked.record;
-      const patch = parseOrThrow(body, 'update');
+      // No body gives no fields: a PATCH without one is told no writable fields were given, as for `{}`.
+      const patch = parseOrThrow(body === undefined ? {} : body, 'update');
       if (!hasWritableFields(patch)) {
         throw DomainError.invalidArgument('The body has no writable fields; no writable fields were given.');
       }
