@@ -407,6 +407,28 @@ describe('the webhook portal', () => {
       );
     });
 
+    it('answers HEAD like GET without using anything up: the new secret and the next page’s message are still shown to the GET that follows', async () => {
+      const client = await opened(ours.id);
+      const webhookId = ours.webhookIds[0] ?? '';
+      const page = await client.get(`/portal/subscriptions/${webhookId}`);
+      const rotated = await client.postFrom(page, `/portal/subscriptions/${webhookId}/rotate-secret`, {
+        graceSeconds: '60',
+      });
+      const secretPath = rotated.location ?? '';
+      assert.equal((await client.head(secretPath)).status, 200);
+      assert.equal((await client.head(secretPath)).status, 200, 'a second HEAD still finds the secret unshown');
+      const shown = await client.get(secretPath);
+      assert.equal(shown.status, 200);
+      assert.match(shown.html, /value="whsec_[0-9a-f]{64}"/);
+      assert.equal((await client.head(secretPath)).status, 303, 'once shown, HEAD answers as GET would');
+      const resent = await client.postFrom(
+        page,
+        `/portal/subscriptions/${webhookId}/deliveries/${ours.deliveryIds[0]}/resend`,
+      );
+      assert.equal((await client.head(resent.location ?? '')).status, 200);
+      assert.match((await client.get(resent.location ?? '')).html, /is being sent again/);
+    });
+
     it('resends a delivery and recovers a window, each answered with a redirect and a message on the next page', async () => {
       const client = await opened(ours.id);
       const webhookId = ours.webhookIds[0] ?? '';

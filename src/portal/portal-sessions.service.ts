@@ -71,14 +71,17 @@ export class PortalSessionsService implements PortalAccess {
     void reply.clearCookie(PORTAL_SESSION_COOKIE, PORTAL_COOKIE_OPTIONS);
   }
 
+  // A HEAD asks what a GET would answer and changes nothing: it shows nothing, so it takes no message and no
+  // showing of a secret (a link checker or a prefetch must not use up "shown once"), and it leaves no message.
+
   async flash(request: FastifyRequest, flash: PortalFlash): Promise<void> {
     const session = portalSessionOf(request);
-    if (session !== null) await this.access.pushFlash(session.id, flash);
+    if (session !== null && request.method !== 'HEAD') await this.access.pushFlash(session.id, flash);
   }
 
   async takeFlashes(request: FastifyRequest): Promise<PortalFlash[]> {
     const session = portalSessionOf(request);
-    if (session === null || !session.has_flashes) return [];
+    if (session === null || !session.has_flashes || request.method === 'HEAD') return [];
     return this.access.takeFlashes(session.id);
   }
 
@@ -86,7 +89,9 @@ export class PortalSessionsService implements PortalAccess {
     return this.access.allowSecretReveal(session.id, webhookId);
   }
 
-  takeSecretReveal(session: PortalSessionRow, webhookId: string): Promise<boolean> {
+  /** Whether the new secret may be shown now; a GET uses up its one showing, a HEAD only asks. */
+  async takeSecretReveal(request: FastifyRequest, session: PortalSessionRow, webhookId: string): Promise<boolean> {
+    if (request.method === 'HEAD') return session.secret_reveal_webhook_id === webhookId;
     return this.access.takeSecretReveal(session.id, webhookId);
   }
 

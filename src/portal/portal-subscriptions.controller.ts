@@ -131,7 +131,7 @@ export class PortalSubscriptionsController {
   ): Promise<FastifyReply> {
     const session = requirePortalSession(request);
     const webhook = await this.views.owned(accountOf(session), webhookId);
-    if (!(await this.sessions.takeSecretReveal(session, webhookId))) {
+    if (!(await this.sessions.takeSecretReveal(request, session, webhookId))) {
       await this.sessions.flash(request, {
         kind: 'error',
         text: 'The new secret was shown once and is not shown again. Rotate again if it was not copied.',
