@@ -6,7 +6,7 @@ import { captureLog } from './support/captured-log';
 import { csrfOf } from './support/dashboard-client';
 import { DashboardClient } from './support/dashboard-client';
 import { eventually } from './support/eventually';
-import { internalApi, publicApi } from './support/http-client';
+import { internalApi, publicApi, roundTrip } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { ops as runOps, opsEnvFor } from './support/ops-cli';
 import { mintPortalLink, PortalClient, tokenOf } from './support/portal-client';
@@ -138,6 +138,35 @@ describe('the webhook portal', () => {
       const page = await client.get(again.location);
       assert.equal(page.status, 410);
       assert.match(page.html, /already been opened/);
+    });
+
+    it('opens a link posted from the portal’s own page behind a trusted proxy that rewrites Host (Origin matches X-Forwarded-Host), and believes that header from TRUSTED_PROXIES only', async () => {
+      const exchange = (publicUrl: string, token: string, origin: string) =>
+        roundTrip(
+          `${publicUrl}/portal/session`,
+          'POST',
+          {
+            'content-type': 'application/json',
+            host: 'backend:3410',
+            origin,
+            'x-forwarded-host': 'portal.example.com',
+          },
+          JSON.stringify({ token }),
+        );
+      const link = await mintPortalLink(app.service, ours.id);
+      tokensSeen.push(link.token);
+      const untrusting = await exchange(app.service.publicUrl, link.token, 'https://portal.example.com');
+      assert.equal(untrusting.status, 403, 'X-Forwarded-Host from an untrusted peer is not believed');
+      const behindProxy = await secondInstance(app.service, { TRUSTED_PROXIES: '127.0.0.1/32' });
+      try {
+        const foreign = await exchange(behindProxy.publicUrl, link.token, 'https://elsewhere.example.com');
+        assert.equal(foreign.status, 403, 'an Origin other than the forwarded host is refused');
+        const opened = await exchange(behindProxy.publicUrl, link.token, 'https://portal.example.com');
+        assert.equal(opened.status, 200, opened.text);
+        assert.match(opened.headers.getSetCookie().join('\n'), /portal_session=/);
+      } finally {
+        await behindProxy.close();
+      }
     });
 
     it('refuses an expired link', async () => {

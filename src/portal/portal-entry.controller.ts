@@ -128,9 +128,15 @@ export class PortalEntryController {
   }
 }
 
+/**
+ * The page's origin against the host the browser reached: Fastify's
+ * `request.host`, which is `X-Forwarded-Host` when the peer is one of
+ * TRUSTED_PROXIES (a proxy that rewrites `Host` to its upstream's name) and
+ * the `Host` header otherwise.
+ */
 function sameHost(origin: string, request: FastifyRequest): boolean {
   try {
-    return new URL(origin).host === request.headers.host;
+    return new URL(origin).host === request.host;
   } catch {
     return false;
   }
