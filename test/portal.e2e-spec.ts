@@ -208,6 +208,20 @@ describe('the webhook portal', () => {
       assert.doesNotMatch((await dashboard.get(made.location ?? '')).html, /#token=/);
       assert.equal((await new PortalClient(app.service.publicUrl).exchange(tokenOf(url))).status, 200);
     });
+
+    it('keeps a link made on the dashboard sealed until it is shown: its token is in no stored row, as for a new key', async () => {
+      const dashboard = new DashboardClient(app.service.adminUrl);
+      await dashboard.signIn(app.service.adminToken);
+      const page = await dashboard.get(`/internal/dashboard/organisers/${ours.id}`);
+      const made = await dashboard.post(`/internal/dashboard/organisers/${ours.id}/portal-link`, {}, csrfOf(page.html));
+      const { rows } = await app.db.query<{ state: string }>('SELECT state::text AS state FROM dashboard_session');
+      assert.ok(rows.length > 0, 'the session is stored');
+      const shown = await dashboard.get(made.location ?? '');
+      const token = tokenOf(/(http:\/\/\S+#token=[A-Za-z0-9_-]+)/.exec(shown.html)?.[1] ?? '');
+      tokensSeen.push(token);
+      assert.ok(token.length > 20, 'the link is on the page');
+      for (const row of rows) assert.ok(!row.state.includes(token), 'the stored session holds the token in plain text');
+    });
   });
 
   describe('sessions', () => {

@@ -138,7 +138,10 @@ export class DashboardAccountsController {
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
     const view = await this.accounts.organiserPage(organiserId);
-    return this.pages.send(request, reply, 'organiser', view);
+    return this.pages.send(request, reply, 'organiser', {
+      ...view,
+      portalLink: this.newPortalLink(request, dashboardPath('organisers', organiserId)),
+    });
   }
 
   @Get('venues/:venueId')
@@ -148,7 +151,15 @@ export class DashboardAccountsController {
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
     const view = await this.accounts.venuePage(venueId);
-    return this.pages.send(request, reply, 'venue', view);
+    return this.pages.send(request, reply, 'venue', {
+      ...view,
+      portalLink: this.newPortalLink(request, dashboardPath('venues', venueId)),
+    });
+  }
+
+  /** A portal link just made for this account page, on its first GET only (a HEAD shows nothing, so takes nothing). */
+  private newPortalLink(request: FastifyRequest, accountPath: string): string | null {
+    return request.method === 'GET' ? this.sessions.takeFlash(request, accountPath) : null;
   }
 
   @Post('venues/:venueId/locations')

@@ -42,9 +42,11 @@ export class DashboardPortalLinksController {
         readOnly: form.checked('readOnly'),
         ttlSeconds: ttlText === null ? undefined : /^\d{1,4}$/.test(ttlText) ? Number(ttlText) : NaN,
       });
+      // The link is a credential until opened: it is kept sealed, like a new key, never in a message's plain text.
+      this.sessions.putFlash(request, dashboardPath(accountKind, accountId), link.url);
       this.sessions.flash(request, {
         kind: 'success',
-        text: `Portal link${link.readOnly ? ' (read only)' : ''}, shown once, opens once until ${link.expiresAt}: ${link.url}`,
+        text: `Portal link${link.readOnly ? ' (read only)' : ''} made: it opens once, until ${link.expiresAt}, and is shown below once.`,
       });
     } catch (error) {
       if (!(error instanceof DomainError) || error.status !== 400) throw error;
