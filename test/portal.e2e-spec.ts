@@ -415,6 +415,21 @@ describe('the webhook portal', () => {
       assert.equal(await webhookState(app.db), stateBefore);
     });
 
+    it('answers a form posted in another encoding (multipart) with 415 saying forms are posted urlencoded, changing nothing', async () => {
+      const client = await opened(ours.id);
+      const stateBefore = await webhookState(app.db);
+      const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+      const refused = await roundTrip(
+        `${app.service.publicUrl}/portal/subscriptions/${ours.webhookIds[0]}/recover`,
+        'POST',
+        { cookie, 'content-type': 'multipart/form-data; boundary=x' },
+        '--x\r\nContent-Disposition: form-data; name="since"\r\n\r\n2026-01-01T00:00:00Z\r\n--x--\r\n',
+      );
+      assert.equal(refused.status, 415);
+      assert.match(refused.text, /x-www-form-urlencoded/);
+      assert.equal(await webhookState(app.db), stateBefore);
+    });
+
     it('refuses every action of a read-only link and shows no form for one', async () => {
       const client = await opened(ours.id, { readOnly: true });
       const page = await client.get(`/portal/subscriptions/${ours.webhookIds[0]}`);

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { unsupportedBodyMediaType } from '../http/body-media-type';
 import { listenerOf, pathOf } from '../http/listener';
 import { RouteMiss } from '../http/route-miss';
 import { loggableError } from '../logging/loggable-error';
@@ -78,7 +79,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
       return { status: exception.status, code: exception.code, message: exception.message, headers: exception.headers };
     }
     const fastifyError = fastifyErrorOf(exception);
-    if (fastifyError !== undefined && fastifyError.statusCode < 500) return this.describeFastify(fastifyError);
+    if (fastifyError !== undefined && fastifyError.statusCode < 500) return this.describeFastify(fastifyError, request);
     if (exception instanceof HttpException) return this.describeHttp(exception);
     return {
       status: 500,
@@ -97,7 +98,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     return { status, code, message: exception.message, headers: {} };
   }
 
-  private describeFastify({ code: fastifyCode, statusCode }: FastifyErrorLike): Described {
+  private describeFastify({ code: fastifyCode, statusCode }: FastifyErrorLike, request: FastifyRequest): Described {
     const code = CODE_BY_STATUS[statusCode] ?? ErrorCode.InvalidArgument;
     const headers: Record<string, string> = {};
     switch (fastifyCode) {
@@ -113,8 +114,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
           message: `The request body is larger than ${this.config.bodyLimitBytes} bytes.`,
           headers,
         };
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return { status: 415, code, message: 'Request bodies must be JSON (Content-Type: application/json).', headers };
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+        const refusal = unsupportedBodyMediaType(request.routeOptions.url ?? '');
+        return { status: refusal.status, code: refusal.code, message: refusal.message, headers };
+      }
       default:
         return { status: statusCode, code, message: 'The request could not be read.', headers };
     }

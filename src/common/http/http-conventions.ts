@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { recordAnsweredRequest } from './http-metrics';
 import { DomainError } from '../errors/domain-error';
-import { ErrorCode } from '../errors/error-code';
 import type { ClientFailureBudget } from '../rate-limit/client-failure-budget';
+import { unsupportedBodyMediaType } from './body-media-type';
 import { acceptsFormBodies, audienceOfRequest, listenerOf, pathOf } from './listener';
 import { RouteMiss } from './route-miss';
 import type { RouteTable } from './route-table';
@@ -112,11 +112,7 @@ function assertJsonObjectBody(request: FastifyRequest): void {
   const contentType = request.headers['content-type'] ?? '';
   // The dashboard's and the portal's HTML forms post urlencoded bodies; nothing else may.
   if (FORM_MEDIA_TYPE.test(contentType) && acceptsFormBodies(request.routeOptions.url ?? '')) return;
-  if (!JSON_MEDIA_TYPE.test(contentType)) {
-    throw new DomainError(ErrorCode.InvalidArgument, 'Request bodies must be JSON (Content-Type: application/json).', {
-      status: 415,
-    });
-  }
+  if (!JSON_MEDIA_TYPE.test(contentType)) throw unsupportedBodyMediaType(request.routeOptions.url ?? '');
   const body = request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw DomainError.invalidArgument('The request body must be a JSON object.');

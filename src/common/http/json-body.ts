@@ -5,6 +5,7 @@ import { jsonShapeProblem, jsonTextShapeProblem, unstorableTextProblem } from '.
 import type { AppConfig } from '../../config/app-config';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
+import { unsupportedBodyMediaType } from './body-media-type';
 import { audienceOfRoute, acceptsFormBodies } from './listener';
 
 /** Bodies of DELETE requests: at most `{"actorRole": "org_manager"}`. */
@@ -219,13 +220,9 @@ export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfi
 
   // The dashboard's and the portal's HTML forms post urlencoded bodies; no other route has a parser for them (415).
   fastify.addContentTypeParser('application/x-www-form-urlencoded', (request, payload, done) => {
-    if (!acceptsFormBodies(request.routeOptions.url ?? '')) {
-      done(
-        new DomainError(ErrorCode.InvalidArgument, 'Request bodies must be JSON (Content-Type: application/json).', {
-          status: 415,
-        }),
-        undefined,
-      );
+    const route = request.routeOptions.url ?? '';
+    if (!acceptsFormBodies(route)) {
+      done(unsupportedBodyMediaType(route), undefined);
       return;
     }
     readBody(request, payload, Math.min(FORM_BODY_LIMIT, config.bodyLimitBytes)).then(
