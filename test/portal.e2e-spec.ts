@@ -487,6 +487,33 @@ describe('the webhook portal', () => {
       assert.match((await client.get(resent.location ?? '')).html, /is being sent again/);
     });
 
+    it('pages the delivery log: past the newest 100, an Older deliveries link leads on until every delivery has been shown once', async () => {
+      const owner = await app.make.organiser({ name: 'paged', scopes: ['webhooks:read', 'webhooks:write'] });
+      const hook = await app.make.webhook(owner.key, `${receiver.origin}/paged`, ['order.confirmed']);
+      await app.db.query(
+        `SELECT webhook_history_ensure_partitions(d, d) FROM (SELECT (now() AT TIME ZONE 'UTC')::date AS d) AS today`,
+      );
+      await app.db.query(
+        `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, created_at,
+                                               completed_at)
+         SELECT 'dlv_paged_' || lpad(n::text, 3, '0'), $1, 'order.confirmed', 'ord_paged', '\\x7b7d', 'failed', now(), now()
+           FROM generate_series(1, 105) AS n ORDER BY n`,
+        [hook.id],
+      );
+      const client = await opened(owner.id);
+      const seen: string[] = [];
+      let path: string | undefined = `/portal/subscriptions/${hook.id}`;
+      for (let pages = 0; path !== undefined && pages < 5; pages += 1) {
+        const page = await client.get(path);
+        assert.equal(page.status, 200);
+        seen.push(...[...page.html.matchAll(/data-delivery="(dlv_paged_\d+)"/g)].map((match) => match[1] ?? ''));
+        path = /id="older-deliveries" href="([^"#]+)/.exec(page.html)?.[1]?.replaceAll('&amp;', '&');
+      }
+      assert.equal(seen.length, 105);
+      assert.equal(new Set(seen).size, 105, 'no delivery is shown twice');
+      assert.deepEqual([seen[0], seen[100], seen.at(-1)], ['dlv_paged_105', 'dlv_paged_005', 'dlv_paged_001']);
+    });
+
     it('resends a delivery and recovers a window, each answered with a redirect and a message on the next page', async () => {
       const client = await opened(ours.id);
       const webhookId = ours.webhookIds[0] ?? '';

@@ -74,11 +74,24 @@ export class PortalSubscriptionViews {
     }));
   }
 
-  async subscriptionPage(account: PortalAccount, webhookId: string): Promise<Record<string, unknown>> {
+  /** The subscription with a page of its delivery log: the newest, or those before `olderThanId` (one of its deliveries). */
+  async subscriptionPage(
+    account: PortalAccount,
+    webhookId: string,
+    olderThanId?: string,
+  ): Promise<Record<string, unknown>> {
     const webhook = await this.owned(account, webhookId);
-    const deliveries = (await this.operations.deliveries(webhookId, DELIVERIES_SHOWN + 1)).map(deliveryView);
+    const deliveries = (await this.operations.deliveries(webhookId, DELIVERIES_SHOWN + 1, olderThanId)).map(
+      deliveryView,
+    );
     const shown = deliveries.slice(0, DELIVERIES_SHOWN);
+    const last = shown.at(-1);
     return {
+      olderPage: olderThanId !== undefined,
+      olderHref:
+        deliveries.length > DELIVERIES_SHOWN && last !== undefined
+          ? `${portalPath('subscriptions', webhookId)}?before=${encodeURIComponent(last.id)}#delivery-log`
+          : null,
       title: `Webhook to ${new URL(webhook.url).host}`,
       webhook: { ...webhook, secret: undefined, health: healthOf(webhook) },
       figures: webhook.health,

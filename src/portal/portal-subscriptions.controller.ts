@@ -1,7 +1,8 @@
-import { Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { PortalRoute } from '../common/auth-context/portal-access';
+import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { seeOther } from '../common/html/html-answers';
@@ -62,12 +63,15 @@ export class PortalSubscriptionsController {
   }
 
   @Get('subscriptions/:webhookId')
+  @AcceptsQuery('before')
   async subscription(
     @Param('webhookId') webhookId: string,
+    @Query('before') before: string | undefined,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
-    const view = await this.views.subscriptionPage(accountOf(requirePortalSession(request)), webhookId);
+    const olderThan = typeof before === 'string' && before !== '' ? before : undefined;
+    const view = await this.views.subscriptionPage(accountOf(requirePortalSession(request)), webhookId, olderThan);
     return this.pages.send(request, reply, 'subscription', view);
   }
 

@@ -55,9 +55,26 @@ describe('DeliveryHistoryRepository', () => {
       [newer],
     );
     assert.deepEqual(
-      (await history.listForSubscription(subscriptionId, 10, older)).map((row) => row.id),
+      (await history.listForSubscription(subscriptionId, 10, { onlyDeliveryId: older })).map((row) => row.id),
       [older],
     );
+  });
+
+  it('pages the log: olderThanId gives the deliveries before that one, across the queue and the history, and none for another subscription’s delivery', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const oldest = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
+    const middle = await insertDelivery(tables.dataSource, { subscriptionId, dueInSeconds: 30 });
+    const newest = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
+    const foreign = await insertDelivery(tables.dataSource, {
+      subscriptionId: await insertSubscription(tables.dataSource),
+    });
+    const page = async (olderThanId: string, limit = 10) =>
+      (await history.listForSubscription(subscriptionId, limit, { olderThanId })).map((row) => row.id);
+    assert.deepEqual(await page(newest), [middle, oldest]);
+    assert.deepEqual(await page(newest, 1), [middle]);
+    assert.deepEqual(await page(middle), [oldest]);
+    assert.deepEqual(await page(oldest), []);
+    assert.deepEqual(await page(foreign), [], 'another subscription’s delivery anchors nothing');
   });
 
   it('leases a final delivery for a resend: pending under a lease, on a fresh schedule, with its subscription’s secrets', async () => {

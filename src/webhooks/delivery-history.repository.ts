@@ -36,7 +36,7 @@ const LOG_COLUMNS = sqlText(`id, event_type, status, attempts, last_status, crea
  * `onlyDeliveryId` (or null) narrows it to one.
  */
 const DELIVERIES_OF = defineStatement<
-  { subscriptionId: string; limit: number; onlyDeliveryId: string | null },
+  { subscriptionId: string; limit: number; onlyDeliveryId: string | null; olderThanId: string | null },
   {
     id: string;
     event_type: WebhookEventType;
@@ -48,15 +48,23 @@ const DELIVERIES_OF = defineStatement<
     trace_id: string | null;
   }
 >(
-  (p) => sql`SELECT id, event_type, status, attempts, last_status, next_attempt_at, created_at, trace_id
+  // `olderThanId` pages the log: only deliveries before that one of the same subscription (none when it is not one).
+  (p) => sql`WITH anchor AS (
+                SELECT coalesce(
+                  (SELECT seq FROM webhook_delivery WHERE id = ${p.olderThanId} AND subscription_id = ${p.subscriptionId}),
+                  (SELECT seq FROM webhook_delivery_history
+                    WHERE id = ${p.olderThanId} AND subscription_id = ${p.subscriptionId})) AS before_seq)
+         SELECT id, event_type, status, attempts, last_status, next_attempt_at, created_at, trace_id
          FROM ((SELECT ${LOG_COLUMNS}, next_attempt_at FROM webhook_delivery
                  WHERE subscription_id = ${p.subscriptionId}
                    AND (${p.onlyDeliveryId}::text IS NULL OR id = ${p.onlyDeliveryId})
+                   AND (${p.olderThanId}::text IS NULL OR seq < (SELECT before_seq FROM anchor))
                  ORDER BY seq DESC LIMIT ${p.limit})
                UNION ALL
                (SELECT ${LOG_COLUMNS}, NULL::timestamptz FROM webhook_delivery_history
                  WHERE subscription_id = ${p.subscriptionId}
                    AND (${p.onlyDeliveryId}::text IS NULL OR id = ${p.onlyDeliveryId})
+                   AND (${p.olderThanId}::text IS NULL OR seq < (SELECT before_seq FROM anchor))
                  ORDER BY seq DESC LIMIT ${p.limit})) AS log
         ORDER BY seq DESC LIMIT ${p.limit}`,
   { prepared: false },
@@ -201,10 +209,22 @@ export class DeliveryHistoryRepository {
     private readonly unitOfWork: UnitOfWork,
   ) {}
 
-  /** Newest first, each with its attempt log oldest first. */
-  async listForSubscription(subscriptionId: string, limit: number, onlyDeliveryId?: string): Promise<DeliveryRow[]> {
+  /**
+   * Newest first, each with its attempt log oldest first; with `olderThanId`
+   * (a delivery of this subscription), the next page: those before it.
+   */
+  async listForSubscription(
+    subscriptionId: string,
+    limit: number,
+    options: { onlyDeliveryId?: string; olderThanId?: string } = {},
+  ): Promise<DeliveryRow[]> {
     const rows = await DELIVERIES_OF.rows(
-      { subscriptionId, limit, onlyDeliveryId: onlyDeliveryId ?? null },
+      {
+        subscriptionId,
+        limit,
+        onlyDeliveryId: options.onlyDeliveryId ?? null,
+        olderThanId: options.olderThanId ?? null,
+      },
       this.database,
     );
     if (rows.length === 0) return [];

@@ -80,11 +80,18 @@ export class WebhookOperationsService {
 
   /**
    * The delivery log, newest first. Deleted subscriptions keep theirs (until retention purges it).
-   * `limit` (at most 500) lets a page that shows fewer read fewer.
+   * `limit` (at most 500) lets a page that shows fewer read fewer; `olderThanId` (one of the
+   * subscription's deliveries) gives the page after it.
    */
-  async deliveries(webhookId: string, limit = DELIVERIES_SHOWN): Promise<WebhookDeliveryResponseDto[]> {
+  async deliveries(
+    webhookId: string,
+    limit = DELIVERIES_SHOWN,
+    olderThanId?: string,
+  ): Promise<WebhookDeliveryResponseDto[]> {
     if ((await this.subscriptions.findById(webhookId)) === null) throw DomainError.notFound('Webhook');
-    const rows = await this.deliveryRows.listForSubscription(webhookId, Math.min(limit, DELIVERIES_SHOWN));
+    const rows = await this.deliveryRows.listForSubscription(webhookId, Math.min(limit, DELIVERIES_SHOWN), {
+      olderThanId,
+    });
     return rows.map(presentDelivery);
   }
 
@@ -134,7 +141,7 @@ export class WebhookOperationsService {
     }
     // Read before the attempt starts: the answer is the resend as accepted (pending), whatever the attempt
     // does next. Read after, a fast receiver's answer raced it and the resend could already show `succeeded`.
-    const [row] = await this.deliveryRows.listForSubscription(webhookId, 1, deliveryId);
+    const [row] = await this.deliveryRows.listForSubscription(webhookId, 1, { onlyDeliveryId: deliveryId });
     this.worker.sendNow(leased);
     // Retention could only remove it long after the lease just taken ends.
     if (row === undefined) throw DomainError.notFound('Delivery');
