@@ -166,6 +166,21 @@ describe('webhook operations', () => {
       assert.equal((await detail(hook.id)).enabled, false, 'a forced resend must not re-enable');
     });
 
+    it('answers 404, not 409, for an unknown delivery or another subscription’s on a disabled subscription without force', async () => {
+      const owner = await organiser();
+      const other = await subscribe(owner.key, 'https://127.0.0.1:1/other');
+      const hook = await subscribe(owner.key, 'https://127.0.0.1:1/off', { enabled: false });
+      await order(await event(owner.id));
+      const [othersDelivery] = await deliveries(other.id);
+      for (const deliveryId of ['dlv_unknown', othersDelivery.id]) {
+        assertErrorBody(
+          await admin('POST', `/internal/webhooks/${hook.id}/deliveries/${deliveryId}/resend`, { body: {} }),
+          404,
+          'not_found',
+        );
+      }
+    });
+
     it('answers 404 for a delivery of another subscription or an unknown one', async () => {
       const receiving = await receiver();
       const owner = await organiser();

@@ -129,6 +129,9 @@ export class WebhookOperationsService {
   ): Promise<WebhookDeliveryResponseDto> {
     const subscription = await this.live(webhookId);
     if (!subscription.enabled && options.force !== true) {
+      // A delivery that is not the subscription's is a 404 whatever its state: a 409 would invite forcing nothing.
+      const [own] = await this.deliveryRows.listForSubscription(webhookId, 1, { onlyDeliveryId: deliveryId });
+      if (own === undefined) throw DomainError.notFound('Delivery');
       throw DomainError.conflict('The webhook is disabled; resend with force to send to it anyway.');
     }
     const leased = await this.deliveryRows.leaseForResend(webhookId, deliveryId, {
