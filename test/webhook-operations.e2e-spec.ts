@@ -270,6 +270,47 @@ describe('webhook operations', () => {
     ]);
   });
 
+  describe('delivery log', () => {
+    it('lists 500 at a time with has_more and next_cursor, and the cursor leads on until every delivery has been listed once', async () => {
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, 'https://127.0.0.1:1/paged-log');
+      await db.query(
+        `SELECT webhook_history_ensure_partitions(d, d) FROM (SELECT (now() AT TIME ZONE 'UTC')::date AS d) AS today`,
+      );
+      await db.query(
+        `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, created_at,
+                                               completed_at)
+         SELECT 'dlv_log_' || lpad(n::text, 4, '0'), $1, 'order.confirmed', 'ord_log', '\\x7b7d', 'failed', now(), now()
+           FROM generate_series(1, 1001) AS n ORDER BY n`,
+        [hook.id],
+      );
+      const first = await admin('GET', `/internal/webhooks/${hook.id}/deliveries`);
+      assert.equal(first.status, 200, first.text);
+      assert.equal(first.body.data.length, 500);
+      assert.equal(first.body.has_more, true);
+      const seen: string[] = first.body.data.map((delivery: { id: string }) => delivery.id);
+      let cursor: string | null = first.body.next_cursor;
+      while (cursor !== null) {
+        const next = await admin(
+          'GET',
+          `/internal/webhooks/${hook.id}/deliveries?cursor=${encodeURIComponent(cursor)}`,
+        );
+        assert.equal(next.status, 200, next.text);
+        seen.push(...next.body.data.map((delivery: { id: string }) => delivery.id));
+        assert.equal(next.body.next_cursor === null, next.body.has_more === false);
+        cursor = next.body.next_cursor;
+      }
+      assert.equal(seen.length, 1001);
+      assert.equal(new Set(seen).size, 1001, 'no delivery is listed twice');
+      assert.deepEqual([seen[0], seen.at(-1)], ['dlv_log_1001', 'dlv_log_0001']);
+      assertErrorBody(
+        await admin('GET', `/internal/webhooks/${hook.id}/deliveries?cursor=${encodeURIComponent('bad cursor')}`),
+        400,
+        'invalid_argument',
+      );
+    });
+  });
+
   describe('recover', () => {
     it('queues again, oldest first, what did not succeed in [since, until), and answers {queued, remaining}', async () => {
       const receiving = await receiver();

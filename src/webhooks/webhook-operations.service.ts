@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { generateWebhookSecret } from '../../libs/webhooks';
+import { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -80,7 +81,7 @@ export class WebhookOperationsService {
 
   /**
    * The delivery log, newest first. Deleted subscriptions keep theirs (until retention purges it).
-   * `limit` (at most 500) lets a page that shows fewer read fewer; `olderThanId` (one of the
+   * `limit` (at most 501: a page and one more) lets a page that shows fewer read fewer; `olderThanId` (one of the
    * subscription's deliveries) gives the page after it.
    */
   async deliveries(
@@ -89,10 +90,22 @@ export class WebhookOperationsService {
     olderThanId?: string,
   ): Promise<WebhookDeliveryResponseDto[]> {
     if ((await this.subscriptions.findById(webhookId)) === null) throw DomainError.notFound('Webhook');
-    const rows = await this.deliveryRows.listForSubscription(webhookId, Math.min(limit, DELIVERIES_SHOWN), {
+    const rows = await this.deliveryRows.listForSubscription(webhookId, Math.min(limit, DELIVERIES_SHOWN + 1), {
       olderThanId,
     });
     return rows.map(presentDelivery);
+  }
+
+  /**
+   * A page of the delivery log for the internal API: the newest 500, or the
+   * 500 before `cursor` (the `next_cursor` of the page before: the id of its
+   * last delivery), so every delivery a resend may name can be found.
+   */
+  async deliveryPage(webhookId: string, cursor?: string): Promise<Page<WebhookDeliveryResponseDto>> {
+    const rows = await this.deliveries(webhookId, DELIVERIES_SHOWN + 1, cursor);
+    const shown = rows.slice(0, DELIVERIES_SHOWN);
+    const hasMore = rows.length > DELIVERIES_SHOWN;
+    return new Page(shown, hasMore, hasMore ? (shown.at(-1)?.id ?? null) : null);
   }
 
   /**

@@ -1,4 +1,8 @@
-import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiQuery } from '@nestjs/swagger';
+import { Page } from '../common/envelope/page';
+import { DomainError } from '../common/errors/domain-error';
+import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { ValidatedBody } from '../common/validation/validated-body';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import {
@@ -34,10 +38,25 @@ export class WebhooksInternalController {
     return this.operations.enable(webhookId, readEnableOptions(body as Record<string, unknown>));
   }
 
-  /** Not a page: the internal contract is `{data: [...]}` newest first. */
+  /**
+   * `{data: [...]}` newest first, as the internal contract says, 500 at a time, with `has_more` and
+   * `next_cursor` (pass it as `cursor` for the next 500) added so that every delivery can be reached.
+   */
   @Get(':webhookId/deliveries')
-  deliveries(@Param('webhookId') webhookId: string): Promise<WebhookDeliveryResponseDto[]> {
-    return this.operations.deliveries(webhookId);
+  @AcceptsQuery('cursor')
+  @ApiQuery({
+    name: 'cursor',
+    required: false,
+    description: 'The `next_cursor` of the page before: the 500 deliveries older than its last one.',
+  })
+  deliveries(
+    @Param('webhookId') webhookId: string,
+    @Query('cursor') cursor: unknown,
+  ): Promise<Page<WebhookDeliveryResponseDto>> {
+    if (cursor !== undefined && (typeof cursor !== 'string' || !/^[\w-]{1,100}$/.test(cursor))) {
+      throw DomainError.invalidArgument('cursor must be the next_cursor of the page before.');
+    }
+    return this.operations.deliveryPage(webhookId, cursor);
   }
 
   @Post(':webhookId/deliveries/:deliveryId/resend')
