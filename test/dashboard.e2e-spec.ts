@@ -215,6 +215,33 @@ describe('dashboard over HTTP', () => {
     assert.match((await client.get(path)).html, /0 deliveries queued again/);
   });
 
+  it('pages a webhook’s delivery log: past the newest 100, an Older deliveries link leads on until every delivery has been shown once', async () => {
+    const { webhookId } = await webhook();
+    await app.db.query(
+      `SELECT webhook_history_ensure_partitions(d, d) FROM (SELECT (now() AT TIME ZONE 'UTC')::date AS d) AS today`,
+    );
+    await app.db.query(
+      `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, created_at,
+                                             completed_at)
+       SELECT 'dlv_dash_' || lpad(n::text, 3, '0'), $1, 'order.confirmed', 'ord_dash', '\\x7b7d', 'failed', now(), now()
+         FROM generate_series(1, 105) AS n ORDER BY n`,
+      [webhookId],
+    );
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const seen: string[] = [];
+    let path: string | undefined = `/internal/dashboard/webhooks/${webhookId}`;
+    for (let pages = 0; path !== undefined && pages < 5; pages += 1) {
+      const page = await client.get(path);
+      assert.equal(page.status, 200);
+      seen.push(...[...page.html.matchAll(/<code>(dlv_dash_\d+)<\/code>/g)].map((match) => match[1] ?? ''));
+      path = /id="older-deliveries" href="([^"#]+)/.exec(page.html)?.[1]?.replaceAll('&amp;', '&');
+    }
+    assert.equal(seen.length, 105);
+    assert.equal(new Set(seen).size, 105, 'no delivery is shown twice');
+    assert.deepEqual([seen[0], seen.at(-1)], ['dlv_dash_105', 'dlv_dash_001']);
+  });
+
   it('refuses a grace period outside 0 to 604800 seconds beside the field, and keeps the secret', async () => {
     const { webhookId } = await webhook();
     const client = new DashboardClient(service.adminUrl);

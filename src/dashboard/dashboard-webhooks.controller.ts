@@ -1,8 +1,9 @@
-import { Controller, Get, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
+import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { readGraceSecondsField, readRecoverWindowFields, recoveredMessage } from '../webhooks/webhook-operation-inputs';
 import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { healthOf } from '../webhooks/dto/webhook-health';
@@ -40,12 +41,15 @@ export class DashboardWebhooksController {
   ) {}
 
   @Get()
+  @AcceptsQuery('before')
   async page(
     @Param('webhookId') webhookId: string,
+    @Query('before') before: unknown,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
-    return this.pages.send(request, reply, 'webhook', await this.view(webhookId));
+    const olderThan = typeof before === 'string' && before !== '' ? before : undefined;
+    return this.pages.send(request, reply, 'webhook', await this.view(webhookId, olderThan));
   }
 
   @Post('enable')
@@ -141,13 +145,20 @@ export class DashboardWebhooksController {
     }
   }
 
-  private async view(webhookId: string): Promise<Record<string, unknown>> {
+  /** The webhook with a page of its delivery log: the newest, or those before `olderThanId` (one of its deliveries). */
+  private async view(webhookId: string, olderThanId?: string): Promise<Record<string, unknown>> {
     const [webhook, deliveries] = await Promise.all([
       this.operations.detail(webhookId),
-      this.operations.deliveries(webhookId, DELIVERIES_SHOWN + 1),
+      this.operations.deliveries(webhookId, DELIVERIES_SHOWN + 1, olderThanId),
     ]);
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
+    const last = deliveries.at(DELIVERIES_SHOWN - 1);
     return {
+      olderPage: olderThanId !== undefined,
+      olderHref:
+        deliveries.length > DELIVERIES_SHOWN && last !== undefined
+          ? `${dashboardPath('webhooks', webhookId)}?before=${encodeURIComponent(last.id)}#delivery-log`
+          : null,
       title: `Webhook to ${new URL(webhook.url).host}`,
       webhook: { ...webhook, health: healthOf(webhook) },
       figures: webhook.health,
