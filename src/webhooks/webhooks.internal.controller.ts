@@ -1,6 +1,6 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { ApiQuery } from '@nestjs/swagger';
-import { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { ValidatedBody } from '../common/validation/validated-body';
@@ -39,24 +39,31 @@ export class WebhooksInternalController {
   }
 
   /**
-   * `{data: [...]}` newest first, as the internal contract says, 500 at a time, with `has_more` and
-   * `next_cursor` (pass it as `cursor` for the next 500) added so that every delivery can be reached.
+   * `{data: [...]}` newest first, exactly as the internal contract says, 500 at a time. When there are
+   * more, `Link: <…?cursor=…>; rel="next"` (RFC 8288, as GitHub's API pages) names the next 500, so every
+   * delivery a resend may name can be reached without changing the body.
    */
   @Get(':webhookId/deliveries')
   @AcceptsQuery('cursor')
   @ApiQuery({
     name: 'cursor',
     required: false,
-    description: 'The `next_cursor` of the page before: the 500 deliveries older than its last one.',
+    description: 'From the `Link` header\'s `rel="next"` of the page before: the 500 deliveries older than it.',
   })
-  deliveries(
+  async deliveries(
     @Param('webhookId') webhookId: string,
     @Query('cursor') cursor: unknown,
-  ): Promise<Page<WebhookDeliveryResponseDto>> {
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<WebhookDeliveryResponseDto[]> {
     if (cursor !== undefined && (typeof cursor !== 'string' || !/^[\w-]{1,100}$/.test(cursor))) {
-      throw DomainError.invalidArgument('cursor must be the next_cursor of the page before.');
+      throw DomainError.invalidArgument('cursor must be the one the Link header of the page before names.');
     }
-    return this.operations.deliveryPage(webhookId, cursor);
+    const page = await this.operations.deliveryPage(webhookId, cursor);
+    if (page.nextCursor !== null) {
+      const next = `/internal/webhooks/${encodeURIComponent(webhookId)}/deliveries?cursor=${encodeURIComponent(page.nextCursor)}`;
+      void reply.header('link', `<${next}>; rel="next"`);
+    }
+    return page.items;
   }
 
   @Post(':webhookId/deliveries/:deliveryId/resend')
