@@ -9,6 +9,7 @@ import { receiverCertificate } from './support/https-receiver';
 import { internalApi, publicApi } from './support/http-client';
 import type { TestService } from './support/test-service';
 import { withApp } from './support/with-app';
+import { insertFailedHistoryDeliveries } from './support/webhook-rows';
 
 /** The dashboard's HTTP rules (sessions, CSRF, listeners); the browser walk-through is dashboard-browser.e2e-spec. */
 describe('dashboard over HTTP', () => {
@@ -217,16 +218,7 @@ describe('dashboard over HTTP', () => {
 
   it('pages a webhook’s delivery log: past the newest 100, an Older deliveries link leads on until every delivery has been shown once', async () => {
     const { webhookId } = await webhook();
-    await app.db.query(
-      `SELECT webhook_history_ensure_partitions(d, d) FROM (SELECT (now() AT TIME ZONE 'UTC')::date AS d) AS today`,
-    );
-    await app.db.query(
-      `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, created_at,
-                                             completed_at)
-       SELECT 'dlv_dash_' || lpad(n::text, 3, '0'), $1, 'order.confirmed', 'ord_dash', '\\x7b7d', 'failed', now(), now()
-         FROM generate_series(1, 105) AS n ORDER BY n`,
-      [webhookId],
-    );
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_dash_', 105);
     const client = new DashboardClient(service.adminUrl);
     await client.signIn(service.adminToken);
     const seen: string[] = [];
@@ -239,7 +231,7 @@ describe('dashboard over HTTP', () => {
     }
     assert.equal(seen.length, 105);
     assert.equal(new Set(seen).size, 105, 'no delivery is shown twice');
-    assert.deepEqual([seen[0], seen.at(-1)], ['dlv_dash_105', 'dlv_dash_001']);
+    assert.deepEqual([seen[0], seen.at(-1)], ['dlv_dash_0105', 'dlv_dash_0001']);
   });
 
   it('refuses a grace period outside 0 to 604800 seconds beside the field, and keeps the secret', async () => {

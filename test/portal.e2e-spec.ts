@@ -14,6 +14,7 @@ import { roomInRateWindow } from './support/rate-window';
 import { secondInstance } from './support/second-instance';
 import type { TestService } from './support/test-service';
 import { withApp } from './support/with-app';
+import { insertFailedHistoryDeliveries } from './support/webhook-rows';
 
 /** Fast failures against a loopback receiver, and request logs kept for the fragment check. */
 const ENV = {
@@ -490,16 +491,7 @@ describe('the webhook portal', () => {
     it('pages the delivery log: past the newest 100, an Older deliveries link leads on until every delivery has been shown once', async () => {
       const owner = await app.make.organiser({ name: 'paged', scopes: ['webhooks:read', 'webhooks:write'] });
       const hook = await app.make.webhook(owner.key, `${receiver.origin}/paged`, ['order.confirmed']);
-      await app.db.query(
-        `SELECT webhook_history_ensure_partitions(d, d) FROM (SELECT (now() AT TIME ZONE 'UTC')::date AS d) AS today`,
-      );
-      await app.db.query(
-        `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, created_at,
-                                               completed_at)
-         SELECT 'dlv_paged_' || lpad(n::text, 3, '0'), $1, 'order.confirmed', 'ord_paged', '\\x7b7d', 'failed', now(), now()
-           FROM generate_series(1, 105) AS n ORDER BY n`,
-        [hook.id],
-      );
+      await insertFailedHistoryDeliveries(app.db, hook.id, 'dlv_paged_', 105);
       const client = await opened(owner.id);
       const seen: string[] = [];
       let path: string | undefined = `/portal/subscriptions/${hook.id}`;
@@ -511,7 +503,7 @@ describe('the webhook portal', () => {
       }
       assert.equal(seen.length, 105);
       assert.equal(new Set(seen).size, 105, 'no delivery is shown twice');
-      assert.deepEqual([seen[0], seen[100], seen.at(-1)], ['dlv_paged_105', 'dlv_paged_005', 'dlv_paged_001']);
+      assert.deepEqual([seen[0], seen[100], seen.at(-1)], ['dlv_paged_0105', 'dlv_paged_0005', 'dlv_paged_0001']);
     });
 
     it('resends a delivery and recovers a window, each answered with a redirect and a message on the next page', async () => {

@@ -16,6 +16,7 @@ import { defined, nth } from './support/defined';
 import { eventually, sleep } from './support/eventually';
 import { stripeSdk } from './support/stripe-sdk';
 import { ensureHistoryDay } from './support/webhook-rows';
+import { insertFailedHistoryDeliveries } from './support/webhook-rows';
 
 const SCOPES: Scope[] = ['events:read', 'orders:read', 'webhooks:read', 'webhooks:write'];
 /** Small backoff and deadline so retries happen in milliseconds; 127.0.0.0/8 is where the receivers live. */
@@ -274,16 +275,7 @@ describe('webhook operations', () => {
     it('lists 500 at a time in {data} and names the next 500 in a Link rel="next" header, until every delivery has been listed once', async () => {
       const owner = await organiser();
       const hook = await subscribe(owner.key, 'https://127.0.0.1:1/paged-log');
-      await db.query(
-        `SELECT webhook_history_ensure_partitions(d, d) FROM (SELECT (now() AT TIME ZONE 'UTC')::date AS d) AS today`,
-      );
-      await db.query(
-        `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, created_at,
-                                               completed_at)
-         SELECT 'dlv_log_' || lpad(n::text, 4, '0'), $1, 'order.confirmed', 'ord_log', '\\x7b7d', 'failed', now(), now()
-           FROM generate_series(1, 1001) AS n ORDER BY n`,
-        [hook.id],
-      );
+      await insertFailedHistoryDeliveries(db, hook.id, 'dlv_log_', 1001);
       const seen: string[] = [];
       const sizes: number[] = [];
       let path: string | undefined = `/internal/webhooks/${hook.id}/deliveries`;

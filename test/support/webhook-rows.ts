@@ -152,3 +152,24 @@ export async function deliveryRow(
     );
   return rows[0];
 }
+
+/**
+ * `count` failed deliveries of one subscription in today's history, in one
+ * statement, with ids `<prefix>0001` (oldest) to `<prefix><count>` (newest):
+ * a long delivery log for the paging tests.
+ */
+export async function insertFailedHistoryDeliveries(
+  db: { query(text: string, values?: unknown[]): Promise<unknown> },
+  subscriptionId: string,
+  prefix: string,
+  count: number,
+): Promise<void> {
+  await ensureHistoryDay(db, 0);
+  await db.query(
+    `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, created_at,
+                                           completed_at)
+     SELECT $2 || lpad(n::text, 4, '0'), $1, 'order.confirmed', $2 || 'order', '\\x7b7d', 'failed', now(), now()
+       FROM generate_series(1, $3::int) AS n ORDER BY n`,
+    [subscriptionId, prefix, count],
+  );
+}
