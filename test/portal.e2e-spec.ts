@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import * as nodeCrypto from 'node:crypto';
 import fc from 'fast-check';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
@@ -531,6 +532,32 @@ describe('the webhook portal', () => {
       assert.match(page.html, /standardwebhooks/);
       assert.match(page.html, /Service-Signature: t=/);
       assert.doesNotMatch(page.html, new RegExp(theirs.webhookIds[0] ?? 'x'));
+    });
+  });
+
+  describe('the verification page’s Node snippet', () => {
+    it('accepts a real signature and refuses a wrong one, or a v1 of another length, without throwing', async () => {
+      const client = await opened(ours.id);
+      const html = (await client.get('/portal/verify')).html;
+      const snippet = /<code>(\/\/ Node, no library[\s\S]*?)\n\n/.exec(html)?.[1] ?? '';
+      const code = snippet
+        .replaceAll('&lt;', '<')
+        .replaceAll('&gt;', '>')
+        .replaceAll('&quot;', '"')
+        .replaceAll('&amp;', '&');
+      assert.match(code, /timingSafeEqual/);
+      const secret = `whsec_${'ab'.repeat(32)}`;
+      const rawBody = Buffer.from('{"id":"evt_1","type":"order.confirmed"}');
+      const t = String(Math.floor(Date.now() / 1000));
+      const v1 = nodeCrypto.createHmac('sha256', secret).update(`${t}.`).update(rawBody).digest('hex');
+      const verify = (header: string): unknown =>
+        // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the page's own snippet, run as a receiver would
+        new Function('crypto', 'header', 'rawBody', 'process', `${code}\nreturn ok;`)(nodeCrypto, header, rawBody, {
+          env: { WEBHOOK_SECRET: secret },
+        });
+      assert.equal(verify(`t=${t},v1=${v1}`), true);
+      assert.equal(verify(`t=${t},v1=${'0'.repeat(64)}`), false);
+      assert.equal(verify(`t=${t},v1=abc`), false, 'a v1 of another length is refused, not a RangeError');
     });
   });
 
