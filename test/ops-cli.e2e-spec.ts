@@ -66,6 +66,13 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.equal(missing.json.error, 'not_found');
   });
 
+  it('names an unknown command before the usage, exiting 2 without starting anything', async () => {
+    const unknown = await runOpsProcess(['bogus:cmd'], { ...process.env, ...env });
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^unknown command: bogus:cmd\nusage:\n/);
+    assert.equal(unknown.json, undefined, 'nothing on stdout');
+  });
+
   it('applies the same rules as the internal API and exits non-zero with the error code', async () => {
     const organiser = await ops('organisers:create', '--name', 'Rules Org');
     const refused = await ops('keys:create', '--organiser', organiser.json.data.id, '--role', 'viewer');

@@ -12,7 +12,8 @@ async function main(): Promise<number> {
   const args = parseOpsArguments(process.argv.slice(2));
   if (args.command === undefined || OPS_COMMANDS[args.command] === undefined) {
     // Before any database work: a typo should not start PostgreSQL.
-    process.stderr.write(`usage:\n${opsUsage()}\n`);
+    const said = args.command === undefined ? 'no command given' : `unknown command: ${args.command}`;
+    process.stderr.write(`${said}\nusage:\n${opsUsage()}\n`);
     return 2;
   }
   const { config, embedded } = await withEmbeddedDefault({ ...loadAppConfig(), logLevel: 'warn' }, () => undefined);
