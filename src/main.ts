@@ -26,6 +26,8 @@ async function main(): Promise<void> {
     logger,
   ).catch(async (error: unknown) => {
     reportFatal(logger, error, 'the service failed to start');
+    const busy = busyPortHint(error, config);
+    if (busy !== null) process.stderr.write(`${busy}\n`);
     await embedded?.stop();
     return process.exit(1);
   });
@@ -81,6 +83,16 @@ function reportFatal(logger: Logger, error: unknown, message: string): void {
   if (!logger.isLevelEnabled('fatal')) {
     process.stderr.write(`${message}: ${error instanceof Error ? error.message : String(error)}\n`);
   }
+}
+
+/** For a port another process holds: which setting moves which listener, in a plain line a newcomer can act on. */
+function busyPortHint(error: unknown, config: AppConfig): string | null {
+  const { code, port } = (error ?? {}) as { code?: unknown; port?: unknown };
+  if (code !== 'EADDRINUSE') return null;
+  const setting =
+    port === config.port ? 'PORT (the public API)' : port === config.adminPort ? 'ADMIN_PORT (the internal API)' : null;
+  if (setting === null) return `Port ${String(port)} is in use by another process.`;
+  return `Port ${String(port)} is in use by another process: stop it, or set ${setting} to a free port.`;
 }
 
 /**

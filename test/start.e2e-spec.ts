@@ -112,7 +112,7 @@ describe('npm start on the embedded default', () => {
 });
 
 describe('a start that fails', () => {
-  it('says why on stderr and exits 1 even with LOG_LEVEL=silent: a public port already taken is named', async () => {
+  it('says why on stderr and exits 1 even with LOG_LEVEL=silent: a public port already taken is named, with the setting that moves it', async () => {
     const taken = createServer();
     await new Promise<void>((listening) => taken.listen(0, '127.0.0.1', listening));
     const port = (taken.address() as AddressInfo).port;
@@ -131,6 +131,9 @@ describe('a start that fails', () => {
           error.message.startsWith('service exited with 1:') &&
           error.message.includes(
             `the service failed to start: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
+          ) &&
+          error.message.includes(
+            `Port ${port} is in use by another process: stop it, or set PORT (the public API) to a free port.`,
           ),
       );
     } finally {
