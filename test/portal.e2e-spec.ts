@@ -211,6 +211,26 @@ describe('the webhook portal', () => {
       assert.equal((await new PortalClient(app.service.publicUrl).exchange(tokenOf(url))).status, 200);
     });
 
+    it('refuses a dashboard link for an account of the other kind in the path (a venue under /organisers/) with 404, minting nothing', async () => {
+      const dashboard = new DashboardClient(app.service.adminUrl);
+      await dashboard.signIn(app.service.adminToken);
+      const page = await dashboard.get(`/internal/dashboard/organisers/${ours.id}`);
+      const count = async (): Promise<number> =>
+        Number((await app.db.query<{ n: string }>('SELECT count(*) AS n FROM portal_link')).rows[0]?.n);
+      const before = await count();
+      const refused = await dashboard.post(
+        `/internal/dashboard/organisers/${venueId}/portal-link`,
+        {},
+        csrfOf(page.html),
+      );
+      assert.equal(refused.status, 404);
+      assert.equal(await count(), before);
+      const right = await dashboard.post(`/internal/dashboard/venues/${venueId}/portal-link`, {}, csrfOf(page.html));
+      assert.equal(right.status, 303);
+      assert.equal(right.location, `/internal/dashboard/venues/${venueId}`);
+      assert.equal(await count(), before + 1);
+    });
+
     it('keeps a link made on the dashboard sealed until it is shown: its token is in no stored row, as for a new key', async () => {
       const dashboard = new DashboardClient(app.service.adminUrl);
       await dashboard.signIn(app.service.adminToken);

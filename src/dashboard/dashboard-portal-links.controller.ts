@@ -10,7 +10,11 @@ import { dashboardPath } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 
-const ACCOUNT_KINDS = new Set(['organisers', 'venues']);
+/** The account pages' path segment, and the kind of account each names. */
+const ACCOUNT_KINDS = new Map([
+  ['organisers', 'organiser'],
+  ['venues', 'venue'],
+] as const);
 
 /**
  * Mints a webhook-portal link from an account's page. The link is shown
@@ -33,12 +37,15 @@ export class DashboardPortalLinksController {
     @Param('accountId') accountId: string,
     @Req() request: FastifyRequest,
   ): Promise<never> {
-    if (!ACCOUNT_KINDS.has(accountKind)) throw DomainError.notFound('Page');
+    const accountType = ACCOUNT_KINDS.get(accountKind as 'organisers' | 'venues');
+    if (accountType === undefined) throw DomainError.notFound('Page');
     const form = new HtmlForm(request);
     const ttlText = form.text('ttlSeconds');
     try {
+      // A venue's id under /organisers/ (or the reverse) is not found: the link would wait for a page that is not there.
       const link = await this.links.mint({
         accountId,
+        accountType,
         readOnly: form.checked('readOnly'),
         ttlSeconds: ttlText === null ? undefined : /^\d{1,4}$/.test(ttlText) ? Number(ttlText) : NaN,
       });

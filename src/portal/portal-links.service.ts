@@ -61,7 +61,13 @@ export class PortalLinksService implements OnModuleInit {
     );
   }
 
-  async mint(input: { accountId: unknown; readOnly?: unknown; ttlSeconds?: unknown }): Promise<MintedPortalLink> {
+  /** `accountType`, when given, is the kind the caller means: an account of the other kind is then not found. */
+  async mint(input: {
+    accountId: unknown;
+    accountType?: PortalAccount['type'];
+    readOnly?: unknown;
+    ttlSeconds?: unknown;
+  }): Promise<MintedPortalLink> {
     const readOnly = input.readOnly === undefined ? false : input.readOnly;
     if (typeof readOnly !== 'boolean') throw DomainError.invalidArgument('readOnly must be true or false.');
     const ttlSeconds = input.ttlSeconds === undefined ? DEFAULT_LINK_TTL_SECONDS : input.ttlSeconds;
@@ -76,6 +82,7 @@ export class PortalLinksService implements OnModuleInit {
       );
     }
     const account = await this.account(input.accountId);
+    if (input.accountType !== undefined && account.type !== input.accountType) throw DomainError.notFound('Account');
     const token = newToken();
     await this.access.purgeDead(PORTAL_SESSION_ABSOLUTE_SECONDS);
     const expiresAt = await this.access.insertLink({ tokenHash: tokenHashOf(token), account, readOnly, ttlSeconds });
