@@ -147,24 +147,23 @@ export class DashboardWebhooksController {
 
   /** The webhook with a page of its delivery log: the newest, or those before `olderThanId` (one of its deliveries). */
   private async view(webhookId: string, olderThanId?: string): Promise<Record<string, unknown>> {
-    const [webhook, deliveries] = await Promise.all([
+    const [webhook, page] = await Promise.all([
       this.operations.detail(webhookId),
-      this.operations.deliveries(webhookId, DELIVERIES_SHOWN + 1, olderThanId),
+      this.operations.deliveryPage(webhookId, { cursor: olderThanId, size: DELIVERIES_SHOWN }),
     ]);
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
-    const last = deliveries.at(DELIVERIES_SHOWN - 1);
     return {
       olderPage: olderThanId !== undefined,
       olderHref:
-        deliveries.length > DELIVERIES_SHOWN && last !== undefined
-          ? `${dashboardPath('webhooks', webhookId)}?before=${encodeURIComponent(last.id)}#delivery-log`
-          : null,
+        page.nextCursor === null
+          ? null
+          : `${dashboardPath('webhooks', webhookId)}?before=${encodeURIComponent(page.nextCursor)}#delivery-log`,
       title: `Webhook to ${new URL(webhook.url).host}`,
       webhook: { ...webhook, health: healthOf(webhook) },
       figures: webhook.health,
       account,
-      deliveries: deliveries.slice(0, DELIVERIES_SHOWN),
-      moreDeliveries: deliveries.length > DELIVERIES_SHOWN,
+      deliveries: page.items,
+      moreDeliveries: page.hasMore,
       webhookHref: dashboardPath('webhooks', webhookId),
       defaultGrace: DEFAULT_GRACE_SECONDS,
       graceError: null,

@@ -81,22 +81,19 @@ export class PortalSubscriptionViews {
     olderThanId?: string,
   ): Promise<Record<string, unknown>> {
     const webhook = await this.owned(account, webhookId);
-    const deliveries = (await this.operations.deliveries(webhookId, DELIVERIES_SHOWN + 1, olderThanId)).map(
-      deliveryView,
-    );
-    const shown = deliveries.slice(0, DELIVERIES_SHOWN);
-    const last = shown.at(-1);
+    const page = await this.operations.deliveryPage(webhookId, { cursor: olderThanId, size: DELIVERIES_SHOWN });
+    const shown = page.items.map(deliveryView);
     return {
       olderPage: olderThanId !== undefined,
       olderHref:
-        deliveries.length > DELIVERIES_SHOWN && last !== undefined
-          ? `${portalPath('subscriptions', webhookId)}?before=${encodeURIComponent(last.id)}#delivery-log`
-          : null,
+        page.nextCursor === null
+          ? null
+          : `${portalPath('subscriptions', webhookId)}?before=${encodeURIComponent(page.nextCursor)}#delivery-log`,
       title: `Webhook to ${new URL(webhook.url).host}`,
       webhook: { ...webhook, secret: undefined, health: healthOf(webhook) },
       figures: webhook.health,
       deliveries: shown,
-      moreDeliveries: deliveries.length > DELIVERIES_SHOWN,
+      moreDeliveries: page.hasMore,
       missed: shown.filter((delivery) => delivery.status === 'skipped'),
       webhookHref: portalPath('subscriptions', webhookId),
       defaultGrace: DEFAULT_GRACE_SECONDS,

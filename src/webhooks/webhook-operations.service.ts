@@ -97,14 +97,19 @@ export class WebhookOperationsService {
   }
 
   /**
-   * A page of the delivery log for the internal API: the newest 500, or the
-   * 500 before `cursor` (the `next_cursor` of the page before: the id of its
-   * last delivery), so every delivery a resend may name can be found.
+   * A page of the delivery log, newest first: the newest `size` (at most 500), or the `size` before
+   * `cursor`, which is the `nextCursor` of the page before (the id of its last delivery). Every
+   * delivery a resend may name can be reached this way, from the internal API, the dashboard and
+   * the portal alike.
    */
-  async deliveryPage(webhookId: string, cursor?: string): Promise<Page<WebhookDeliveryResponseDto>> {
-    const rows = await this.deliveries(webhookId, DELIVERIES_SHOWN + 1, cursor);
-    const shown = rows.slice(0, DELIVERIES_SHOWN);
-    const hasMore = rows.length > DELIVERIES_SHOWN;
+  async deliveryPage(
+    webhookId: string,
+    options: { cursor?: string; size?: number } = {},
+  ): Promise<Page<WebhookDeliveryResponseDto>> {
+    const size = Math.min(options.size ?? DELIVERIES_SHOWN, DELIVERIES_SHOWN);
+    const rows = await this.deliveries(webhookId, size + 1, options.cursor);
+    const shown = rows.slice(0, size);
+    const hasMore = rows.length > size;
     return new Page(shown, hasMore, hasMore ? (shown.at(-1)?.id ?? null) : null);
   }
 

@@ -58,7 +58,7 @@ export class WebhooksInternalController {
     if (cursor !== undefined && (typeof cursor !== 'string' || !/^[\w-]{1,100}$/.test(cursor))) {
       throw DomainError.invalidArgument('cursor must be the one the Link header of the page before names.');
     }
-    const page = await this.operations.deliveryPage(webhookId, cursor);
+    const page = await this.operations.deliveryPage(webhookId, { cursor });
     if (page.nextCursor !== null) {
       const next = `/internal/webhooks/${encodeURIComponent(webhookId)}/deliveries?cursor=${encodeURIComponent(page.nextCursor)}`;
       void reply.header('link', `<${next}>; rel="next"`);
