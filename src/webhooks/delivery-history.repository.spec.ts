@@ -60,6 +60,34 @@ describe('DeliveryHistoryRepository', () => {
     );
   });
 
+  it('shows a delivery waiting behind a failing or replaying subscription’s probe as due no sooner than the probe', async () => {
+    const due = async (subscriptionId: string) =>
+      new Map(
+        (await history.listForSubscription(subscriptionId, 10)).map((row) => [row.id, row.nextAttemptAt?.getTime()]),
+      );
+    const failing = await insertSubscription(tables.dataSource, { consecutiveFailures: 3 });
+    const probe = await insertDelivery(tables.dataSource, { subscriptionId: failing, dueInSeconds: 600 });
+    const waiting = await insertDelivery(tables.dataSource, { subscriptionId: failing, dueInSeconds: -60 });
+    const later = await insertDelivery(tables.dataSource, { subscriptionId: failing, dueInSeconds: 1_200 });
+    const shown = await due(failing);
+    assert.ok(shown.get(probe)! > Date.now() + 590_000, 'the probe keeps its own backoff');
+    assert.equal(shown.get(waiting), shown.get(probe), 'one due already waits for the probe');
+    assert.ok(shown.get(later)! > shown.get(probe)!, 'one due after the probe keeps its own time');
+
+    await tables.dataSource.query('UPDATE webhook_subscription SET consecutive_failures = 0 WHERE id = $1', [failing]);
+    assert.ok((await due(failing)).get(waiting)! < Date.now(), 'a healthy subscription sends it as soon as it is due');
+
+    const replaying = await insertSubscription(tables.dataSource);
+    const first = await insertDelivery(tables.dataSource, {
+      subscriptionId: replaying,
+      replay: true,
+      dueInSeconds: 30,
+    });
+    const second = await insertDelivery(tables.dataSource, { subscriptionId: replaying, replay: true });
+    const replayed = await due(replaying);
+    assert.equal(replayed.get(second), replayed.get(first), 'a recovery is sent one at a time, oldest first');
+  });
+
   it('pages the log: olderThanId gives the deliveries before that one, across the queue and the history, and none for another subscription’s delivery', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
     const oldest = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });

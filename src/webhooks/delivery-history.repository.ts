@@ -34,6 +34,11 @@ const LOG_COLUMNS = sqlText(`id, event_type, status, attempts, last_status, crea
  * A subscription's deliveries, newest first, from the queue and the history
  * together (one snapshot: a delivery moving between them is seen once);
  * `onlyDeliveryId` (or null) narrows it to one.
+ *
+ * A failing or replaying subscription sends only its oldest pending delivery
+ * (the probe; see CLAIM_DELIVERIES in delivery-queue.repository.ts): the
+ * others wait behind it, so none of them is shown due before the probe is.
+ * Their own time, often long past, would read as a worker that is stuck.
  */
 const DELIVERIES_OF = defineStatement<
   { subscriptionId: string; limit: number; onlyDeliveryId: string | null; olderThanId: string | null },
@@ -53,9 +58,24 @@ const DELIVERIES_OF = defineStatement<
                 SELECT coalesce(
                   (SELECT seq FROM webhook_delivery WHERE id = ${p.olderThanId} AND subscription_id = ${p.subscriptionId}),
                   (SELECT seq FROM webhook_delivery_history
-                    WHERE id = ${p.olderThanId} AND subscription_id = ${p.subscriptionId})) AS before_seq)
+                    WHERE id = ${p.olderThanId} AND subscription_id = ${p.subscriptionId})) AS before_seq
+              ), probe AS (
+                SELECT o.id AS probe_id, o.next_attempt_at AS probe_due
+                  FROM webhook_subscription s
+                  JOIN webhook_delivery_turn t ON t.subscription_id = s.id
+                 CROSS JOIN LATERAL (
+                       SELECT x.id, x.next_attempt_at FROM webhook_delivery x
+                        WHERE x.subscription_id = s.id AND x.status = 'pending' AND x.seq >= t.from_seq
+                        ORDER BY x.seq LIMIT 1) o
+                 WHERE s.id = ${p.subscriptionId}
+                   AND (s.consecutive_failures > 0 OR EXISTS (
+                         SELECT 1 FROM webhook_delivery r
+                          WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay)))
          SELECT id, event_type, status, attempts, last_status, next_attempt_at, created_at, trace_id
-         FROM ((SELECT ${LOG_COLUMNS}, next_attempt_at FROM webhook_delivery
+         FROM ((SELECT ${LOG_COLUMNS},
+                       CASE WHEN probe_id IS NULL OR id = probe_id THEN next_attempt_at
+                            ELSE greatest(next_attempt_at, probe_due) END AS next_attempt_at
+                  FROM webhook_delivery LEFT JOIN probe ON true
                  WHERE subscription_id = ${p.subscriptionId}
                    AND (${p.onlyDeliveryId}::text IS NULL OR id = ${p.onlyDeliveryId})
                    AND (${p.olderThanId}::text IS NULL OR seq < (SELECT before_seq FROM anchor))
