@@ -127,6 +127,27 @@ describe('input hardening', () => {
       assertErrorBody(internal, 400, 'invalid_argument');
     });
 
+    it('refuses a JSON body that is not valid UTF-8 with 400, whatever charset it declares, storing nothing', async () => {
+      const event = await createEvent(organiser.key, { startTime: '2027-01-01T10:00:00Z', title: { en: 'before' } });
+      assert.equal(event.status, 201, event.text);
+      const latin1 = Buffer.concat([Buffer.from('{"title":{"en":"caf'), Buffer.from([0xe9]), Buffer.from('"}}')]);
+      for (const contentType of ['application/json', 'application/json; charset=iso-8859-1']) {
+        const result = await api('PATCH', `/v1/events/${event.body.data.id}`, {
+          key: organiser.key,
+          rawBody: latin1,
+          headers: { 'content-type': contentType },
+        });
+        assertErrorBody(result, 400, 'invalid_argument');
+        assert.match(result.body.message, /not valid UTF-8/);
+      }
+      const stored = await api('GET', `/v1/events/${event.body.data.id}`, { key: organiser.key });
+      assert.equal(stored.body.data.title, 'before');
+      const internal = await admin('POST', '/internal/organisers', {
+        rawBody: Buffer.from([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]),
+      });
+      assertErrorBody(internal, 400, 'invalid_argument');
+    });
+
     it('accepts surrogate pairs (emoji) as the valid text they are', async () => {
       const result = await createEvent(organiser.key, {
         startTime: '2027-01-01T10:00:00Z',
@@ -153,6 +174,29 @@ describe('input hardening', () => {
           headers: { 'idempotency-key': key },
         });
         assertErrorBody(result, 400, 'invalid_argument');
+      }
+    });
+
+    it('documents the Idempotency-Key rule it applies: 1 to 255 printable ASCII characters without spaces', async () => {
+      const document = (await (await fetch(`${service.publicUrl}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, { parameters?: Array<{ name: string; schema?: any }> }>>;
+      };
+      const header = document.paths['/v1/events']?.post?.parameters?.find((p) => p.name === 'Idempotency-Key');
+      assert.deepEqual(header?.schema, { type: 'string', minLength: 1, maxLength: 255, pattern: '^[!-~]+$' });
+      const pattern = new RegExp(header?.schema.pattern);
+      for (const [key, taken] of [
+        ['x'.repeat(255), true],
+        ['~!{}', true],
+        ['x'.repeat(256), false],
+        ['a b', false],
+      ] as const) {
+        assert.equal(pattern.test(key) && key.length <= 255, taken, key.slice(0, 20));
+        const result = await api('POST', '/v1/events', {
+          key: organiser.key,
+          body: { startTime: '2027-01-01T10:00:00Z' },
+          headers: { 'idempotency-key': key },
+        });
+        assert.equal(result.status, taken ? 201 : 400, `${key.slice(0, 20)}: ${result.text}`);
       }
     });
   });

@@ -16,6 +16,7 @@ import { PublicOperation } from '../common/openapi/public-operation.decorator';
 import { PagedList } from '../common/pagination/paged-list.decorator';
 import { EventPage, EventResponseDto } from './dto/event.dto';
 import { EventsService } from './events.service';
+import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency/idempotency.service';
 import { InRequest, type RequestContext } from '../common/request-id/request-context';
 
 /** `EventCreate` and `EventPatch` are built from libs/event-rules' field table (event-patch.schema.ts). */
@@ -66,8 +67,13 @@ export class EventsController {
       {
         name: 'Idempotency-Key',
         required: true,
-        description: 'Opaque string, unique per create; reuse it to retry safely.',
-        schema: { type: 'string', minLength: 1 },
+        description: `Opaque string, unique per create; reuse it to retry safely. 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters without spaces (a UUID fits); anything else is \`400 invalid_argument\`.`,
+        schema: {
+          type: 'string',
+          minLength: 1,
+          maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
+          pattern: IDEMPOTENCY_KEY_PATTERN.source,
+        },
       },
     ],
     requestBody: EVENT_CREATE_BODY,

@@ -1410,7 +1410,7 @@ export interface operations {
       header: {
         /** @description Optional. Echoed in the response when it is 1 to 64 characters of `A-Z a-z 0-9 - _ . : + / =`. */
         'X-Request-Id'?: string;
-        /** @description Opaque string, unique per create; reuse it to retry safely. */
+        /** @description Opaque string, unique per create; reuse it to retry safely. 1 to 255 printable ASCII characters without spaces (a UUID fits); anything else is `400 invalid_argument`. */
         'Idempotency-Key': string;
       };
       path?: never;

@@ -14,8 +14,8 @@ export interface HttpResult<T = unknown> {
 export interface CallOptions {
   key?: string;
   body?: unknown;
-  /** A raw body sent as is (for malformed JSON tests). */
-  rawBody?: string;
+  /** A raw body sent as is (for malformed JSON or bytes that are not UTF-8). */
+  rawBody?: string | Buffer;
   headers?: Record<string, string>;
 }
 
@@ -42,7 +42,7 @@ export function roundTrip(
   url: string,
   method: string,
   headers: Record<string, string>,
-  body?: string,
+  body?: string | Buffer,
 ): Promise<HttpAnswer> {
   const sent: Record<string, string> = { accept: '*/*', ...headers };
   // node:http frames a DELETE's or a GET's body only when told its length (fetch always says it).
@@ -75,7 +75,7 @@ export function roundTrip(
 async function send(url: string, method: string, options: CallOptions): Promise<HttpResult> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers['authorization'] = `Bearer ${options.key}`;
-  let body: string | undefined;
+  let body: string | Buffer | undefined;
   if (options.rawBody !== undefined) body = options.rawBody;
   else if (options.body !== undefined) body = JSON.stringify(options.body);
   if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import { scan as refusePrototypePoisoning } from 'secure-json-parse';
 import { jsonShapeProblem, jsonTextShapeProblem, unstorableTextProblem } from '../../../libs/json/json-shape';
@@ -111,6 +112,10 @@ function readBody(request: FastifyRequest, payload: Readable, limit: number): Pr
 
 /** JSON text to a value within the structural limits, or a `400 invalid_argument` naming the problem. */
 export function parseJsonBody(bytes: Buffer): unknown {
+  // Decoding would silently turn each invalid byte into U+FFFD and store that in place of what was sent.
+  if (!isUtf8(bytes)) {
+    throw DomainError.invalidArgument('The request body is not valid UTF-8, the only encoding of JSON text.');
+  }
   let text = bytes.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) throw DomainError.invalidArgument('The request body is empty but declared as JSON.');

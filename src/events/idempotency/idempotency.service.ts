@@ -19,7 +19,9 @@ const IDEMPOTENCY_PURGE_EVERY_MS = 60 * 60 * 1000;
  * rate limit alone would not.
  */
 export const IDEMPOTENCY_KEYS_PER_ORGANISER = 10_000;
-const MAX_KEY_LENGTH = 255;
+/** The longest `Idempotency-Key` taken; a key is printable ASCII without spaces (`!` to `~`). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+export const IDEMPOTENCY_KEY_PATTERN = /^[!-~]+$/;
 /** Organisers whose create count is remembered; past it the least recently trimmed is forgotten (and trims next time). */
 const TRACKED_ORGANISERS = 10_000;
 /**
@@ -95,9 +97,9 @@ export class IdempotencyService implements OnModuleInit {
     if (raw === undefined || (typeof raw === 'string' && raw.trim() === '')) {
       throw new DomainError(ErrorCode.IdempotencyKeyRequired, 'POST /v1/events requires an Idempotency-Key header.');
     }
-    if (typeof raw !== 'string' || raw.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(raw)) {
+    if (typeof raw !== 'string' || raw.length > MAX_IDEMPOTENCY_KEY_LENGTH || !IDEMPOTENCY_KEY_PATTERN.test(raw)) {
       throw DomainError.invalidArgument(
-        `Idempotency-Key must be one header of 1 to ${MAX_KEY_LENGTH} printable ASCII characters.`,
+        `Idempotency-Key must be one header of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters.`,
       );
     }
     return raw;
