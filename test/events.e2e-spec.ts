@@ -424,6 +424,21 @@ describe('events', () => {
       assert.notEqual(touched.headers.get('etag'), etag);
     });
 
+    it('answers a HEAD with If-None-Match as the GET: 304 with the ETag and no Content-Length or Content-Type', async () => {
+      const created = await create({ startTime: '2027-09-03T10:00:00Z' });
+      const etag = created.headers.get('etag')!;
+      for (const method of ['GET', 'HEAD']) {
+        const answer = await api(method, `/v1/events/${created.body.data.id}`, {
+          key: organiser.key,
+          headers: { 'if-none-match': etag },
+        });
+        assert.equal(answer.status, 304, method);
+        assert.equal(answer.headers.get('etag'), etag, method);
+        assert.equal(answer.headers.get('content-length'), null, method);
+        assert.equal(answer.headers.get('content-type'), null, method);
+      }
+    });
+
     it('compares If-None-Match weakly (W/ of the ETag answers 304) and If-Match strongly (W/ of it is 412)', async () => {
       const created = await create({ startTime: '2027-09-02T10:00:00Z' });
       const id = created.body.data.id as string;

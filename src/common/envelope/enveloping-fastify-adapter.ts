@@ -1,5 +1,6 @@
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply } from 'fastify';
+import { Readable } from 'node:stream';
 import { envelopeOf } from './envelope';
 import { SerializedBody } from './page';
 
@@ -11,7 +12,7 @@ import { SerializedBody } from './page';
  *
  * A `SerializedBody` is already its envelope's JSON text and is sent as is.
  *
- * A 304 is sent without a body.
+ * A 304 is sent without a body or content headers, to GET and HEAD alike.
  *
  * Only results pass through here: error bodies are sent by the exception
  * filter, and handlers that take the reply (`@Res()`) send their own.
@@ -22,8 +23,12 @@ export class EnvelopingFastifyAdapter extends FastifyAdapter {
   ): ReturnType<FastifyAdapter['reply']> {
     // 304 Not Modified has no content, and none of its metadata: no envelope, so Fastify sends neither a
     // Content-Type nor a Content-Length of its own (RFC 9110 allows only the 200's length there).
-    if ((statusCode ?? (response as FastifyReply).statusCode) === 304)
-      return super.reply(response, undefined, statusCode);
+    if ((statusCode ?? (response as FastifyReply).statusCode) === 304) {
+      // A HEAD's empty payload would get `Content-Length: 0` from Fastify's HEAD route (a length the 200
+      // does not have, which RFC 9110 forbids on a 304); an empty stream is drained and given no length.
+      const head = (response as FastifyReply).request.method === 'HEAD';
+      return super.reply(response, head ? Readable.from([]) : undefined, statusCode);
+    }
     if (body instanceof SerializedBody) {
       // The same content type Fastify gives a body it serialises itself.
       void (response as FastifyReply).type('application/json; charset=utf-8');
