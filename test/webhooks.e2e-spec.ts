@@ -141,9 +141,10 @@ describe('webhook subscriptions', () => {
       }
     });
 
-    it('trims the description and cuts it to 200 characters', async () => {
+    it('trims the description and cuts it to 200 characters, never leaving spaces at the cut', async () => {
       const cases: Array<[unknown, string | null]> = [
         ['  Order feed  ', 'Order feed'],
+        [`${'x'.repeat(198)}   y`, 'x'.repeat(198)],
         [`  ${'a'.repeat(250)}  `, 'a'.repeat(200)],
         [`${'é'.repeat(199)}🎟🎟`, `${'é'.repeat(199)}🎟`],
         ['   ', null],

@@ -137,8 +137,9 @@ export class WebhooksService {
   private validDescription(raw: unknown): string | null {
     if (raw === undefined || raw === null) return null;
     if (typeof raw !== 'string') throw DomainError.invalidArgument('description must be a string.');
-    // Cut by code points so a truncated emoji never leaves half a surrogate pair.
-    const cut = Array.from(raw.trim()).slice(0, MAX_DESCRIPTION_LENGTH).join('');
+    // Cut by code points so a truncated emoji never leaves half a surrogate pair; trimmed again after the
+    // cut, which may end at spaces inside the text.
+    const cut = Array.from(raw.trim()).slice(0, MAX_DESCRIPTION_LENGTH).join('').trimEnd();
     return cut === '' ? null : cut;
   }
 
