@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
@@ -227,6 +228,25 @@ describe('conventions every response shares', () => {
         assert.equal(result.status, 200, path);
         assert.deepEqual(result.body, plain.body);
       }
+    });
+
+    it('answers a create sent behind a prefix with a Location behind the same prefix, a replay included', async () => {
+      const writer = await fixtures(service).organiser({ scopes: ['events:read', 'events:write'] });
+      const idempotencyKey = randomUUID();
+      const send = (path: string) =>
+        api('POST', path, {
+          key: writer.key,
+          body: { startTime: '2027-05-01T10:00:00Z' },
+          headers: { 'idempotency-key': idempotencyKey },
+        });
+      const created = await send('/api/v1/events');
+      assert.equal(created.status, 201, created.text);
+      assert.equal(created.headers.get('location'), `/api/v1/events/${created.body.data.id}`);
+      const replayed = await send('/v1/events');
+      assert.equal(replayed.headers.get('idempotent-replayed'), 'true');
+      assert.equal(replayed.headers.get('location'), `/v1/events/${created.body.data.id}`);
+      const followed = await api('GET', created.headers.get('location')!, { key: writer.key });
+      assert.equal(followed.status, 200);
     });
   });
 

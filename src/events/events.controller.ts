@@ -7,6 +7,7 @@ import { Auth } from '../common/auth-context/auth.decorator';
 import { RequireAccess } from '../common/auth-context/require-access.decorator';
 import type { Page, SerializedBody } from '../common/envelope/page';
 import { ifNoneMatchMatches } from '../common/http/entity-tag';
+import { prefixBeforeVersion } from '../common/http/listener';
 import { PageQuery } from '../common/pagination/page-query.decorator';
 import type { PageRequest } from '../common/pagination/page-request';
 import { ErrorCode } from '../common/errors/error-code';
@@ -98,7 +99,11 @@ export class EventsController {
     @InRequest() request: RequestContext,
   ): Promise<unknown> {
     const outcome = await this.events.createOnce(auth, body, rawKey, request);
-    void reply.status(outcome.response.status).headers(outcome.response.headers);
+    const { location, ...headers } = outcome.response.headers;
+    void reply.status(outcome.response.status).headers(headers);
+    // The new event's path as this caller reaches it: behind the same path prefix, when it sent one.
+    if (location !== undefined)
+      void reply.header('location', prefixBeforeVersion(reply.request.originalUrl) + location);
     if (outcome.replayed) void reply.header('idempotent-replayed', 'true');
     return outcome.response.body;
   }

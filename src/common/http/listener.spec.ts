@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { acceptsFormBodies, audienceOfRoute, routeServes, stripPrefixBeforeVersion } from './listener';
+import {
+  acceptsFormBodies,
+  audienceOfRoute,
+  prefixBeforeVersion,
+  routeServes,
+  stripPrefixBeforeVersion,
+} from './listener';
 
 describe('stripPrefixBeforeVersion', () => {
   it('routes a path prefix in front of the v1 segment as the path from v1 on', () => {
@@ -13,6 +19,15 @@ describe('stripPrefixBeforeVersion', () => {
     assert.equal(stripPrefixBeforeVersion('/v1/me'), '/v1/me');
     assert.equal(stripPrefixBeforeVersion('/docs'), '/docs');
     assert.equal(stripPrefixBeforeVersion('/api/v10/me'), '/api/v10/me');
+  });
+});
+
+describe('prefixBeforeVersion', () => {
+  it('is what stripPrefixBeforeVersion takes away: the prefix in front of v1, or nothing', () => {
+    assert.equal(prefixBeforeVersion('/api/v1/events'), '/api');
+    assert.equal(prefixBeforeVersion('/x/y/v1/me?a=1'), '/x/y');
+    assert.equal(prefixBeforeVersion('/v1/events'), '');
+    assert.equal(prefixBeforeVersion('/api/v10/me'), '');
   });
 });
 

@@ -106,6 +106,11 @@ export function stripPrefixBeforeVersion(url: string): string {
   return `/${segments.slice(versionAt).join('/')}${query}`;
 }
 
+/** The path prefix in front of the v1 segment a request was sent with (`/api` for `/api/v1/me`), or ''. */
+export function prefixBeforeVersion(url: string): string {
+  return url.slice(0, url.length - stripPrefixBeforeVersion(url).length);
+}
+
 /** The audience of the route a request matched; null when it matched none (a 404 or 405 follows). */
 export function audienceOfRequest(request: { routeOptions: { url?: string | undefined } }): RouteAudience | null {
   const pattern = request.routeOptions.url;
