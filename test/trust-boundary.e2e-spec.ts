@@ -7,6 +7,7 @@ import { RouteTable } from '../src/common/http/route-table';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
+import { sendRawBytes } from './support/raw-bytes';
 import { rawRequest, type RawResult } from './support/raw-request';
 import { startTestService, type TestService } from './support/test-service';
 import { nth } from './support/defined';
@@ -284,6 +285,27 @@ describe('trust boundary: guards closed by default and failures that cost the se
       );
     }
     assertErrorBody(await admin('POST', '/internal/organisers', { rawBody: '{"broken' }), 400, 'invalid_argument');
+  });
+
+  it('refuses a request with several Authorization headers with 401, whichever of them is valid, on both listeners', async () => {
+    const caller = await fixtures(service).organiser({ scopes: ['events:read'] });
+    const twice = (first: string, second: string, path: string) =>
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\nConnection: close\r\n\r\n`;
+    for (const [first, second] of [
+      [caller.key, caller.key],
+      [caller.key, 'svc_live_nope'],
+      ['svc_live_nope', caller.key],
+    ]) {
+      const { result } = await sendRawBytes(service.publicUrl, twice(first!, second!, '/v1/me'));
+      assertErrorBody(result, 401, 'unauthorized');
+      assert.match((result.body as { message: string }).message, /exactly one Authorization header/);
+    }
+    const admin = await sendRawBytes(
+      service.adminUrl,
+      twice(service.adminToken, service.adminToken, '/internal/webhooks/whk_none'),
+    );
+    assertErrorBody(admin.result, 401, 'unauthorized');
+    assert.equal((await api('GET', '/v1/me', { key: caller.key })).status, 200, 'one header is served');
   });
 
   it('never parses the body of an unknown path: malformed JSON there is a 404', async () => {

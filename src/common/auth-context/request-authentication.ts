@@ -21,10 +21,23 @@ export interface ApiKeyAuthenticator {
  * database) and never a body parse, so a tokenless request with a malformed
  * or non-JSON body is a `401`, not a `400` or `415`. Authorisation (scopes,
  * principal types) stays with the guards, and the admin token guard checks
- * the token again, so neither check alone opens a route.
+ * the token again, so neither check alone opens a route. A request with
+ * several `Authorization` headers is refused, whichever of them is valid.
  * The hook takes Fastify's `done` rather than being async: a cached key is
  * resolved in the same turn, and an async hook would cost a promise per request.
  */
+/** Node keeps the first of several `Authorization` headers; which one a proxy or client meant is unknowable. */
+export const ONE_AUTHORIZATION_HEADER = 'Send exactly one Authorization header.';
+
+function hasSeveralAuthorizationHeaders(rawHeaders: readonly string[]): boolean {
+  let seen = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') seen += 1;
+  }
+  return seen > 1;
+}
+
 export function installRequestAuthentication(
   fastify: FastifyInstance,
   keys: ApiKeyAuthenticator,
@@ -32,6 +45,12 @@ export function installRequestAuthentication(
 ): void {
   fastify.addHook('onRequest', (request, _reply, done) => {
     const credential = audienceOfRequest(request)?.credential;
+    if (
+      (credential === 'admin-token' || credential === 'api-key') &&
+      hasSeveralAuthorizationHeaders(request.raw.rawHeaders)
+    ) {
+      return done(new DomainError(ErrorCode.Unauthorized, ONE_AUTHORIZATION_HEADER));
+    }
     if (credential === 'admin-token') {
       if (isDashboardRoute(request.routeOptions.url ?? '') || hasAdminToken(request.headers.authorization)) {
         return done();
