@@ -21,12 +21,14 @@ describe('orders: paging', () => {
 
   describe('paging', () => {
     let eventId: string;
+    let otherEventId: string;
     let everyConfirmed: Order[];
     let eventConfirmed: Order[];
 
     before(async () => {
       eventId = await insertEvent(organiser.id);
       const otherEvent = await insertEvent(organiser.id);
+      otherEventId = otherEvent;
       const foreignEvent = await insertEvent(stranger.id);
       const specs = [
         ...Array.from({ length: 250 }, () => ({ eventId, status: 'confirmed' })),
@@ -158,6 +160,24 @@ describe('orders: paging', () => {
       ];
       for (const path of refused)
         assertErrorBody(await api('GET', path, { key: organiser.key }), 400, 'invalid_cursor');
+    });
+
+    it('refuses a cursor from another event’s orders, or another account’s, with 400 invalid_cursor', async () => {
+      const ofEvent = (await list(`/v1/events/${eventId}/orders?limit=5`)).next_cursor!;
+      const ofOtherEvent = await api('GET', `/v1/events/${otherEventId}/orders?cursor=${encodeURIComponent(ofEvent)}`, {
+        key: organiser.key,
+      });
+      assertErrorBody(ofOtherEvent, 400, 'invalid_cursor');
+      assert.match(ofOtherEvent.body.message, /another list/);
+      const organiserWide = (await list('/v1/orders?limit=5')).next_cursor!;
+      const strangers = await api('GET', `/v1/orders?cursor=${encodeURIComponent(organiserWide)}`, {
+        key: stranger.key,
+      });
+      assertErrorBody(strangers, 400, 'invalid_cursor');
+      const own = await api('GET', `/v1/events/${eventId}/orders?cursor=${encodeURIComponent(ofEvent)}`, {
+        key: organiser.key,
+      });
+      assert.equal(own.status, 200, own.text);
     });
 
     it('refuses a cursor whose anchor order was deleted with 400 invalid_cursor', async () => {

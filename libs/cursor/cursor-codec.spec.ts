@@ -35,6 +35,15 @@ describe('CursorCodec', () => {
     assert.equal(codec.decode(cursor.slice(0, -1)), null);
   });
 
+  it('decodes a cursor only for the list it was made for', () => {
+    const position = { ordering: 'orders:created_at_desc', value: '2027-01-01T00:00:00.000Z', id: 'ord_1' };
+    const cursor = codec.encode(position, '{"eventId":"evt_a"}');
+    assert.deepEqual(codec.decode(cursor, '{"eventId":"evt_a"}'), position);
+    assert.equal(codec.decode(cursor, '{"eventId":"evt_b"}'), null);
+    assert.equal(codec.decode(cursor), null);
+    assert.equal(codec.decode(codec.encode(position), '{"eventId":"evt_a"}'), null);
+  });
+
   it('refuses malformed text without throwing', () => {
     for (const text of ['', '.', 'abc', 'abc.', '.abc', 'a.b.c', 'x'.repeat(600)]) {
       assert.equal(codec.decode(text), null, text);

@@ -171,7 +171,9 @@ export class KeysetPager implements OnModuleInit {
   ): Promise<Page<Row>> {
     const variants = request.cursor === null ? list.first : list.afterCursor;
     const { ordering, statement } = request.updatedAfter === null ? variants.default : variants.updatedAfter;
-    const anchor = request.cursor === null ? null : this.decode(request.cursor, ordering);
+    // The list a cursor belongs to: these rows for this caller (an event's orders, an account's events).
+    const listName = JSON.stringify(params);
+    const anchor = request.cursor === null ? null : this.decode(request.cursor, ordering, listName);
     const values: Params & PagerValues = {
       ...params,
       pageUpdatedAfter: request.updatedAfter === null ? null : request.updatedAfter.toISOString(),
@@ -190,15 +192,20 @@ export class KeysetPager implements OnModuleInit {
     const last = shown[shown.length - 1];
     const nextCursor =
       hasMore && last !== undefined && last.__id !== null
-        ? this.codec.encode({ ordering: ordering.name, value: last.__position, id: last.__id })
+        ? this.codec.encode({ ordering: ordering.name, value: last.__position, id: last.__id }, listName)
         : null;
     // The rows keep the pager's own columns (`__id`, `__position`): presenters read only the view's.
     return new Page<Row>(shown, hasMore, nextCursor);
   }
 
-  private decode(cursor: string, ordering: Ordering): { value: string; id: string } {
-    const position = this.codec.decode(cursor);
-    if (position === null) throw new DomainError(ErrorCode.InvalidCursor, 'The cursor is malformed.');
+  private decode(cursor: string, ordering: Ordering, listName: string): { value: string; id: string } {
+    const position = this.codec.decode(cursor, listName);
+    if (position === null) {
+      throw new DomainError(
+        ErrorCode.InvalidCursor,
+        'The cursor is malformed, or belongs to another list (another event’s orders, another account’s events).',
+      );
+    }
     if (position.ordering !== ordering.name) {
       throw new DomainError(
         ErrorCode.InvalidCursor,
