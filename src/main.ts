@@ -26,8 +26,8 @@ async function main(): Promise<void> {
     logger,
   ).catch(async (error: unknown) => {
     reportFatal(logger, error, 'the service failed to start');
-    const busy = busyPortHint(error, config);
-    if (busy !== null) process.stderr.write(`${busy}\n`);
+    const hint = busyPortHint(error, config) ?? (embedded === null ? unreachableDatabaseHint(error) : null);
+    if (hint !== null) process.stderr.write(`${hint}\n`);
     await embedded?.stop();
     return process.exit(1);
   });
@@ -74,15 +74,23 @@ async function databaseOrExit(settings: AppConfig, logger: Logger): Promise<Conf
 }
 
 /**
- * A failure that stops the start is always said: in the log, and also on
- * stderr as one plain line when the log is silenced (`LOG_LEVEL=silent`), so
- * a start never exits 1 without its reason.
+ * A failure that stops the start is always said: in the log (stdout, JSON),
+ * and on stderr as one plain line at every level (`LOG_LEVEL=silent`
+ * included), where a supervisor or a terminal looks for why a process exited.
  */
 function reportFatal(logger: Logger, error: unknown, message: string): void {
   logger.fatal({ error: loggableError(error) }, message);
-  if (!logger.isLevelEnabled('fatal')) {
-    process.stderr.write(`${message}: ${error instanceof Error ? error.message : String(error)}\n`);
-  }
+  process.stderr.write(`${message}: ${error instanceof Error ? error.message : String(error)}\n`);
+}
+
+/** Network errors of a database that cannot be reached: the setting to check, since the error names only an address. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT']);
+
+function unreachableDatabaseHint(error: unknown): string | null {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  const timedOut = typeof message === 'string' && message.includes('connection timeout');
+  if (!(typeof code === 'string' && UNREACHABLE.has(code)) && !timedOut) return null;
+  return 'PostgreSQL could not be reached: check that it runs and that DATABASE_URL names it (host, port or socket).';
 }
 
 /** For a port another process holds: which setting moves which listener, in a plain line a newcomer can act on. */

@@ -112,6 +112,25 @@ describe('npm start on the embedded default', () => {
 });
 
 describe('a start that fails', () => {
+  it('says why on stderr at the default log level too: a pool the database cannot hold is named with both figures', async () => {
+    await assert.rejects(
+      startServiceProcess({
+        DATABASE_URL: await freshDatabase(),
+        ADMIN_TOKEN: randomBytes(16).toString('hex'),
+        WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+        DB_POOL_MAX: '5000',
+        LOG_LEVEL: 'info',
+      }),
+      (error: Error) => {
+        const stderr = error.message.split('\nstderr alone:\n')[1] ?? '';
+        return (
+          error.message.startsWith('service exited with 1:') &&
+          /^the service failed to start: .*DB_POOL_MAX=5000.*would need \d+ connections/m.test(stderr)
+        );
+      },
+    );
+  });
+
   it('says why on stderr and exits 1 even with LOG_LEVEL=silent: a public port already taken is named, with the setting that moves it', async () => {
     const taken = createServer();
     await new Promise<void>((listening) => taken.listen(0, '127.0.0.1', listening));

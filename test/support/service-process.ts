@@ -64,6 +64,9 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
   );
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   let output = '';
+  /** What it wrote to stderr alone: a failed start must say why there, whatever the log level. */
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
   await new Promise<void>((ready, fail) => {
     // Once ready or given up, later output is only kept (for output()), not looked at again.
     let settled = false;
@@ -91,7 +94,7 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
     child.stderr?.on('data', read);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      fail(new Error(`service exited with ${code}:\n${output}`));
+      fail(new Error(`service exited with ${code}:\n${output}\nstderr alone:\n${errors}`));
     });
   });
   return {
