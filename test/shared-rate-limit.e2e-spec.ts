@@ -7,7 +7,7 @@ import { captureLog } from './support/captured-log';
 import { sleep } from './support/eventually';
 import { internalApi, publicApi, type HttpResult } from './support/http-client';
 import { roomInRateWindow } from './support/rate-window';
-import { secondInstance } from './support/second-instance';
+import { secondInstance, workerInstance } from './support/second-instance';
 import type { TestService } from './support/test-service';
 import { withApp } from './support/with-app';
 
@@ -93,7 +93,7 @@ describe('one account budget across instances (RATE_LIMIT_STORE=database)', () =
     await roomInRateWindow(10);
     const skewed = new DatabaseBudgetStorage(
       a.service.running.app.get(Database),
-      { liveInstances: () => 2 },
+      { liveApiInstances: () => 2 },
       60,
       () => Date.now() + 37_000,
     );
@@ -109,7 +109,7 @@ describe('one account budget across instances (RATE_LIMIT_STORE=database)', () =
 
   it('grants concurrent requests of one instance from shared reservations, never past the limit', async () => {
     await roomInRateWindow(10);
-    const store = new DatabaseBudgetStorage(a.service.running.app.get(Database), { liveInstances: () => 2 }, 60);
+    const store = new DatabaseBudgetStorage(a.service.running.app.get(Database), { liveApiInstances: () => 2 }, 60);
     const counted = await Promise.all(
       Array.from({ length: LIMIT * 2 }, () =>
         Promise.resolve(store.incrementNow('reads:organiser:concurrent', 60_000, LIMIT)),
@@ -122,10 +122,31 @@ describe('one account budget across instances (RATE_LIMIT_STORE=database)', () =
     assert.equal(rows[0]?.used, LIMIT);
   });
 
+  it('warns at start that RATE_LIMIT_STORE=memory counts alone when other instances serve the API on its database', async () => {
+    const warning = (): number =>
+      log.lines.filter((line) => String(line['msg']).startsWith('RATE_LIMIT_STORE=memory counts this instance')).length;
+    const before = warning();
+    const alone = await secondInstance(
+      a.service,
+      { ...SETTINGS, RATE_LIMIT_STORE: 'memory', LOG_LEVEL: 'info' },
+      { logTo: log.stream },
+    );
+    try {
+      assert.equal(warning(), before + 1);
+      await alone.running.app.get(InstanceRegistry).heartbeat();
+      assert.equal(warning(), before + 1, 'said once');
+    } finally {
+      await alone.close();
+    }
+  });
+
   it('falls back to its share of the budget (the limit over the live instances, never unlimited) when the counter is unreachable, logs it once and counts it', async () => {
     await roomInRateWindow(15);
     const { key } = await a.make.organiser();
     const fallbacksBefore = await metric(a.service, 'rate_limit_store_fallbacks_total');
+    // A worker serves no request of any account: the share is over the two instances that do.
+    const worker = await workerInstance(a.service, { ...SETTINGS, LOG_LEVEL: 'info' }, { logTo: log.stream });
+    await a.service.running.app.get(InstanceRegistry).heartbeat();
     const share = Math.floor(LIMIT / 2);
     await a.db.query('ALTER TABLE rate_limit_counter RENAME TO rate_limit_counter_away');
     try {
@@ -138,11 +159,16 @@ describe('one account budget across instances (RATE_LIMIT_STORE=database)', () =
       }
       assert.equal(served, share, `served ${served}; its share is ${share} of ${LIMIT}`);
       assert.equal(refused?.status, 429);
+      assert.match(
+        (refused?.body as { message: string } | undefined)?.message ?? '',
+        new RegExp(`share \\(${share}\\) of the account's reads budget`),
+      );
       assert.match(refused?.headers.get('retry-after') ?? '', /^\d+$/);
       assert.equal(await metric(a.service, 'rate_limit_store_fallbacks_total'), fallbacksBefore + 1);
       assert.equal(await metric(a.service, 'rate_limit_store_fallback'), 1);
     } finally {
       await a.db.query('ALTER TABLE rate_limit_counter_away RENAME TO rate_limit_counter');
+      await worker.close();
     }
     await sleep(FALLBACK_RETRY_MS + 100);
     const { key: other } = await a.make.organiser();

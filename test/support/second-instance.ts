@@ -34,3 +34,24 @@ export async function secondInstance(
     close: () => running.close(),
   };
 }
+
+/**
+ * A `worker` on the same database as `first`: no public listener, so only a
+ * handle to stop it. `logTo` as for secondInstance (Nest's static logger).
+ */
+export async function workerInstance(
+  first: TestService,
+  env: Record<string, string> = {},
+  options: { logTo?: NodeJS.WritableStream } = {},
+): Promise<{ close(): Promise<void> }> {
+  const config = loadAppConfig({
+    ...loopbackSettings(first.databaseUrl, first.adminToken),
+    WEBHOOK_SECRET_KEY: first.config.webhooks.secretKey ?? '',
+    ...env,
+    SERVICE_ROLE: 'worker',
+  });
+  const logger =
+    options.logTo === undefined ? pino({ level: config.logLevel }) : pino({ level: config.logLevel }, options.logTo);
+  const running = await startService(config, logger);
+  return { close: () => running.close() };
+}

@@ -136,9 +136,12 @@ export class AccountRateLimitGuard implements CanActivate {
       'x-ratelimit-reset': String(record.resetAtSeconds ?? Math.floor(Date.now() / 1000) + record.timeToExpire),
     };
     if (record.isBlocked) {
+      const window = `${Math.round(budget.ttl / 1000)} seconds`;
       throw new DomainError(
         ErrorCode.RateLimited,
-        `The account's ${budget.name} budget of ${budget.limit} per ${Math.round(budget.ttl / 1000)} seconds is used up; retry after the window resets.`,
+        record.localShare === undefined
+          ? `The account's ${budget.name} budget of ${budget.limit} per ${window} is used up; retry after the window resets.`
+          : `This instance's share (${record.localShare}) of the account's ${budget.name} budget of ${budget.limit} per ${window} is used up while the shared counter is unreachable; retry after the window resets.`,
         { headers: { ...headers, 'retry-after': String(record.timeToExpire) } },
       );
     }

@@ -60,7 +60,7 @@ describe('the database budget storage (RATE_LIMIT_STORE=database)', () => {
 
   it('asks for the rest of its block when a quarter is left, so a steady stream of requests never waits on the database', async () => {
     const target = new GatedTarget(database);
-    const storage = new DatabaseBudgetStorage(target, { liveInstances: () => 1 }, HOUR_MS / 1000);
+    const storage = new DatabaseBudgetStorage(target, { liveApiInstances: () => 1 }, HOUR_MS / 1000);
     const key = 'ask-ahead';
     const limit = 10_000_000; // blocks of 256 units
     const answeredAtOnce = (): boolean => !(storage.incrementNow(key, HOUR_MS, limit) instanceof Promise);
@@ -87,7 +87,7 @@ describe('the database budget storage (RATE_LIMIT_STORE=database)', () => {
     const key = 'two-instances';
     const limit = 20_000;
     const instances = [0, 1].map(
-      () => new DatabaseBudgetStorage(database, { liveInstances: () => 2 }, WINDOW_MS / 1000),
+      () => new DatabaseBudgetStorage(database, { liveApiInstances: () => 2 }, WINDOW_MS / 1000),
     );
     let served = 0;
     let refusedInARow = 0;

@@ -157,7 +157,7 @@ export class DatabaseBudgetStorage implements CountingStorage {
     try {
       row = await within(
         RESERVE.one(
-          { key, want, limit, instances: this.instances.liveInstances(), windowSeconds: ttl / 1000 },
+          { key, want, limit, instances: this.instances.liveApiInstances(), windowSeconds: ttl / 1000 },
           this.database,
         ),
         RESERVE_TIMEOUT_MS,
@@ -234,11 +234,16 @@ export class DatabaseBudgetStorage implements CountingStorage {
 
   /** This instance's share of the budget, counted here alone while the shared counter is out of reach. */
   private countLocally(fallback: Fallback, key: string, ttl: number, limit: number): CountedHit {
-    const share = Math.max(1, Math.floor(limit / Math.max(1, this.instances.liveInstances())));
+    const share = Math.max(1, Math.floor(limit / this.instances.liveApiInstances()));
     const counted = fallback.local.incrementNow(key, ttl, share);
     const remaining = Math.max(0, share - counted.totalHits);
     const windowEndMs = Math.floor(this.databaseNow() / ttl) * ttl + ttl;
-    return { ...counted, totalHits: limit - remaining, resetAtSeconds: Math.round(windowEndMs / 1000) };
+    return {
+      ...counted,
+      totalHits: limit - remaining,
+      resetAtSeconds: Math.round(windowEndMs / 1000),
+      localShare: share,
+    };
   }
 
   private fallBack(error: unknown): Fallback {

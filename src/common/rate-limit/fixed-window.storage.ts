@@ -5,7 +5,11 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 export type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
 
 /** A counted hit; `resetAtSeconds` is the window's end (unix seconds) when the store knows it on its own clock. */
-export type CountedHit = ThrottlerStorageRecord & { resetAtSeconds?: number };
+export type CountedHit = ThrottlerStorageRecord & {
+  resetAtSeconds?: number;
+  /** Set while a shared store is out of reach: the part of the budget this instance counts alone. */
+  localShare?: number;
+};
 
 /**
  * A counter store that counts a hit in the same turn when it can. The account

@@ -21,9 +21,13 @@ export const INSTANCE_HEARTBEAT = { intervalMs: 5_000 };
 /** An instance that missed this many heartbeats (on the database clock) is gone. */
 export const MISSED_HEARTBEATS_WHEN_GONE = 3;
 
-/** How many instances serve this database now, as last seen (at least this one). */
+/**
+ * How many instances serve the public API on this database now, as last seen
+ * (at least one): those an account's requests are spread over, so the ones a
+ * budget is shared among. A `worker` serves none.
+ */
 export interface LiveInstanceCount {
-  liveInstances(): number;
+  liveApiInstances(): number;
 }
 
 function errorText(error: unknown): string {
@@ -47,7 +51,8 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
   private readonly host = hostname();
   private readonly version = serviceVersion();
   private startedAt: string | null = null;
-  private liveCount = 1;
+  private liveApiCount = 1;
+  private warnedOfMemoryStore = false;
   private timer: NodeJS.Timeout | null = null;
   private failing = false;
 
@@ -90,8 +95,8 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     }
   }
 
-  liveInstances(): number {
-    return this.liveCount;
+  liveApiInstances(): number {
+    return this.liveApiCount;
   }
 
   /** The live instances, oldest first. */
@@ -127,6 +132,13 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     );
     if (row === null) return;
     this.startedAt ??= row.started_at;
-    this.liveCount = row.live_others + 1;
+    const servesApi = this.config.serviceRole !== 'worker';
+    this.liveApiCount = Math.max(1, row.live_api_others + (servesApi ? 1 : 0));
+    if (servesApi && this.config.rateLimit.store === 'memory' && row.live_api_others > 0 && !this.warnedOfMemoryStore) {
+      this.warnedOfMemoryStore = true;
+      this.logger.warn(
+        `RATE_LIMIT_STORE=memory counts this instance's requests alone, and ${row.live_api_others} other instance(s) serve the API on this database: together they may serve an account several times its budget; set RATE_LIMIT_STORE=database to share it`,
+      );
+    }
   }
 }

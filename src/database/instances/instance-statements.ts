@@ -28,7 +28,7 @@ export const HEARTBEAT = defineStatement<
     startedAt: string | null;
     goneAfterSeconds: number;
   },
-  { started_at: string; live_others: number }
+  { started_at: string; live_others: number; live_api_others: number }
 >(
   (p) => sql`
     WITH seen AS (
@@ -44,7 +44,11 @@ export const HEARTBEAT = defineStatement<
     SELECT (SELECT started_at::text FROM seen) AS started_at,
            (SELECT count(*)::int FROM service_instance
              WHERE id <> ${p.id} AND last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8))
-             AS live_others`,
+             AS live_others,
+           (SELECT count(*)::int FROM service_instance
+             WHERE id <> ${p.id} AND role IN ('all', 'api')
+               AND last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8))
+             AS live_api_others`,
   { prepared: false },
 );
 
