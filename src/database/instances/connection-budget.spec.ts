@@ -19,6 +19,12 @@ describe('the connection budget', () => {
     assert.match(problem, /the server allows 97 \(max_connections 100 less 3 reserved\)/);
   });
 
+  it('names one dedicated connection in the singular', () => {
+    const problem = connectionBudgetProblem(server, { poolMax: 97, dedicated: 1 }) ?? '';
+    assert.match(problem, /its 1 dedicated connection\)/);
+    assert.match(connectionBudgetProblem(server, { poolMax: 96, dedicated: 2 }) ?? '', /its 2 dedicated connections\)/);
+  });
+
   it("counts PostgreSQL 16's reserved_connections with the superuser's", () => {
     const problem = connectionBudgetProblem({ ...server, reserved: 5 }, { poolMax: 92, dedicated: 2 }) ?? '';
     assert.match(problem, /would need 94 connections.*allows 92 \(max_connections 100 less 8 reserved\)/);

@@ -28,7 +28,7 @@ export function connectionBudgetProblem(figures: ConnectionFigures, own: OwnConn
   return (
     `DB_POOL_MAX=${own.poolMax} does not fit the database server: the live instances would need ${needed} connections ` +
     `(${figures.other_instances} other instance(s) with ${figures.other_connections}, plus this instance's pool of ` +
-    `${own.poolMax} and its ${own.dedicated} dedicated connections), but the server allows ${available} ` +
+    `${own.poolMax} and its ${own.dedicated} dedicated connection${own.dedicated === 1 ? '' : 's'}), but the server allows ${available} ` +
     `(max_connections ${figures.max_connections} less ${reserved} reserved). Lower DB_POOL_MAX or raise max_connections.`
   );
 }
