@@ -152,6 +152,34 @@ describe('SERVICE_ROLE', () => {
       }
     });
 
+    it('worker without PORTAL_URL mints no portal link (409 naming PORTAL_URL); given PORTAL_URL it links there', async () => {
+      assert.ok(worker.adminUrl !== null);
+      const { id } = await app.make.organiser();
+      const mint = (adminUrl: string) =>
+        fetch(`${adminUrl}/internal/portal-links`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${app.service.adminToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ accountId: id }),
+        });
+      const refused = await mint(worker.adminUrl);
+      assert.equal(refused.status, 409);
+      const body = (await refused.json()) as { error: string; message: string };
+      assert.equal(body.error, 'conflict');
+      assert.match(body.message, /PORTAL_URL/);
+      const pointed = await startService(
+        loadAppConfig({ ...settingsBeside(app.service, 'worker'), PORTAL_URL: 'https://portal.example.test/portal' }),
+        pino({ level: 'silent' }),
+      );
+      try {
+        const minted = await mint(pointed.adminUrl!);
+        assert.equal(minted.status, 201);
+        const link = (await minted.json()) as { data: { url: string } };
+        assert.match(link.data.url, /^https:\/\/portal\.example\.test\/portal#token=/);
+      } finally {
+        await pointed.close();
+      }
+    });
+
     it('worker listens for delivery wake-ups and not for key changes (it authenticates no API key)', async () => {
       const hub = worker.app.get(NotificationHub);
       await until(() => hub.backendPid !== null, 'the notification connection');

@@ -62,8 +62,11 @@ export interface AppConfig {
   scheduledJobPeriodMs: number | null;
   /** CIDRs (or addresses) whose `X-Forwarded-For` is believed when the client address is taken. */
   trustedProxies: string[];
-  /** The webhook portal: where its links point (PORTAL_URL) and who may frame it (PORTAL_FRAME_ANCESTORS). */
-  portal: { url: string; frameAncestors: string[] };
+  /**
+   * The webhook portal: where its links point (PORTAL_URL) and who may frame it (PORTAL_FRAME_ANCESTORS).
+   * `url` is null on a `worker` without PORTAL_URL: it serves no portal, so no default address is true.
+   */
+  portal: { url: string | null; frameAncestors: string[] };
   /** Bound of the in-process API-key lookup cache (API_KEY_CACHE_MAX_ENTRIES); 0 turns the cache off. */
   apiKeyCacheMaxEntries: number;
   webhooks: {
@@ -310,6 +313,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
   }
   const webhookSecrets = webhookSecretSettings(env, secretKey);
   const port = integer(env, 'PORT', 3000, 0, 65535);
+  const role = serviceRole(env, adminToken);
   return {
     databaseUrl: databaseUrl(env),
     dataDir: text(env, 'DATA_DIR', '.data'),
@@ -327,7 +331,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600) * 1000,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     runBackgroundWork: true,
-    serviceRole: serviceRole(env, adminToken),
+    serviceRole: role,
     rateLimit: {
       reads: integer(env, 'RATE_LIMIT_READS', 600, 1, 10_000_000),
       writes: integer(env, 'RATE_LIMIT_WRITES', 120, 1, 10_000_000),
@@ -341,7 +345,10 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     scheduledJobPeriodMs: scheduledJobPeriodMs(env),
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     portal: {
-      url: url(env, 'PORTAL_URL', `http://localhost:${port}/portal`),
+      url:
+        role === 'worker' && optionalText(env, 'PORTAL_URL') === null
+          ? null
+          : url(env, 'PORTAL_URL', `http://localhost:${port}/portal`),
       frameAncestors: frameAncestors(env),
     },
     apiKeyCacheMaxEntries: integer(env, 'API_KEY_CACHE_MAX_ENTRIES', 10_000, 0, 1_000_000),

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { ScheduledJobs } from '../database/jobs/scheduled-jobs';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -83,10 +84,17 @@ export class PortalLinksService implements OnModuleInit {
     }
     const account = await this.account(input.accountId);
     if (input.accountType !== undefined && account.type !== input.accountType) throw DomainError.notFound('Account');
+    const portalUrl = this.config.portal.url;
+    if (portalUrl === null) {
+      throw new DomainError(
+        ErrorCode.Conflict,
+        'This instance (SERVICE_ROLE=worker) serves no portal, so it knows no address for a link: set PORTAL_URL to where the api instances serve /portal, or mint the link on one of them.',
+      );
+    }
     const token = newToken();
     await this.access.purgeDead(PORTAL_SESSION_ABSOLUTE_SECONDS);
     const expiresAt = await this.access.insertLink({ tokenHash: tokenHashOf(token), account, readOnly, ttlSeconds });
-    return { url: `${this.config.portal.url}#token=${token}`, expiresAt: expiresAt.toISOString(), readOnly };
+    return { url: `${portalUrl}#token=${token}`, expiresAt: expiresAt.toISOString(), readOnly };
   }
 
   /** Opens a link: a new session for its account, or the reason it does not open. */
