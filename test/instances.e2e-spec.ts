@@ -8,6 +8,7 @@ import {
   InstanceRegistry,
   MISSED_HEARTBEATS_WHEN_GONE,
 } from '../src/database/instances/instance-registry';
+import { captureLog } from './support/captured-log';
 import { DashboardClient } from './support/dashboard-client';
 import { assertErrorBody } from './support/error-body';
 import { internalApi } from './support/http-client';
@@ -147,5 +148,43 @@ describe('the connection budget', () => {
     );
     const fits = await secondInstance(a.service, { DB_POOL_MAX: String(available - first - DEDICATED_CONNECTIONS) });
     await fits.close();
+  });
+
+  it('waits for an instance that missed its heartbeats to be counted as gone, instead of refusing its replacement', async () => {
+    const poolMax = available - 20 - 2 * DEDICATED_CONNECTIONS; // fits beside the first instance, not beside the dead one too
+    // Killed without deregistering: its last heartbeat two intervals and a bit ago, gone a second or so from now.
+    await a.db.query(
+      `INSERT INTO service_instance (id, host, role, version, pool_max, dedicated_connections, started_at, last_seen_at)
+       VALUES ('killed', 'elsewhere', 'api', '0.0.1', $1, $2, now() - interval '1 hour', now() - make_interval(secs => $3))`,
+      [poolMax, DEDICATED_CONNECTIONS, GONE_SECONDS - 1],
+    );
+    const log = captureLog();
+    try {
+      const startedAt = Date.now();
+      const replacement = await secondInstance(
+        a.service,
+        { DB_POOL_MAX: String(poolMax), LOG_LEVEL: 'info' },
+        { logTo: log.stream },
+      );
+      await replacement.close();
+      assert.ok(Date.now() - startedAt >= 500, 'it waited for the dead instance to age out');
+      assert.ok(log.lines.some((line) => String(line['msg']).includes('missed a heartbeat; waiting up to')));
+    } finally {
+      await a.db.query(`DELETE FROM service_instance WHERE id = 'killed'`);
+    }
+    // One still heartbeating is never waited for: refused at once.
+    await a.db.query(
+      `INSERT INTO service_instance (id, host, role, version, pool_max, dedicated_connections, started_at, last_seen_at)
+       VALUES ('alive', 'elsewhere', 'api', '0.0.1', $1, $2, now() - interval '1 hour', now())`,
+      [poolMax, DEDICATED_CONNECTIONS],
+    );
+    try {
+      await assert.rejects(
+        secondInstance(a.service, { DB_POOL_MAX: String(poolMax) }),
+        /does not fit the database server/,
+      );
+    } finally {
+      await a.db.query(`DELETE FROM service_instance WHERE id = 'alive'`);
+    }
   });
 });

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connectionBudgetProblem } from './connection-budget';
 
-const server = { max_connections: 100, superuser_reserved: 3, reserved: 0, other_instances: 0, other_connections: 0 };
+const server = {
+  max_connections: 100,
+  superuser_reserved: 3,
+  reserved: 0,
+  other_instances: 0,
+  other_connections: 0,
+  late_instances: 0,
+  late_connections: 0,
+};
 
 describe('the connection budget', () => {
   it('lets an instance start when every live pool, its own and the dedicated connections fit', () => {

@@ -66,20 +66,51 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     return (MISSED_HEARTBEATS_WHEN_GONE * INSTANCE_HEARTBEAT.intervalMs) / 1000;
   }
 
-  /** Checks the connection budget and registers, under one lock so two starting instances cannot both squeeze in. */
+  /**
+   * Checks the connection budget and registers, under one lock so two
+   * starting instances cannot both squeeze in. An instance that would fit
+   * but for others that missed a heartbeat (one killed a moment ago, whose
+   * replacement this may be) waits for them to be counted as gone, checking
+   * again each second, rather than being refused for connections that no
+   * longer exist.
+   */
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.runBackgroundWork) return;
-    await this.unitOfWork.run(async (tx) => {
-      await LOCK_REGISTRATIONS.rows(NO_PARAMS, tx);
-      const figures = await CONNECTION_FIGURES.one({ id: this.id, goneAfterSeconds: this.goneAfterSeconds }, tx);
-      if (figures === null) throw new Error('the connection figures query returned no row');
-      const problem = connectionBudgetProblem(figures, {
-        poolMax: this.config.dbPoolMax,
-        dedicated: DEDICATED_CONNECTIONS,
+    const own = { poolMax: this.config.dbPoolMax, dedicated: DEDICATED_CONNECTIONS };
+    const lateAfterSeconds = (1.5 * INSTANCE_HEARTBEAT.intervalMs) / 1000;
+    for (let waitedSeconds = 0; ; waitedSeconds += 1) {
+      const refusal = await this.unitOfWork.run(async (tx) => {
+        await LOCK_REGISTRATIONS.rows(NO_PARAMS, tx);
+        const figures = await CONNECTION_FIGURES.one(
+          { id: this.id, goneAfterSeconds: this.goneAfterSeconds, lateAfterSeconds },
+          tx,
+        );
+        if (figures === null) throw new Error('the connection figures query returned no row');
+        const problem = connectionBudgetProblem(figures, own);
+        if (problem === null) {
+          await this.beat(tx);
+          return null;
+        }
+        const withoutLate = {
+          ...figures,
+          other_instances: figures.other_instances - figures.late_instances,
+          other_connections: figures.other_connections - figures.late_connections,
+        };
+        return {
+          problem,
+          late: figures.late_instances,
+          fitsWithoutLate: connectionBudgetProblem(withoutLate, own) === null,
+        };
       });
-      if (problem !== null) throw new Error(problem);
-      await this.beat(tx);
-    });
+      if (refusal === null) break;
+      if (!refusal.fitsWithoutLate || waitedSeconds >= this.goneAfterSeconds) throw new Error(refusal.problem);
+      if (waitedSeconds === 0) {
+        this.logger.warn(
+          `the connection budget fits only without ${refusal.late} instance(s) that missed a heartbeat; waiting up to ${this.goneAfterSeconds} s for them to be counted as gone`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
     this.timer = setInterval(() => void this.heartbeat(), INSTANCE_HEARTBEAT.intervalMs);
     this.timer.unref();
   }

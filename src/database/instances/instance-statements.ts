@@ -79,6 +79,9 @@ export interface ConnectionFigures {
   reserved: number;
   other_instances: number;
   other_connections: number;
+  /** Of the other instances, those that missed a heartbeat: stopped, perhaps, and about to be counted as gone. */
+  late_instances: number;
+  late_connections: number;
 }
 
 /**
@@ -86,14 +89,21 @@ export interface ConnectionFigures {
  * PostgreSQL 16, for `pg_use_reserved_connections`), and what the other live
  * instances' pools and dedicated connections add up to.
  */
-export const CONNECTION_FIGURES = defineStatement<{ id: string; goneAfterSeconds: number }, ConnectionFigures>(
+export const CONNECTION_FIGURES = defineStatement<
+  { id: string; goneAfterSeconds: number; lateAfterSeconds: number },
+  ConnectionFigures
+>(
   (p) => sql`
     SELECT current_setting('max_connections')::int AS max_connections,
            current_setting('superuser_reserved_connections')::int AS superuser_reserved,
            COALESCE(current_setting('reserved_connections', true)::int, 0) AS reserved,
            count(i.id)::int AS other_instances,
-           COALESCE(sum(i.pool_max + i.dedicated_connections), 0)::int AS other_connections
-      FROM (SELECT id, pool_max, dedicated_connections FROM service_instance
+           COALESCE(sum(i.pool_max + i.dedicated_connections), 0)::int AS other_connections,
+           count(i.id) FILTER (WHERE i.late)::int AS late_instances,
+           COALESCE(sum(i.pool_max + i.dedicated_connections) FILTER (WHERE i.late), 0)::int AS late_connections
+      FROM (SELECT id, pool_max, dedicated_connections,
+                   last_seen_at < now() - make_interval(secs => ${p.lateAfterSeconds}::float8) AS late
+              FROM service_instance
              WHERE id <> ${p.id} AND last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8)) i`,
   { prepared: false },
 );
