@@ -20,6 +20,13 @@ interface SilencingRelay {
   /** `databaseUrl` with its host and port replaced by the relay's. */
   url: string;
   silence(): void;
+  /**
+   * Keeps the connections it relays open but passes nothing more back from
+   * the server, as a network that drops packets on an open connection
+   * does, and answers no new one; `unmute` relays new connections again.
+   */
+  mute(): void;
+  unmute(): void;
   close(): Promise<void>;
 }
 
@@ -29,6 +36,7 @@ async function silencingRelay(databaseUrl: string): Promise<SilencingRelay> {
   const socketPath = join(decodeURIComponent(target.hostname), `.s.PGSQL.${target.port}`);
   let silent = false;
   const open = new Set<Socket>();
+  const upstreams = new Set<Socket>();
   const server: Server = createServer((client) => {
     open.add(client);
     client.on('close', () => open.delete(client));
@@ -41,6 +49,8 @@ async function silencingRelay(databaseUrl: string): Promise<SilencingRelay> {
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
     client.pipe(upstream).pipe(client);
+    upstreams.add(upstream);
+    upstream.on('close', () => upstreams.delete(upstream));
   });
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   const url = new URL(databaseUrl);
@@ -51,6 +61,16 @@ async function silencingRelay(databaseUrl: string): Promise<SilencingRelay> {
     silence() {
       silent = true;
       for (const socket of open) socket.destroy();
+    },
+    mute() {
+      silent = true;
+      for (const upstream of upstreams) {
+        upstream.unpipe();
+        upstream.on('data', () => undefined);
+      }
+    },
+    unmute() {
+      silent = false;
     },
     async close() {
       for (const socket of open) socket.destroy();
@@ -126,6 +146,44 @@ describe('a database that accepts connections but never answers', () => {
       const tookMs = performance.now() - sentAt;
       assertErrorBody(answer, 500, 'internal');
       assert.ok(tookMs >= 900 && tookMs < 5_000, `answered after ${Math.round(tookMs)} ms`);
+    });
+  });
+
+  describe('once the service runs, on a connection that stays open', () => {
+    let relay: SilencingRelay;
+    let service: TestService;
+    let key: string;
+
+    before(async () => {
+      relay = await silencingRelay(await freshDatabase());
+      service = await startTestService(
+        { DB_CONNECT_TIMEOUT_SECONDS: '1', DB_STATEMENT_TIMEOUT_SECONDS: '1', RATE_LIMIT_STORE: 'memory' },
+        { databaseUrl: relay.url },
+      );
+      key = (await fixtures(service).organiser({ scopes: ['events:read'] })).key;
+    });
+
+    after(async () => {
+      await relay?.close();
+      await service?.close();
+    });
+
+    it('answers within DB_STATEMENT_TIMEOUT_SECONDS when the database goes silent on an open connection, and never lends that connection again', async () => {
+      const api = publicApi(service);
+      assert.equal((await api('GET', '/v1/events', { key })).status, 200, 'served while the database answers');
+      relay.mute();
+      const sentAt = performance.now();
+      const answer = await api('GET', '/v1/events', { key });
+      const tookMs = performance.now() - sentAt;
+      assertErrorBody(answer, 500, 'internal');
+      assert.ok(tookMs >= 900 && tookMs < 5_000, `answered after ${Math.round(tookMs)} ms`);
+      // Connections that waited in vain are closed: once the network is back, new ones serve.
+      relay.unmute();
+      let served = false;
+      for (let attempt = 0; attempt < 30 && !served; attempt += 1) {
+        served = (await api('GET', '/v1/events', { key })).status === 200;
+      }
+      assert.ok(served, 'served again once the database answers on new connections');
     });
   });
 });

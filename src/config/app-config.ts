@@ -6,6 +6,8 @@ import { DEFAULT_RETRY_SCHEDULE } from '../../libs/webhooks/retry-backoff';
 export const DEFAULT_DB_POOL_MAX = 20;
 /** DB_CONNECT_TIMEOUT_SECONDS when unset: how long a statement waits for a connection. */
 export const DEFAULT_DB_CONNECT_TIMEOUT_SECONDS = 10;
+/** How long a statement may wait for the database's answer once sent (DB_STATEMENT_TIMEOUT_SECONDS). */
+export const DEFAULT_DB_STATEMENT_TIMEOUT_SECONDS = 30;
 
 /**
  * The typed, validated settings of the service. `loadAppConfig` is the only
@@ -55,6 +57,13 @@ export interface AppConfig {
    * answers hangs the start, and every request, with nothing said.
    */
   dbConnectTimeoutMs: number;
+  /**
+   * How long a statement sent through the SQL kit waits for its answer
+   * (DB_STATEMENT_TIMEOUT_SECONDS): past it, the statement fails and its
+   * connection is closed, so a database that goes silent on an open
+   * connection fails requests instead of holding them for ever.
+   */
+  dbStatementTimeoutMs: number;
   /**
    * SCHEDULED_JOB_PERIOD_SECONDS: one period for every scheduled job instead of each job's own (test rigs,
    * and operators who want the purges more often); null keeps each job's own period.
@@ -342,6 +351,8 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     // At least two: a request's statement and a background job's must not wait on each other.
     dbPoolMax: integer(env, 'DB_POOL_MAX', DEFAULT_DB_POOL_MAX, 2, 10_000),
     dbConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_SECONDS', DEFAULT_DB_CONNECT_TIMEOUT_SECONDS, 1, 600) * 1000,
+    dbStatementTimeoutMs:
+      integer(env, 'DB_STATEMENT_TIMEOUT_SECONDS', DEFAULT_DB_STATEMENT_TIMEOUT_SECONDS, 1, 3600) * 1000,
     scheduledJobPeriodMs: scheduledJobPeriodMs(env),
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     portal: {

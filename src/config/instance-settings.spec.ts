@@ -56,6 +56,12 @@ describe('settings of several instances', () => {
     assertRefused('DB_CONNECT_TIMEOUT_SECONDS', ['0', '-1', '1.5', 'never', '601']);
   });
 
+  it('waits DB_STATEMENT_TIMEOUT_SECONDS (default 30) for a statement’s answer and refuses anything but 1 to 3600 whole seconds', () => {
+    assert.equal(loadAppConfig({}).dbStatementTimeoutMs, 30_000);
+    assert.equal(loadAppConfig({ DB_STATEMENT_TIMEOUT_SECONDS: '5' }).dbStatementTimeoutMs, 5_000);
+    assertRefused('DB_STATEMENT_TIMEOUT_SECONDS', ['0', '-1', '1.5', 'never', '3601']);
+  });
+
   it('SCHEDULED_JOB_PERIOD_SECONDS gives every scheduled job one period in seconds; unset keeps each job its own', () => {
     assert.equal(loadAppConfig({}).scheduledJobPeriodMs, null);
     assert.equal(loadAppConfig({ SCHEDULED_JOB_PERIOD_SECONDS: ' ' }).scheduledJobPeriodMs, null);

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './data-source-options';
 import { NotificationHub } from './notifications/notification-hub';
@@ -28,7 +29,24 @@ import { UnitOfWork } from './unit-of-work';
     }),
   ],
   // InstanceRegistry: which instances serve this database (the rate limiter's fallback, the connection check).
-  providers: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs, InstanceRegistry],
+  providers: [
+    // Both bound every statement's wait for its answer by DB_STATEMENT_TIMEOUT_SECONDS.
+    {
+      provide: UnitOfWork,
+      inject: [DataSource, APP_CONFIG],
+      useFactory: (dataSource: DataSource, config: AppConfig) =>
+        new UnitOfWork(dataSource, config.dbStatementTimeoutMs),
+    },
+    {
+      provide: Database,
+      inject: [DataSource, APP_CONFIG],
+      useFactory: (dataSource: DataSource, config: AppConfig) => new Database(dataSource, config.dbStatementTimeoutMs),
+    },
+    ServiceSettings,
+    NotificationHub,
+    ScheduledJobs,
+    InstanceRegistry,
+  ],
   exports: [UnitOfWork, Database, ServiceSettings, NotificationHub, ScheduledJobs, InstanceRegistry],
 })
 export class DatabaseModule {}

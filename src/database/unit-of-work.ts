@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { PoolClient } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
+import { DEFAULT_DB_STATEMENT_TIMEOUT_SECONDS } from '../config/app-config';
 import type { SqlConnection, SqlTarget } from './sql/sql-target';
 
 /**
@@ -13,7 +14,10 @@ export class Transaction implements SqlTarget {
   private readonly committed: Array<() => void> = [];
   private connection: PoolClient | null = null;
 
-  constructor(readonly manager: EntityManager) {}
+  constructor(
+    readonly manager: EntityManager,
+    readonly statementTimeoutMs: number = DEFAULT_DB_STATEMENT_TIMEOUT_SECONDS * 1000,
+  ) {}
 
   /** The transaction's own connection, so a statement sees (and holds) what the transaction does. */
   sqlConnection(): SqlConnection | Promise<SqlConnection> {
@@ -21,6 +25,12 @@ export class Transaction implements SqlTarget {
     const queryRunner = this.manager.queryRunner;
     if (queryRunner === undefined) throw new Error("a Transaction is made from a transaction's EntityManager");
     return (queryRunner.connect() as Promise<PoolClient>).then((client) => (this.connection = client));
+  }
+
+  abandonConnection(): void {
+    // Closed (not awaited: a silent server may never see it), so the rollback that follows fails at once
+    // and the pool, given back a closed client, drops it instead of lending it out again.
+    void this.connection?.end().catch(() => undefined);
   }
 
   afterCommit(work: () => void): void {
@@ -46,7 +56,10 @@ function isRetryable(error: unknown): boolean {
 
 @Injectable()
 export class UnitOfWork {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly statementTimeoutMs: number = DEFAULT_DB_STATEMENT_TIMEOUT_SECONDS * 1000,
+  ) {}
 
   /**
    * Runs `work` in one transaction. A deadlock or serialization failure
@@ -59,7 +72,7 @@ export class UnitOfWork {
       let transaction: Transaction | undefined;
       try {
         const result = await this.dataSource.transaction(async (manager) => {
-          transaction = new Transaction(manager);
+          transaction = new Transaction(manager, this.statementTimeoutMs);
           return work(transaction);
         });
         transaction?.runAfterCommit();

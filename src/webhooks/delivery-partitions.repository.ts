@@ -52,7 +52,8 @@ function detachConcurrently(parent: string, name: string) {
   return defineStatement(
     () =>
       sql`ALTER TABLE ${sqlIdentifier(parent, PARENT)} DETACH PARTITION ${sqlIdentifier(name, DAY_PARTITION)} CONCURRENTLY`,
-    { prepared: false },
+    // Waits for every older transaction to end: a held snapshot may rightly hold it longer than a statement's bound.
+    { prepared: false, unbounded: true },
   );
 }
 
@@ -61,7 +62,7 @@ function finalizeDetach(parent: string, name: string) {
   return defineStatement(
     () =>
       sql`ALTER TABLE ${sqlIdentifier(parent, PARENT)} DETACH PARTITION ${sqlIdentifier(name, DAY_PARTITION)} FINALIZE`,
-    { prepared: false },
+    { prepared: false, unbounded: true },
   );
 }
 

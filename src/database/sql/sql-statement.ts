@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CustomTypesConfig, FieldDef, QueryArrayConfig, QueryResultRow } from 'pg';
+import type { CustomTypesConfig, FieldDef, QueryArrayConfig, QueryArrayResult, QueryResultRow } from 'pg';
 import { parameterReferences, SqlFragment, SqlParameter, type SqlParameters } from './sql-fragment';
 import type { SqlTarget } from './sql-target';
 import { compileRowBuilder, type RowBuilder } from './row-builder';
@@ -14,7 +14,16 @@ export interface StatementOptions {
    * plan behind.
    */
   prepared: boolean;
+  /**
+   * Waits as long as its answer takes, past DB_STATEMENT_TIMEOUT_SECONDS:
+   * only for maintenance whose wait is its point (a detach that waits for
+   * older transactions to end), never on a request's path.
+   */
+  unbounded?: true;
 }
+
+/** The error pg's client gives a query whose `query_timeout` ran out. */
+const PG_READ_TIMEOUT = 'Query read timeout';
 
 /**
  * One SQL statement with named parameters, compiled once, at module load:
@@ -58,7 +67,10 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
     // 20 hex digits of SHA-1 put collisions out of reach and stay far under NAMEDATALEN (63).
     this.name = options.prepared ? `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}` : undefined;
     this.queryConfig = Object.freeze({ name: this.name, text, types: this.types, rowMode: 'array' as const });
+    this.unbounded = options.unbounded === true;
   }
+
+  private readonly unbounded: boolean;
 
   /** The values in `$n` order. A parameter left undefined is refused: `null` is how a statement is given SQL NULL. */
   values(params: Params): unknown[] {
@@ -87,9 +99,20 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
   private async execute(params: Params, target: SqlTarget): Promise<{ rows: Row[]; rowCount: number | null }> {
     const values = this.values(params);
     const connection = await target.sqlConnection();
-    const config = Object.create(this.queryConfig) as QueryArrayConfig;
+    const config = Object.create(this.queryConfig) as QueryArrayConfig & { query_timeout?: number };
     config.values = values;
-    const result = await connection.query(config);
+    if (!this.unbounded && target.statementTimeoutMs !== undefined) config.query_timeout = target.statementTimeoutMs;
+    let result: QueryArrayResult;
+    try {
+      result = await connection.query(config);
+    } catch (error) {
+      if (!(error instanceof Error) || error.message !== PG_READ_TIMEOUT) throw error;
+      target.abandonConnection?.();
+      throw new Error(
+        `the database sent no answer within ${String(target.statementTimeoutMs)} ms (DB_STATEMENT_TIMEOUT_SECONDS); the connection was closed`,
+        { cause: error },
+      );
+    }
     if (result.rows.length === 0) return { rows: [], rowCount: result.rowCount };
     return { rows: result.rows.map(this.rowBuilderFor(result.fields)), rowCount: result.rowCount };
   }
