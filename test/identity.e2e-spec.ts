@@ -84,6 +84,17 @@ describe('identity and access', () => {
       assert.equal(Number((await db.query('SELECT count(*) FROM api_key')).rows[0].count), before);
     });
 
+    it('names one problem per field of an internal body: a missing name is required, not also too long and not a string', async () => {
+      const missing = await admin('POST', '/internal/organisers', { body: {} });
+      assertErrorBody(missing, 400, 'invalid_argument');
+      assert.equal(missing.body.message, 'name is required and must not be empty.');
+      const wrongKind = await admin('POST', '/internal/organisers', { body: { name: 42 } });
+      assertErrorBody(wrongKind, 400, 'invalid_argument');
+      assert.equal(wrongKind.body.message, 'name must be a string.');
+      const tooLong = await admin('POST', '/internal/organisers', { body: { name: 'x'.repeat(501) } });
+      assert.match(tooLong.body.message, /^name must be shorter than or equal to 500 characters\.$/);
+    });
+
     it('stores no plaintext key anywhere in the database', async () => {
       const key = await fixtures(service).key({ type: 'organiser', id: organiser.id });
       const randomPart = key.slice('svc_live_'.length, 'svc_live_'.length + 40);

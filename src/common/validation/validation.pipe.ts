@@ -2,13 +2,27 @@ import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@ne
 import { isInternalRouteBody } from '../http/json-body';
 import { DomainError } from '../errors/domain-error';
 
+/** Rules about a value's kind: said before any rule about its content (a length, a range). */
+const TYPE_RULES = ['isString', 'isInt', 'isNumber', 'isBoolean', 'isArray', 'isObject'];
+
+/**
+ * One message per field, the one that helps first: a missing (or empty)
+ * field is said to be required, not also too long and of the wrong type;
+ * else its kind; else the first rule it broke.
+ */
+function messageOf(path: string, property: string, constraints: Record<string, string>): string | null {
+  if ('isDefined' in constraints || 'isNotEmpty' in constraints) return `${path} is required and must not be empty`;
+  const rule = TYPE_RULES.find((name) => name in constraints) ?? Object.keys(constraints)[0];
+  const message = rule === undefined ? undefined : constraints[rule];
+  if (message === undefined) return null;
+  return message.startsWith(property) ? `${path}${message.slice(property.length)}` : `${path}: ${message}`;
+}
+
 function messagesOf(errors: ValidationError[], parent = ''): string[] {
   return errors.flatMap((error) => {
     const path = parent === '' ? error.property : `${parent}.${error.property}`;
-    const own = Object.values(error.constraints ?? {}).map((message) =>
-      message.startsWith(error.property) ? `${path}${message.slice(error.property.length)}` : `${path}: ${message}`,
-    );
-    return [...own, ...messagesOf(error.children ?? [], path)];
+    const own = messageOf(path, error.property, error.constraints ?? {});
+    return [...(own === null ? [] : [own]), ...messagesOf(error.children ?? [], path)];
   });
 }
 
