@@ -38,6 +38,12 @@ interface ListDefinition {
   where: string;
   anchorTable: string;
   orderings: Record<'default' | 'updatedAfter', { name: string; column: string; direction: 'ASC' | 'DESC' }>;
+  /**
+   * The list a cursor is signed for, as the service names it: its list's
+   * parameters as JSON (see KeysetPager in src/common/pagination), so that
+   * both hand out the same cursors.
+   */
+  cursorList(organiserId: string): string;
   toItem(row: Record<string, unknown>): unknown;
 }
 
@@ -77,6 +83,7 @@ export class PeerQueries {
           default: { name: 'events:start_time_desc', column: 'e.start_time', direction: 'DESC' },
           updatedAfter: { name: 'events:updated_at_asc', column: 'e.updated_at', direction: 'ASC' },
         },
+        cursorList: (organiserId) => JSON.stringify({ principalId: organiserId }),
         toItem: (row) => this.event(row),
       },
       orders: {
@@ -88,6 +95,7 @@ export class PeerQueries {
           default: { name: 'orders:created_at_desc', column: 'o.created_at', direction: 'DESC' },
           updatedAfter: { name: 'orders:updated_at_asc', column: 'o.updated_at', direction: 'ASC' },
         },
+        cursorList: (organiserId) => JSON.stringify({ organizerId: organiserId }),
         toItem: (row) => ({
           ...row,
           quantity: Number(row['quantity']),
@@ -158,7 +166,8 @@ export class PeerQueries {
       values.push(request.updatedAfter.toISOString());
       where += ` AND ${ordering.column} >= $${values.length}::timestamptz`;
     }
-    const anchor = request.cursor === null ? null : this.codec.decode(request.cursor);
+    const cursorList = definition.cursorList(organiserId);
+    const anchor = request.cursor === null ? null : this.codec.decode(request.cursor, cursorList);
     if (request.cursor !== null && (anchor === null || anchor.ordering !== ordering.name)) {
       throw new PeerError(400, 'invalid_cursor', 'The cursor is malformed or belongs to another list.');
     }
@@ -189,7 +198,9 @@ export class PeerQueries {
     const shown = hasMore ? rows.slice(0, request.limit) : rows;
     const last = shown[shown.length - 1];
     const data = shown.map(({ __id, __position, __anchor_exists, ...row }) => definition.toItem(row));
-    const next = hasMore ? this.codec.encode({ ordering: ordering.name, value: last.__position, id: last.__id }) : null;
+    const next = hasMore
+      ? this.codec.encode({ ordering: ordering.name, value: last.__position, id: last.__id }, cursorList)
+      : null;
     return { data, has_more: hasMore, next_cursor: next };
   }
 

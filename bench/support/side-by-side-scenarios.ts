@@ -125,7 +125,11 @@ async function cursorAfter(db: Client, codec: CursorCodec, organiserId: string, 
   );
   const anchor = rows[0];
   if (anchor === undefined) throw new Error(`fewer than ${rowsBefore} events`);
-  return codec.encode({ ordering: 'events:start_time_desc', value: anchor.position, id: anchor.id });
+  // Signed for the organiser's events list, as the service signs it (its list's parameters as JSON).
+  return codec.encode(
+    { ordering: 'events:start_time_desc', value: anchor.position, id: anchor.id },
+    JSON.stringify({ principalId: organiserId }),
+  );
 }
 
 /**
