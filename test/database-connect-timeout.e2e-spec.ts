@@ -110,78 +110,69 @@ describe('a database that accepts connections but never answers', () => {
     }
   });
 
-  describe('once the service runs', () => {
-    let relay: SilencingRelay;
-    let service: TestService;
-    let key: string;
-
+  /**
+   * A service whose database is reached through a relay the test can
+   * silence or mute. The account budget's counter is in the database too:
+   * counted in memory here, so that a request reaches its own statement.
+   */
+  function behindRelay(env: Record<string, string>): { relay: SilencingRelay; service: TestService; key: string } {
+    const state = {} as { relay: SilencingRelay; service: TestService; key: string };
     before(async () => {
-      relay = await silencingRelay(await freshDatabase());
-      service = await startTestService(
-        {
-          DB_CONNECT_TIMEOUT_SECONDS: '1',
-          // The account budget's counter is in the database too: counted in memory here, so that the
-          // request below reaches its own statement.
-          RATE_LIMIT_STORE: 'memory',
-        },
-        { databaseUrl: relay.url },
-      );
-      key = (await fixtures(service).organiser({ scopes: ['events:read'] })).key;
+      state.relay = await silencingRelay(await freshDatabase());
+      state.service = await startTestService({ ...env, RATE_LIMIT_STORE: 'memory' }, { databaseUrl: state.relay.url });
+      state.key = (await fixtures(state.service).organiser({ scopes: ['events:read'] })).key;
     });
-
     after(async () => {
-      await relay?.close();
-      await service?.close();
+      await state.relay?.close();
+      await state.service?.close();
     });
+    return state;
+  }
+
+  /** A read while the database does not answer: the error body, after the one-second bound and well before 5 s. */
+  async function failsWithinTheBound(state: { service: TestService; key: string }): Promise<void> {
+    const sentAt = performance.now();
+    const answer = await publicApi(state.service)('GET', '/v1/events', { key: state.key });
+    const tookMs = performance.now() - sentAt;
+    assertErrorBody(answer, 500, 'internal');
+    assert.ok(tookMs >= 900 && tookMs < 5_000, `answered after ${Math.round(tookMs)} ms`);
+  }
+
+  describe('once the service runs', () => {
+    const state = behindRelay({ DB_CONNECT_TIMEOUT_SECONDS: '1' });
 
     it('answers a request with the error body within DB_CONNECT_TIMEOUT_SECONDS when the database stops answering, instead of holding it', async () => {
-      const api = publicApi(service);
-      assert.equal((await api('GET', '/v1/events', { key })).status, 200, 'served while the database answers');
-      relay.silence();
+      const api = publicApi(state.service);
+      assert.equal(
+        (await api('GET', '/v1/events', { key: state.key })).status,
+        200,
+        'served while the database answers',
+      );
+      state.relay.silence();
       // The pool's connections were dropped with the relay's: the pool lets them go, and the next
       // statement needs a new connection, whose start-up is never answered.
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const sentAt = performance.now();
-      const answer = await api('GET', '/v1/events', { key });
-      const tookMs = performance.now() - sentAt;
-      assertErrorBody(answer, 500, 'internal');
-      assert.ok(tookMs >= 900 && tookMs < 5_000, `answered after ${Math.round(tookMs)} ms`);
+      await failsWithinTheBound(state);
     });
   });
 
   describe('once the service runs, on a connection that stays open', () => {
-    let relay: SilencingRelay;
-    let service: TestService;
-    let key: string;
-
-    before(async () => {
-      relay = await silencingRelay(await freshDatabase());
-      service = await startTestService(
-        { DB_CONNECT_TIMEOUT_SECONDS: '1', DB_STATEMENT_TIMEOUT_SECONDS: '1', RATE_LIMIT_STORE: 'memory' },
-        { databaseUrl: relay.url },
-      );
-      key = (await fixtures(service).organiser({ scopes: ['events:read'] })).key;
-    });
-
-    after(async () => {
-      await relay?.close();
-      await service?.close();
-    });
+    const state = behindRelay({ DB_CONNECT_TIMEOUT_SECONDS: '1', DB_STATEMENT_TIMEOUT_SECONDS: '1' });
 
     it('answers within DB_STATEMENT_TIMEOUT_SECONDS when the database goes silent on an open connection, and never lends that connection again', async () => {
-      const api = publicApi(service);
-      assert.equal((await api('GET', '/v1/events', { key })).status, 200, 'served while the database answers');
-      relay.mute();
-      const sentAt = performance.now();
-      const answer = await api('GET', '/v1/events', { key });
-      const tookMs = performance.now() - sentAt;
-      assertErrorBody(answer, 500, 'internal');
-      assert.ok(tookMs >= 900 && tookMs < 5_000, `answered after ${Math.round(tookMs)} ms`);
+      const api = publicApi(state.service);
+      assert.equal(
+        (await api('GET', '/v1/events', { key: state.key })).status,
+        200,
+        'served while the database answers',
+      );
+      state.relay.mute();
+      await failsWithinTheBound(state);
       // Connections that waited in vain are closed: once the network is back, new ones serve.
-      relay.unmute();
+      state.relay.unmute();
       let served = false;
       for (let attempt = 0; attempt < 30 && !served; attempt += 1) {
-        served = (await api('GET', '/v1/events', { key })).status === 200;
+        served = (await api('GET', '/v1/events', { key: state.key })).status === 200;
       }
       assert.ok(served, 'served again once the database answers on new connections');
     });
