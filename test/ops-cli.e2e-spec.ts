@@ -66,6 +66,45 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.equal(missing.json.error, 'not_found');
   });
 
+  it('validates venues:create as POST /internal/venues does: a time zone that is not IANA, or no name, is refused and stores nothing', async () => {
+    const before = await app.db.query('SELECT count(*)::int AS n FROM venue');
+    const badZone = await ops(
+      'venues:create',
+      '--name',
+      'Mars Hall',
+      '--json',
+      '{"locations":[{"timeZone":"Mars/Olympus"}]}',
+    );
+    assert.equal(badZone.code, 1, badZone.stderr);
+    assert.equal(badZone.json.error, 'invalid_argument');
+    assert.match(badZone.json.message, /timeZone/);
+    const noName = await ops('venues:create', '--json', '{"description":"plain"}');
+    assert.equal(noName.code, 1);
+    assert.equal(noName.json.error, 'invalid_argument');
+    for (const json of ['null', '[1]', '"x"']) {
+      const notAnObject = await ops('venues:create', '--name', 'X', '--json', json);
+      assert.equal(notAnObject.code, 2, json);
+      assert.match(notAnObject.stderr, /--json must be a JSON object/);
+    }
+    const after = await app.db.query('SELECT count(*)::int AS n FROM venue');
+    assert.equal(after.rows[0].n, before.rows[0].n, 'nothing stored');
+  });
+
+  it('refuses a flag a command does not take, and an on/off flag given anything but true or false', async () => {
+    const typo = await ops('organisers:create', '--name', 'Typo Org', '--bogus', '1');
+    assert.equal(typo.code, 2);
+    assert.match(typo.stderr, /unknown flag --bogus/);
+    const organiser = await ops('organisers:create', '--name', 'Switch Org', '--placeholder', 'true');
+    assert.equal(organiser.json.data.placeholder, true);
+    const readOnly = await ops('portal:link', '--account', organiser.json.data.id, '--read-only');
+    assert.equal(readOnly.json.data.readOnly, true);
+    const yes = await ops('portal:link', '--account', organiser.json.data.id, '--read-only', 'yes');
+    assert.equal(yes.code, 2, 'never a full-access link when a read-only one was meant');
+    assert.match(yes.stderr, /--read-only is on or off/);
+    const off = await ops('portal:link', '--account', organiser.json.data.id, '--read-only', 'false');
+    assert.equal(off.json.data.readOnly, false);
+  });
+
   it('names an unknown command before the usage, exiting 2 without starting anything', async () => {
     const unknown = await runOpsProcess(['bogus:cmd'], { ...process.env, ...env });
     assert.equal(unknown.code, 2);

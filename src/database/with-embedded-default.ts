@@ -1,4 +1,6 @@
-import type { AppConfig } from '../config/app-config';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, type AppConfig } from '../config/app-config';
 import { localSecret } from '../config/local-secrets';
 import { openEmbeddedDefault, type EmbeddedDefault } from './embedded-default';
 
@@ -18,8 +20,15 @@ export interface ConfigWithDatabase {
 export async function withEmbeddedDefault(
   config: AppConfig,
   log: (message: string) => void,
+  options: { existingOnly?: boolean } = {},
 ): Promise<ConfigWithDatabase> {
   if (config.databaseUrl !== null) return { config: { ...config, databaseUrl: config.databaseUrl }, embedded: null };
+  // A command run in the wrong folder must say so, not answer from a new, empty database made there.
+  if (options.existingOnly === true && !existsSync(join(config.dataDir, 'pg'))) {
+    throw new ConfigError(
+      `no embedded database in ${join(config.dataDir, 'pg')}: run this in the folder the service runs in (it reads ./${config.dataDir}), or set DATABASE_URL`,
+    );
+  }
   const webhooks = {
     ...config.webhooks,
     secretKey: config.webhooks.secretKey ?? localSecret(config.dataDir, 'webhook-secret-key', 32),

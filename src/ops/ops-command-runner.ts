@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error';
-import { OpsUsageError, type OpsArguments } from './ops-arguments';
+import { OpsUsageError, refuseUnknownFlags, type OpsArguments } from './ops-arguments';
 import { OPS_COMMANDS } from './ops-commands';
 
 /** What one CLI command prints and the exit code it ends with. */
@@ -33,6 +33,7 @@ export async function runOpsCommand(app: INestApplicationContext, args: OpsArgum
   const command = args.command === undefined ? undefined : OPS_COMMANDS[args.command];
   if (command === undefined) return { code: 2, stdout: '', stderr: `usage:\n${opsUsage()}\n` };
   try {
+    refuseUnknownFlags(args, command.usage);
     return { code: 0, stdout: json({ data: await command.run(app, args) }), stderr: '' };
   } catch (error) {
     if (error instanceof DomainError) {

@@ -4,11 +4,13 @@ import { ApiKeysService } from '../identity/api-keys.service';
 import { OrdersService } from '../orders/orders.service';
 import { PortalLinksService } from '../portal/portal-links.service';
 import { OrganisersService } from '../identity/organisers.service';
+import { CreateVenueDto } from '../venues/dto/venue.dto';
 import { VenuesService } from '../venues/venues.service';
+import { validatedInternalBody } from '../common/validation/validation.pipe';
 import { WebhookDeliveryWorker } from '../webhooks/delivery/webhook-delivery.worker';
 import { readRecoverWindow } from '../webhooks/webhook-operation-inputs';
 import { WebhookOperationsService } from '../webhooks/webhook-operations.service';
-import { optionalFlag, OpsUsageError, requiredFlag, type OpsArguments } from './ops-arguments';
+import { optionalFlag, OpsUsageError, requiredFlag, switchFlag, type OpsArguments } from './ops-arguments';
 import { newTraceId } from '../../libs/trace/trace-context';
 
 export type OpsCommand = (app: INestApplicationContext, args: OpsArguments) => Promise<unknown>;
@@ -34,7 +36,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
     run: (app, args) =>
       app
         .get(OrganisersService)
-        .create({ name: requiredFlag(args, 'name'), placeholder: args.flags.get('placeholder') === true }),
+        .create({ name: requiredFlag(args, 'name'), placeholder: switchFlag(args, 'placeholder') }),
   },
   'organisers:list': {
     usage: '',
@@ -64,14 +66,20 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   },
   'venues:create': {
     usage: "--name <name> [--slug <slug>] [--json '<full POST /internal/venues body>']",
-    run: (app, args) => {
+    run: async (app, args) => {
       const json = optionalFlag(args, 'json');
-      const body = json === undefined ? {} : (JSON.parse(json) as Record<string, unknown>);
-      return app.get(VenuesService).create({
-        ...body,
-        name: optionalFlag(args, 'name') ?? (body['name'] as string),
-        slug: optionalFlag(args, 'slug') ?? (body['slug'] as string | undefined),
-      });
+      const body: unknown = json === undefined ? {} : JSON.parse(json);
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw new OpsUsageError('--json must be a JSON object, the body of POST /internal/venues');
+      }
+      const name = optionalFlag(args, 'name');
+      const slug = optionalFlag(args, 'slug');
+      // The internal API's own validation of that body: the same rules, whichever way the venue is made.
+      const venue = await validatedInternalBody(
+        { ...body, ...(name === undefined ? {} : { name }), ...(slug === undefined ? {} : { slug }) },
+        CreateVenueDto,
+      );
+      return app.get(VenuesService).create(venue);
     },
   },
   'events:publish': {
@@ -81,9 +89,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'webhooks:enable': {
     usage: '--webhook <webhookId> [--recover]',
     run: (app, args) =>
-      app
-        .get(WebhookOperationsService)
-        .enable(requiredFlag(args, 'webhook'), { recover: args.flags.get('recover') === true }),
+      app.get(WebhookOperationsService).enable(requiredFlag(args, 'webhook'), { recover: switchFlag(args, 'recover') }),
   },
   'webhooks:show': {
     usage: '--webhook <webhookId>',
@@ -99,7 +105,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
       const webhookId = requiredFlag(args, 'webhook');
       const deliveryId = requiredFlag(args, 'delivery');
       const operations = app.get(WebhookOperationsService);
-      await operations.resend(webhookId, deliveryId, { force: args.flags.get('force') === true });
+      await operations.resend(webhookId, deliveryId, { force: switchFlag(args, 'force') });
       // The attempt runs in this process: wait for it, then show how it went.
       await app.get(WebhookDeliveryWorker).idle();
       return (await operations.deliveries(webhookId)).find((delivery) => delivery.id === deliveryId);
@@ -137,7 +143,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
       if (ttl !== undefined && !/^\d+$/.test(ttl)) throw new OpsUsageError('--ttl must be a whole number of seconds');
       return app.get(PortalLinksService).mint({
         accountId: requiredFlag(args, 'account'),
-        readOnly: args.flags.get('read-only') === true,
+        readOnly: switchFlag(args, 'read-only'),
         ttlSeconds: ttl === undefined ? undefined : Number(ttl),
       });
     },

@@ -2,21 +2,28 @@ import 'reflect-metadata';
 import pino from 'pino';
 import { ConfigError, loadAppConfig } from '../config/app-config';
 import { withEmbeddedDefault } from '../database/with-embedded-default';
-import { parseOpsArguments } from './ops-arguments';
+import { isHelpRequest, parseOpsArguments } from './ops-arguments';
 import { runOpsCommand, opsUsage } from './ops-command-runner';
 import { OPS_COMMANDS } from './ops-commands';
 import { openOpsContext } from './ops-context';
 
 /** `npm run ops -- <command> [--flag value ...]`: boots the services without HTTP and runs one command. */
 async function main(): Promise<number> {
-  const args = parseOpsArguments(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (isHelpRequest(argv)) {
+    process.stdout.write(`usage:\n${opsUsage()}\n`);
+    return 0;
+  }
+  const args = parseOpsArguments(argv);
   if (args.command === undefined || OPS_COMMANDS[args.command] === undefined) {
     // Before any database work: a typo should not start PostgreSQL.
     const said = args.command === undefined ? 'no command given' : `unknown command: ${args.command}`;
     process.stderr.write(`${said}\nusage:\n${opsUsage()}\n`);
     return 2;
   }
-  const { config, embedded } = await withEmbeddedDefault({ ...loadAppConfig(), logLevel: 'warn' }, () => undefined);
+  const { config, embedded } = await withEmbeddedDefault({ ...loadAppConfig(), logLevel: 'warn' }, () => undefined, {
+    existingOnly: true,
+  });
   // stdout carries only the command's JSON; the service's own warnings go to stderr.
   const app = await openOpsContext(config, pino({ level: 'warn' }, pino.destination(2)));
   try {

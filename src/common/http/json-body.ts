@@ -39,6 +39,14 @@ export function isInternalRouteBody(value: unknown): boolean {
   return typeof value === 'object' && value !== null && internalRouteBodies.has(value);
 }
 
+/** An operator's body given outside HTTP (the ops CLI), trusted as an internal route's is; checked for shape first. */
+export function acceptAsInternalBody<T extends object>(value: T): T {
+  const problem = jsonShapeProblem(value);
+  if (problem !== null) throw DomainError.invalidArgument(problem);
+  internalRouteBodies.add(value);
+  return value;
+}
+
 /**
  * The routes on which an empty JSON body counts as no body: their handlers
  * take none, or take an optional one (read from the handlers' metadata once

@@ -1,5 +1,5 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
-import { isInternalRouteBody } from '../http/json-body';
+import { acceptAsInternalBody, isInternalRouteBody } from '../http/json-body';
 import { DomainError } from '../errors/domain-error';
 
 /** Rules about a value's kind: said before any rule about its content (a length, a range). */
@@ -55,4 +55,13 @@ export function createValidationPipe(): ValidationPipe {
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => DomainError.invalidArgument(`${messagesOf(errors).slice(0, 5).join('; ')}.`),
   });
+}
+
+/**
+ * A body an operator gives outside HTTP (the ops CLI), validated and
+ * converted exactly as the internal route that takes it would: refused with
+ * the same `400 invalid_argument` messages.
+ */
+export async function validatedInternalBody<T extends object>(body: object, dto: new () => T): Promise<T> {
+  return (await createValidationPipe().transform(acceptAsInternalBody(body), { type: 'body', metatype: dto })) as T;
 }
