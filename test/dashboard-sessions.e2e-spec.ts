@@ -138,6 +138,23 @@ describe('dashboard sessions across instances', () => {
     }
   });
 
+  it('ends a session when the service restarts with another ADMIN_TOKEN: the old token’s sessions open nothing', async () => {
+    const browser = new DashboardClient(a.service.adminUrl);
+    await browser.signIn(a.service.adminToken);
+    const newToken = `${'n'.repeat(31)}-rotated-admin-token`;
+    const rotated = await secondInstance(a.service, { ADMIN_TOKEN: newToken });
+    try {
+      assert.equal(await status(sameBrowserOn(browser, rotated)), 303, 'sent to the sign-in form');
+      assert.equal(await status(browser), 200, 'still open where the old token is the token');
+      const fresh = new DashboardClient(rotated.adminUrl);
+      await fresh.signIn(newToken);
+      assert.equal(await status(fresh), 200, 'a sign-in with the new token opens the pages');
+      assert.equal(await status(sameBrowserOn(fresh, a.service)), 303, 'and not where the old one is the token');
+    } finally {
+      await rotated.close();
+    }
+  });
+
   it('refuses an expired session on every instance, and purges it', async () => {
     const onA = new DashboardClient(a.service.adminUrl);
     await onA.signIn(a.service.adminToken);

@@ -21,24 +21,26 @@ interface LiveRow {
 
 const INSERT_SESSION = defineStatement<{
   tokenHash: Buffer;
+  adminTokenId: Buffer;
   csrfSecret: string;
   idleSeconds: number;
   absoluteSeconds: number;
 }>(
   (p) => sql`
-    INSERT INTO dashboard_session (token_hash, csrf_secret, expires_at)
-    VALUES (${p.tokenHash}, ${p.csrfSecret},
+    INSERT INTO dashboard_session (token_hash, admin_token_id, csrf_secret, expires_at)
+    VALUES (${p.tokenHash}, ${p.adminTokenId}, ${p.csrfSecret},
             now() + least(${p.idleSeconds}::int, ${p.absoluteSeconds}::int) * interval '1 second')`,
   { prepared: false },
 );
 
 /**
  * The live row a cookie names, read on every dashboard request (no cache, so
- * a sign-out anywhere is seen at once). Its idle clock moves only when the
- * last write is older than `touchSeconds`; the same statement does it.
+ * a sign-out anywhere is seen at once), opened with the admin token the
+ * service runs with now. Its idle clock moves only when the last write is
+ * older than `touchSeconds`; the same statement does it.
  */
 const TOUCH_SESSION = defineStatement<
-  { tokenHash: Buffer; idleSeconds: number; absoluteSeconds: number; touchSeconds: number },
+  { tokenHash: Buffer; adminTokenId: Buffer; idleSeconds: number; absoluteSeconds: number; touchSeconds: number },
   LiveRow
 >(
   (p) => sql`
@@ -46,7 +48,7 @@ const TOUCH_SESSION = defineStatement<
       SELECT token_hash, csrf_secret, state,
              last_seen_at < now() - ${p.touchSeconds}::int * interval '1 second' AS stale
         FROM dashboard_session
-       WHERE token_hash = ${p.tokenHash} AND expires_at > now()
+       WHERE token_hash = ${p.tokenHash} AND admin_token_id = ${p.adminTokenId} AND expires_at > now()
     ), touched AS (
       UPDATE dashboard_session AS session
          SET last_seen_at = now(),
@@ -90,7 +92,11 @@ const PURGE_EXPIRED = defineStatement<{ limit: number }>(
   { prepared: false },
 );
 
-/** Dashboard sessions in PostgreSQL, named by the SHA-256 of the cookie value. */
+/**
+ * Dashboard sessions in PostgreSQL, named by the SHA-256 of the cookie
+ * value, each bound to the admin token it was opened with (`adminTokenId`,
+ * an HMAC of it): a session opened with another token is not found.
+ */
 @Injectable()
 export class DashboardSessionRepository {
   constructor(
@@ -98,10 +104,16 @@ export class DashboardSessionRepository {
     private readonly unitOfWork: UnitOfWork,
   ) {}
 
-  async insert(tokenHash: Buffer, csrfSecret: string, lifetimes: SessionLifetimes): Promise<void> {
+  async insert(
+    tokenHash: Buffer,
+    adminTokenId: Buffer,
+    csrfSecret: string,
+    lifetimes: SessionLifetimes,
+  ): Promise<void> {
     await INSERT_SESSION.affected(
       {
         tokenHash,
+        adminTokenId,
         csrfSecret,
         idleSeconds: lifetimes.idleSeconds,
         absoluteSeconds: lifetimes.absoluteSeconds,
@@ -113,9 +125,10 @@ export class DashboardSessionRepository {
   /** The live session's CSRF secret and state, its idle clock moved on; null when unknown or expired. */
   async touch(
     tokenHash: Buffer,
+    adminTokenId: Buffer,
     lifetimes: SessionLifetimes,
   ): Promise<{ csrfSecret: string; state: SessionState } | null> {
-    const row = await TOUCH_SESSION.one({ tokenHash, ...lifetimes }, this.database);
+    const row = await TOUCH_SESSION.one({ tokenHash, adminTokenId, ...lifetimes }, this.database);
     return row === null ? null : { csrfSecret: row.csrf_secret, state: parseState(row.state) };
   }
 

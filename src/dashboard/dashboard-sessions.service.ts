@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DashboardAccess, DashboardRouteKind } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
@@ -76,6 +76,8 @@ type RequestWithPending = FastifyRequest & { [PENDING]?: Array<Promise<unknown>>
 @Injectable()
 export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
   private readonly expected: Buffer | null;
+  /** Which admin token a session was opened with: an HMAC keyed by it, so a new token ends the old sessions. */
+  private readonly adminTokenId: Buffer;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -83,6 +85,9 @@ export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
     private readonly jobs: ScheduledJobs,
   ) {
     this.expected = config.adminToken === null ? null : digest(config.adminToken);
+    this.adminTokenId = createHmac('sha256', config.adminToken ?? '')
+      .update('dashboard sessions')
+      .digest();
   }
 
   onModuleInit(): void {
@@ -92,7 +97,7 @@ export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
   async allows(request: FastifyRequest, kind: DashboardRouteKind): Promise<boolean> {
     const cookieValue = cookieOf(request);
     const tokenHash = cookieValue === undefined ? null : digest(cookieValue);
-    const found = tokenHash === null ? null : await this.sessions.touch(tokenHash, LIFETIMES);
+    const found = tokenHash === null ? null : await this.sessions.touch(tokenHash, this.adminTokenId, LIFETIMES);
     if (found === null || cookieValue === undefined || tokenHash === null) {
       attachSession(request, null);
     } else {
@@ -123,7 +128,7 @@ export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
     const session = sessionFrom(cookieValue, newCsrfSecret(), { flashes: [], oneTime: new Map() });
     this.pending(request, async () => {
       if (previous !== undefined) await this.sessions.delete(digest(previous));
-      await this.sessions.insert(digest(cookieValue), session.csrfSecret, LIFETIMES);
+      await this.sessions.insert(digest(cookieValue), this.adminTokenId, session.csrfSecret, LIFETIMES);
       // Sign-ins are when expired sessions are swept, as the people using the dashboard come and go.
       await this.sessions.purgeExpired(PURGE_ON_SIGN_IN);
     });
