@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     adminUrl: service.adminUrl,
     embeddedDataDir: embedded === null ? null : config.dataDir,
     generatedAdminToken: adminToken?.created === true ? adminToken.value : null,
+    adminTokenFromSetting: config.adminToken !== null,
     demo: embedded === null ? null : await seedDemoIfEmpty(service.app),
     readyInMs: Math.round(performance.now() - started),
   });

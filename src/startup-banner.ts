@@ -10,6 +10,8 @@ export interface StartupFacts {
   embeddedDataDir: string | null;
   /** Set only on the start that generated the admin token: it is shown then and never again. */
   generatedAdminToken: string | null;
+  /** ADMIN_TOKEN is set: it, not the data folder's file, is the token. */
+  adminTokenFromSetting: boolean;
   /** The demo data created on a first start, with its keys (shown once). */
   demo: DemoKeys | null;
   readyInMs: number;
@@ -28,9 +30,11 @@ export function startupBanner(facts: StartupFacts): string[] {
   if (dataDir !== null) {
     const tokenFile = join(dataDir, 'admin-token');
     lines.push(
-      facts.generatedAdminToken === null
-        ? `Admin token   kept in ${tokenFile} (or ADMIN_TOKEN)`
-        : `Admin token   ${facts.generatedAdminToken}   (generated now, shown once; kept in ${tokenFile})`,
+      facts.adminTokenFromSetting
+        ? `Admin token   from ADMIN_TOKEN (not ${tokenFile})`
+        : facts.generatedAdminToken === null
+          ? `Admin token   kept in ${tokenFile}`
+          : `Admin token   ${facts.generatedAdminToken}   (generated now, shown once; kept in ${tokenFile})`,
     );
   }
   if (facts.demo !== null) {
