@@ -186,8 +186,10 @@ describe('graceful shutdown on SIGTERM', () => {
     agent.destroy();
     assert.ok(inFlightAtSignal > 0, 'delivery attempts were in flight when the signal arrived');
 
-    // The request that was half-sent at the signal is served in full.
-    assert.match(await slowPost.response, /^HTTP\/1\.1 201 /);
+    // The request that was half-sent at the signal is served in full, and told the connection closes.
+    const slowPostAnswer = await slowPost.response;
+    assert.match(slowPostAnswer, /^HTTP\/1\.1 201 /);
+    assert.match(slowPostAnswer, /connection: close/i);
     // Readiness turned 503 at once: the probe whose headers completed after the signal says not_ready.
     const probeAnswer = await slowProbe.response;
     assert.match(probeAnswer, /^HTTP\/1\.1 503 /);

@@ -27,8 +27,8 @@ export interface DrainOptions {
 export async function drainAndClose({ app, servers, timeoutMs }: DrainOptions): Promise<void> {
   app.get(ReadinessService, { strict: false }).beginShutdown();
   const closed = Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
-  // A connection whose request was already under way when the drain began answers it without
-  // `Connection: close`; it is closed as soon as it falls idle.
+  // A connection whose request was already under way when the drain began answers it (with
+  // `Connection: close`) and is closed as soon as it falls idle.
   const closeIdle = (): void => servers.forEach((server) => server.closeIdleConnections());
   closeIdle();
   const sweep = setInterval(closeIdle, IDLE_SWEEP_MS);

@@ -9,8 +9,9 @@ import { ReadinessService } from './readiness.service';
  * budget. Both listeners serve them (the listener split names these paths).
  *
  * Also here, because it is readiness's other half: once shutdown has begun,
- * every response carries `Connection: close`, so keep-alive clients finish
- * the request they sent and open their next connection elsewhere.
+ * every response carries `Connection: close` (those to requests that were
+ * already under way included), so keep-alive clients finish the request
+ * they sent and open their next connection elsewhere.
  */
 export function installHealthRoutes(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
@@ -27,8 +28,9 @@ export function installHealthRoutes(app: NestFastifyApplication): void {
     return { status: ready ? 'ready' : 'not_ready', checks };
   });
 
-  fastify.addHook('onRequest', (_request, reply, done) => {
+  // When the answer is sent, not when the request came: one already under way when the drain began says it too.
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     if (readiness.isShuttingDown) void reply.header('connection', 'close');
-    done();
+    done(null, payload);
   });
 }
