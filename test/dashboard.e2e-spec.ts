@@ -5,6 +5,7 @@ import fastifyCookie from '@fastify/cookie';
 import Fastify from 'fastify';
 import { DASHBOARD_COOKIE_OPTIONS } from '../src/dashboard/dashboard-plugins';
 import { fixtures } from './support/fixtures';
+import { PortalClient } from './support/portal-client';
 import { receiverCertificate } from './support/https-receiver';
 import { internalApi, publicApi } from './support/http-client';
 import type { TestService } from './support/test-service';
@@ -406,6 +407,70 @@ describe('dashboard over HTTP', () => {
     // Pending or final, the answer is a redirect to the log with the outcome once.
     await changes(`${webhookPath}/deliveries/${deliveryId}/resend`, {}, /being sent again|only a final one is resent/);
     await changes(`${webhookPath}/rotate-secret`, {}, /whsec_[0-9a-f]{64}/);
+  });
+
+  it('offers every internal operation left: touch and delete an event, delete an order and a location, end portal access; a delete needs its box ticked, and another organiser’s rows are 404', async () => {
+    const make = fixtures(service);
+    const owner = await make.organiser();
+    const stranger = await make.organiser();
+    const admin = internalApi(service);
+    const event = await admin('POST', '/internal/events', {
+      body: { organizerId: owner.id, title: { EN: 'Touchable' }, startTime: '2031-02-01T20:00:00Z' },
+    });
+    const eventId: string = event.body.data.id;
+    const order = await admin('POST', '/internal/orders', {
+      body: { eventId, lineItems: [{ quantity: 1 }], totalAmountMinor: 100 },
+    });
+    const orderId: string = order.body.data.id;
+    const venue = await make.venue({ locations: 2 });
+    const venueDetail = await admin('POST', `/internal/venues/${venue.id}/locations`, {
+      body: { displayName: 'Gone soon' },
+    });
+    const locationId: string = venueDetail.body.data.id;
+    const link = await admin('POST', '/internal/portal-links', { body: { accountId: owner.id } });
+    assert.equal(link.status, 201, link.text);
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${owner.id}`;
+    const flashAfter = async (path: string, fields: Record<string, string> = {}): Promise<string> => {
+      const posted = await client.post(path, fields, csrf);
+      assert.equal(posted.status, 303, `${path}: ${posted.html.slice(0, 300)}`);
+      return (await client.get(posted.location ?? '')).html;
+    };
+
+    const updatedBefore = event.body.data.updatedAt as string;
+    assert.match(await flashAfter(`${base}/events/${eventId}/touch`), /Event Touchable touched/);
+    const { rows: eventRows } = await app.db.query<{ updated_at: Date }>('SELECT updated_at FROM event WHERE id = $1', [
+      eventId,
+    ]);
+    assert.ok(eventRows[0]!.updated_at.getTime() > Date.parse(updatedBefore), 'updatedAt moved');
+
+    const strangers = `/internal/dashboard/organisers/${stranger.id}`;
+    assert.equal((await client.post(`${strangers}/events/${eventId}/delete`, { confirm: '1' }, csrf)).status, 404);
+    assert.equal((await client.post(`${strangers}/orders/${orderId}/delete`, { confirm: '1' }, csrf)).status, 404);
+    assert.match(await flashAfter(`${base}/orders/${orderId}/delete`), /Not deleted: tick “I mean it”/);
+    assert.match(
+      await flashAfter(`${base}/orders/${orderId}/delete`, { confirm: '1' }),
+      new RegExp(`Order ${orderId} deleted`),
+    );
+    assert.equal((await app.db.query('SELECT 1 FROM "order" WHERE id = $1', [orderId])).rowCount, 0);
+    assert.match(
+      await flashAfter(`${base}/events/${eventId}/delete`, { confirm: '1' }),
+      new RegExp(`Event ${eventId} deleted`),
+    );
+    assert.equal((await app.db.query('SELECT 1 FROM event WHERE id = $1', [eventId])).rowCount, 0);
+
+    const venuePage = await flashAfter(`/internal/dashboard/venues/${venue.id}/locations/${locationId}/delete`);
+    assert.match(venuePage, new RegExp(`Location ${locationId} deleted`));
+    assert.ok(!venuePage.includes(`<code>${locationId}</code>`), 'left out of the venue');
+
+    assert.match(
+      await flashAfter(`${base}/portal-sessions/revoke`),
+      /Portal access ended: 1 of its sessions and unopened links/,
+    );
+    const token = new URL(link.body.data.url as string).hash.replace('#token=', '');
+    const opened = await new PortalClient(service.publicUrl).exchange(token);
+    assert.equal(opened.status, 410, 'the unopened link no longer opens');
   });
 
   it('answers an unknown webhook, organiser or venue with an HTML 404 page', async () => {

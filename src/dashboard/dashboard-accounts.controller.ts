@@ -179,6 +179,20 @@ export class DashboardAccountsController {
     throw new DashboardRedirect(dashboardPath('venues', venueId));
   }
 
+  @Post('venues/:venueId/locations/:locationId/delete')
+  async deleteLocation(
+    @Param('venueId') venueId: string,
+    @Param('locationId') locationId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<never> {
+    const deleted = await this.venues.deleteLocation(venueId, locationId);
+    this.sessions.flash(request, {
+      kind: 'success',
+      text: `Location ${deleted.id} deleted: it is left out of the venue from now on.`,
+    });
+    throw new DashboardRedirect(dashboardPath('venues', venueId));
+  }
+
   /** Reached only through a form of this dashboard; a stray GET says where to go instead of 405. */
   @Get('organisers')
   organisersIndex(): never {

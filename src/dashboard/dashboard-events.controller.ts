@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
+import { HtmlForm } from '../common/html/html-form';
 import type { PageRequest } from '../common/pagination/page-request';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { requestContextOf } from '../common/request-id/request-context';
@@ -23,11 +24,21 @@ interface OrganiserList {
   title: string;
 }
 
+/** A hard delete is posted with its confirm box ticked; without it, nothing is deleted. */
+function confirmed(request: FastifyRequest): void {
+  if (!new HtmlForm(request).checked('confirm')) {
+    throw DomainError.invalidArgument('tick “I mean it” to confirm; nothing was deleted');
+  }
+}
+
 function pageRequest(cursor: unknown): PageRequest {
   return { limit: PAGE_SIZE, cursor: typeof cursor === 'string' && cursor !== '' ? cursor : null, updatedAfter: null };
 }
 
-/** An organiser's events (publish) and orders (confirm), paged with the keyset pager like the public lists. */
+/**
+ * An organiser's events (publish, touch, delete) and orders (confirm,
+ * delete), paged with the keyset pager like the public lists.
+ */
 @ApiExcludeController()
 @UseFilters(DashboardHtmlFilter)
 @DashboardRoute('session')
@@ -74,6 +85,33 @@ export class DashboardEventsController {
     });
   }
 
+  @Post('events/:eventId/touch')
+  async touch(
+    @Param('organiserId') organiserId: string,
+    @Param('eventId') eventId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<never> {
+    const owned = () => this.events.get({ type: 'organiser', id: organiserId }, eventId);
+    return this.act({ request, organiserId, list: 'events', refused: 'Not touched', owned }, async () => {
+      const touched = await this.events.touch(eventId);
+      return `Event ${touched.title ?? eventId} touched: only its updatedAt moved.`;
+    });
+  }
+
+  @Post('events/:eventId/delete')
+  async deleteEvent(
+    @Param('organiserId') organiserId: string,
+    @Param('eventId') eventId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<never> {
+    const owned = () => this.events.get({ type: 'organiser', id: organiserId }, eventId);
+    return this.act({ request, organiserId, list: 'events', refused: 'Not deleted', owned }, async () => {
+      confirmed(request);
+      await this.events.delete(eventId);
+      return `Event ${eventId} deleted.`;
+    });
+  }
+
   @Get('orders')
   @AcceptsQuery('cursor')
   async orderList(
@@ -96,6 +134,20 @@ export class DashboardEventsController {
     return this.act({ request, organiserId, list: 'orders', refused: 'Not confirmed' }, async () => {
       const confirmed = await this.orders.confirmForOrganiser(organiserId, orderId, requestContextOf(request).traceId);
       return `Order ${confirmed.id} is confirmed.`;
+    });
+  }
+
+  @Post('orders/:orderId/delete')
+  async deleteOrder(
+    @Param('organiserId') organiserId: string,
+    @Param('orderId') orderId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<never> {
+    const owned = () => this.orders.assertOrganiserOwnsOrder(organiserId, orderId);
+    return this.act({ request, organiserId, list: 'orders', refused: 'Not deleted', owned }, async () => {
+      confirmed(request);
+      await this.orders.delete(orderId);
+      return `Order ${orderId} deleted.`;
     });
   }
 

@@ -17,7 +17,8 @@ const ACCOUNT_KINDS = new Map([
 ] as const);
 
 /**
- * Mints a webhook-portal link from an account's page. The link is shown
+ * Mints a webhook-portal link from an account's page, and ends the account's
+ * portal sessions and unopened links. The link is shown
  * once, as a message on the page the redirect leads to (Post/Redirect/Get):
  * a reload neither mints another nor shows this one again.
  */
@@ -59,6 +60,23 @@ export class DashboardPortalLinksController {
       if (!(error instanceof DomainError) || error.status !== 400) throw error;
       this.sessions.flash(request, { kind: 'error', text: error.message });
     }
+    throw new DashboardRedirect(dashboardPath(accountKind, accountId));
+  }
+
+  /** Ends every portal session and unopened link of the account, on every instance (a leaked link among them). */
+  @Post(':accountKind/:accountId/portal-sessions/revoke')
+  async revoke(
+    @Param('accountKind') accountKind: string,
+    @Param('accountId') accountId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<never> {
+    const accountType = ACCOUNT_KINDS.get(accountKind as 'organisers' | 'venues');
+    if (accountType === undefined) throw DomainError.notFound('Page');
+    const { revoked } = await this.links.revoke(accountId, accountType);
+    this.sessions.flash(request, {
+      kind: 'success',
+      text: `Portal access ended: ${revoked} of its sessions and unopened links, on every instance.`,
+    });
     throw new DashboardRedirect(dashboardPath(accountKind, accountId));
   }
 }

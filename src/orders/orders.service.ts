@@ -58,8 +58,13 @@ export class OrdersService {
 
   /** The dashboard's confirm from an organiser's order list: another organiser's order is 404. */
   async confirmForOrganiser(organizerId: string, orderId: string, traceId: string): Promise<OrderResponseDto> {
-    if (!(await this.orders.organiserOwnsOrder(organizerId, orderId))) throw DomainError.notFound('Order');
+    await this.assertOrganiserOwnsOrder(organizerId, orderId);
     return this.confirm(orderId, traceId);
+  }
+
+  /** For the dashboard's actions on an organiser's order list: another organiser's order is 404. */
+  async assertOrganiserOwnsOrder(organizerId: string, orderId: string): Promise<void> {
+    if (!(await this.orders.organiserOwnsOrder(organizerId, orderId))) throw DomainError.notFound('Order');
   }
 
   /**

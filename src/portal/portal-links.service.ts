@@ -119,8 +119,13 @@ export class PortalLinksService implements OnModuleInit {
   }
 
   /** Ends every session and unopened link of the account; other instances see it on their next request. */
-  async revoke(accountId: string): Promise<{ accountId: string; revoked: number }> {
+  /** Ends every session and unopened link of the account; with `accountType`, an account of the other kind is 404. */
+  async revoke(
+    accountId: string,
+    accountType?: PortalAccount['type'],
+  ): Promise<{ accountId: string; revoked: number }> {
     const account = await this.account(accountId);
+    if (accountType !== undefined && account.type !== accountType) throw DomainError.notFound('Account');
     const { sessions, links } = await this.unitOfWork.run((tx) => this.access.revokeAccount(account, tx));
     return { accountId, revoked: sessions + links };
   }
