@@ -473,6 +473,59 @@ describe('dashboard over HTTP', () => {
     assert.equal(opened.status, 410, 'the unopened link no longer opens');
   });
 
+  it('creates an event and an order and rewrites an order’s billing as the internal API does, refusing an order for another organiser’s event', async () => {
+    const make = fixtures(service);
+    const owner = await make.organiser();
+    const stranger = await make.organiser();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${owner.id}`;
+    const flashAfter = async (path: string, fields: Record<string, string>): Promise<string> => {
+      const posted = await client.post(path, fields, csrf);
+      assert.equal(posted.status, 303, `${path}: ${posted.html.slice(0, 300)}`);
+      return (await client.get(posted.location ?? '')).html;
+    };
+    const eventPage = await flashAfter(`${base}/events`, {
+      title: 'Made on the dashboard',
+      startTime: '2031-03-01T19:00:00Z',
+      visibility: 'unlisted',
+    });
+    assert.match(eventPage, /Event Made on the dashboard created \(unlisted\)/);
+    const { rows } = await app.db.query<{ id: string }>('SELECT id FROM event WHERE organizer_id = $1', [owner.id]);
+    const eventId = rows[0]!.id;
+    assert.match(await flashAfter(`${base}/events`, { startTime: 'someday' }), /Not created: /);
+
+    const foreignEvent = await make.event(stranger.id);
+    const foreign = await flashAfter(`${base}/orders`, {
+      eventId: foreignEvent.id,
+      quantity: '1',
+      totalAmountMinor: '100',
+    });
+    assert.match(foreign, /Not created: .*is not an event of this organiser/);
+    const orderPage = await flashAfter(`${base}/orders`, {
+      eventId,
+      status: 'pending',
+      quantity: '2',
+      totalAmountMinor: '2500',
+      billingName: 'Ada',
+    });
+    const orderId = /Order (ord_[0-9a-z]+) created \(pending\)/.exec(orderPage)?.[1];
+    assert.ok(orderId !== undefined, orderPage.slice(0, 500));
+    assert.match(
+      await flashAfter(`${base}/orders`, { eventId, quantity: 'two', totalAmountMinor: '1' }),
+      /Not created: /,
+    );
+    const billing = await flashAfter(`${base}/orders/${orderId}/billing`, {
+      billingName: 'Grace',
+      billingEmail: 'g@x.test',
+    });
+    assert.match(billing, new RegExp(`Order ${orderId}: billing details saved`));
+    const stored = await internalApi(service)('PATCH', `/internal/orders/${orderId}`, { body: {} });
+    assert.equal(stored.body.data.billingName, 'Grace');
+    assert.equal(stored.body.data.billingEmail, 'g@x.test');
+    assert.equal(stored.body.data.quantity, 2);
+  });
+
   it('answers an unknown webhook, organiser or venue with an HTML 404 page', async () => {
     const client = new DashboardClient(service.adminUrl);
     await client.signIn(service.adminToken);

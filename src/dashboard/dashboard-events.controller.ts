@@ -10,7 +10,9 @@ import { requestContextOf } from '../common/request-id/request-context';
 import { EventsService } from '../events/events.service';
 import { OrganisersService } from '../identity/organisers.service';
 import type { OrganiserResponse } from '../identity/dto/identity.dto';
+import { CreateOrderDto, UpdateOrderDto } from '../orders/dto/order.dto';
 import { OrdersService } from '../orders/orders.service';
+import { validatedInternalBody } from '../common/validation/validation.pipe';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
 import { dashboardPath, withQuery } from './dashboard-paths';
@@ -36,8 +38,9 @@ function pageRequest(cursor: unknown): PageRequest {
 }
 
 /**
- * An organiser's events (publish, touch, delete) and orders (confirm,
- * delete), paged with the keyset pager like the public lists.
+ * An organiser's events (create, publish, touch, delete) and orders (create,
+ * confirm, rewrite billing, delete), paged with the keyset pager like the
+ * public lists.
  */
 @ApiExcludeController()
 @UseFilters(DashboardHtmlFilter)
@@ -63,6 +66,27 @@ export class DashboardEventsController {
     return this.listPage({ request, reply, organiserId, cursor, list: 'events', title: 'Events' }, (paging) =>
       this.events.list({ type: 'organiser', id: organiserId }, paging),
     );
+  }
+
+  /** A new event of this organiser, as `POST /internal/events` makes it (any visibility, no public rule). */
+  @Post('events')
+  async createEvent(@Param('organiserId') organiserId: string, @Req() request: FastifyRequest): Promise<never> {
+    const form = new HtmlForm(request);
+    const title = form.text('title');
+    const startTime = form.text('startTime');
+    const visibility = form.text('visibility');
+    return this.act({ request, organiserId, list: 'events', refused: 'Not created' }, async () => {
+      const created = await this.events.createInternal(
+        organiserId,
+        {
+          ...(title === null ? {} : { title: { EN: title } }),
+          ...(startTime === null ? {} : { startTime }),
+          ...(visibility === null ? {} : { visibility }),
+        },
+        requestContextOf(request).traceId,
+      );
+      return `Event ${created.title ?? created.id} created (${created.visibility}).`;
+    });
   }
 
   @Post('events/:eventId/publish')
@@ -134,6 +158,61 @@ export class DashboardEventsController {
     return this.act({ request, organiserId, list: 'orders', refused: 'Not confirmed' }, async () => {
       const confirmed = await this.orders.confirmForOrganiser(organiserId, orderId, requestContextOf(request).traceId);
       return `Order ${confirmed.id} is confirmed.`;
+    });
+  }
+
+  /** A new order of one of this organiser's events, as `POST /internal/orders` makes it (one line item). */
+  @Post('orders')
+  async createOrder(@Param('organiserId') organiserId: string, @Req() request: FastifyRequest): Promise<never> {
+    const form = new HtmlForm(request);
+    const whole = (name: string): number | null => {
+      const text = form.text(name);
+      return text === null ? null : /^\d{1,15}$/.test(text) ? Number(text) : NaN;
+    };
+    const eventId = form.text('eventId') ?? '';
+    return this.act({ request, organiserId, list: 'orders', refused: 'Not created' }, async () => {
+      if (!(await this.events.isOwnedBy(eventId, organiserId))) {
+        throw DomainError.invalidArgument(`${eventId || 'That event'} is not an event of this organiser`);
+      }
+      const unitAmountMinor = whole('unitAmountMinor');
+      const body = await validatedInternalBody(
+        {
+          eventId,
+          status: form.text('status'),
+          lineItems: [{ quantity: whole('quantity'), ...(unitAmountMinor === null ? {} : { unitAmountMinor }) }],
+          totalAmountMinor: whole('totalAmountMinor'),
+          currency: form.text('currency'),
+          billingName: form.text('billingName'),
+          billingEmail: form.text('billingEmail'),
+        },
+        CreateOrderDto,
+      );
+      const created = await this.orders.create(body, requestContextOf(request).traceId);
+      return `Order ${created.id} created (${created.status}).`;
+    });
+  }
+
+  /** Rewrites an order's billing fields, as `PATCH /internal/orders/{id}` does: updatedAt moves, nothing is sent. */
+  @Post('orders/:orderId/billing')
+  async rewriteBilling(
+    @Param('organiserId') organiserId: string,
+    @Param('orderId') orderId: string,
+    @Req() request: FastifyRequest,
+  ): Promise<never> {
+    const form = new HtmlForm(request);
+    const owned = () => this.orders.assertOrganiserOwnsOrder(organiserId, orderId);
+    return this.act({ request, organiserId, list: 'orders', refused: 'Not changed', owned }, async () => {
+      // An emptied field clears it (null), as the internal API's null does.
+      const body = await validatedInternalBody(
+        {
+          billingName: form.text('billingName'),
+          billingEmail: form.text('billingEmail'),
+          attributionSource: form.text('attributionSource'),
+        },
+        UpdateOrderDto,
+      );
+      await this.orders.rewrite(orderId, body);
+      return `Order ${orderId}: billing details saved.`;
     });
   }
 
