@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { DELIVERY_OUTCOMES } from '../src/webhooks/delivery/delivery-metrics';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { Scope } from '../src/common/auth-context/access';
@@ -100,6 +101,14 @@ describe('GET /internal/metrics', () => {
     }
     assert.match(answer.text, /# TYPE http_request_duration_seconds histogram/);
     assert.equal(valueOf(samples, 'db_pool_max_connections'), 20);
+  });
+
+  it('exposes webhook_deliveries_total at 0 for every outcome before the first attempt, so every rate has a baseline', async () => {
+    const outcomes = (await scrape())
+      .filter((sample) => sample.name === 'webhook_deliveries_total')
+      .map((sample) => sample.labels['outcome'])
+      .sort();
+    assert.deepEqual(outcomes, [...DELIVERY_OUTCOMES].sort());
   });
 
   it('metrics need the admin token and never answer on the public listener', async () => {

@@ -9,9 +9,19 @@ const webhookDeliveries = new Counter({
   registers: [metricsRegistry],
 });
 
+/** Every outcome an attempt is counted under (deliveryOutcomeLabel). */
+export const DELIVERY_OUTCOMES = [
+  'success',
+  'http_3xx',
+  'http_4xx',
+  'http_5xx',
+  'timeout',
+  'network_error',
+  'blocked_host',
+] as const;
+
 // Series that exist from the start at 0, so rates and alerts have a baseline before the first attempt.
-for (const outcome of ['success', 'http_4xx', 'http_5xx', 'timeout', 'network_error'])
-  webhookDeliveries.inc({ outcome }, 0);
+for (const outcome of DELIVERY_OUTCOMES) webhookDeliveries.inc({ outcome }, 0);
 
 /**
  * How long each claim statement took, from sending it to its rows: what a
