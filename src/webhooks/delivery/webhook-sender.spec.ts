@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { parseCidrList, type AddressLookup } from '../../../libs/webhooks';
@@ -127,6 +128,25 @@ void describe('WebhookSender', () => {
       { timeoutMs: 1_000, allowedPrivate: loopback },
     );
     assert.equal(result.outcome, 'network_error');
+  });
+
+  void it('gives up at the deadline with timeout while the TLS handshake never completes, not at undici’s own 10 s', async () => {
+    // Takes the connection and never answers the ClientHello.
+    const silent = createServer((socket) => socket.on('error', () => undefined));
+    await new Promise<void>((listening) => silent.listen(0, '127.0.0.1', listening));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const started = performance.now();
+      const result = await sender.send(
+        { url: `https://127.0.0.1:${port}/in`, body, headers: {} },
+        { timeoutMs: 300, allowedPrivate: loopback, allowedPorts: [port] },
+      );
+      const tookMs = performance.now() - started;
+      assert.equal(result.outcome, 'timeout');
+      assert.ok(tookMs < 2_000, `took ${Math.round(tookMs)} ms`);
+    } finally {
+      silent.close();
+    }
   });
 
   void it('stops when the caller aborts and says so', async () => {

@@ -144,7 +144,7 @@ export class WebhookSender {
         return result('blocked_host');
       }
 
-      const pool = this.poolFor(UndiciPool, url.origin, host, resolution.address, resolution.family);
+      const pool = this.poolFor(UndiciPool, url.origin, host, resolution.address, resolution.family, options.timeoutMs);
       const request: Dispatcher.RequestOptions = {
         path: `${url.pathname}${url.search}`,
         method: 'POST',
@@ -171,13 +171,23 @@ export class WebhookSender {
     this.pools.clear();
   }
 
-  private poolFor(UndiciPool: typeof Pool, origin: string, host: string, address: string, family: 4 | 6): Pool {
-    const key = `${origin} ${address}`;
+  private poolFor(
+    UndiciPool: typeof Pool,
+    origin: string,
+    host: string,
+    address: string,
+    family: 4 | 6,
+    timeoutMs: number,
+  ): Pool {
+    const key = `${origin} ${address} ${timeoutMs}`;
     let pool = this.pools.get(key);
     if (pool === undefined) {
       pool = new UndiciPool(origin, {
         keepAliveTimeout: 4_000,
         connect: {
+          // undici's own connect deadline (10 s) covers the TCP connect and the TLS handshake, and an abort
+          // does not cut it: a receiver that never finishes its handshake must not outlast the attempt's.
+          timeout: timeoutMs,
           lookup: pinnedLookup(address, family),
           // SNI and certificate checks use the name; an IP literal host has no SNI.
           ...(isIP(host) === 0 ? { servername: host } : {}),
@@ -201,7 +211,20 @@ async function exchangeOver(
 ): Promise<Answer | 'aborted' | 'network_error'> {
   let response: Dispatcher.ResponseData;
   try {
-    response = await pool.request(request);
+    // Raced with the deadline: undici may still be connecting when it passes (see poolFor), and the
+    // attempt ends then whatever undici does, so it never outlives its lease.
+    const pending = pool.request(request);
+    pending.catch(() => undefined);
+    const answered = await Promise.race([pending, abortedBy(deadline)]);
+    if (answered === 'aborted') {
+      // An answer that arrives after the deadline is not read: its body goes with the socket.
+      void pending.then(
+        (late) => late.body.destroy(),
+        () => undefined,
+      );
+      return 'aborted';
+    }
+    response = answered;
   } catch {
     return deadline.aborted ? 'aborted' : 'network_error';
   }
@@ -227,6 +250,12 @@ async function exchangeOver(
     retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
     excerpt: excerptOf(Buffer.concat(chunks, received)),
   };
+}
+
+/** Settles with `aborted` when the signal fires (at once if it already has). */
+function abortedBy(signal: AbortSignal): Promise<'aborted'> {
+  if (signal.aborted) return Promise.resolve('aborted');
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve('aborted'), { once: true }));
 }
 
 /**
