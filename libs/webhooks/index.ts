@@ -23,6 +23,7 @@ export {
 } from './retry-backoff';
 export {
   checkWebhookUrl,
+  checkWebhookUrlResolving,
   DEFAULT_ALLOWED_PORTS,
   isPortAllowed,
   portOf,

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import {
   type AddressLookup,
   checkWebhookUrl,
+  checkWebhookUrlResolving,
   cidrContains,
   isPortAllowed,
   isPublicAddress,
@@ -352,6 +353,68 @@ void describe('checkWebhookUrl', () => {
     assert.deepEqual(checkWebhookUrl('https://10.0.0.1/hook', allow), { ok: false, reason: 'url host is not allowed' });
     assert.deepEqual(checkWebhookUrl('https://[::1]/hook', allow), { ok: false, reason: 'url host is not allowed' });
     assert.deepEqual(checkWebhookUrl('http://127.0.0.1/hook', allow), { ok: false, reason: 'url must use https' });
+  });
+});
+
+void describe('checkWebhookUrlResolving (at subscription)', () => {
+  const answering =
+    (...addresses: string[]): AddressLookup =>
+    () =>
+      Promise.resolve(addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }) as const));
+
+  void it('refuses a name that resolves to a private, link-local or metadata address, or to a mix with one', async () => {
+    for (const addresses of [
+      ['10.1.2.3'],
+      ['169.254.169.254'],
+      ['100.64.0.1'],
+      ['fd00::2'],
+      ['0.0.0.0'],
+      ['93.184.216.34', '10.0.0.1'],
+    ]) {
+      const check = await checkWebhookUrlResolving('https://hooks.acme.io/in', [], { lookup: answering(...addresses) });
+      assert.deepEqual(check, { ok: false, reason: 'url host is not allowed' }, addresses.join(' '));
+    }
+    assert.equal(
+      (await checkWebhookUrlResolving('https://hooks.acme.io/in', [], { lookup: answering('93.184.216.34') })).ok,
+      true,
+    );
+  });
+
+  void it('accepts a name that does not resolve (now, or in time): every delivery resolves it again', async () => {
+    const failing: AddressLookup = () => Promise.reject(new Error('ENOTFOUND'));
+    const silent: AddressLookup = () => new Promise(() => undefined);
+    assert.equal((await checkWebhookUrlResolving('https://nowhere.acme.io/', [], { lookup: failing })).ok, true);
+    const check = await checkWebhookUrlResolving('https://slow.acme.io/', [], { lookup: silent, lookupTimeoutMs: 50 });
+    assert.equal(check.ok, true);
+  });
+
+  void it('never looks up a name reserved for documentation, nor an address literal', async () => {
+    const looked: string[] = [];
+    const lookup: AddressLookup = (host) => {
+      looked.push(host);
+      return Promise.resolve([]);
+    };
+    for (const url of [
+      'https://hooks.example.com/',
+      'https://example.org/',
+      'https://a.example/',
+      'https://b.test/',
+      'https://93.184.216.34/',
+    ]) {
+      assert.equal((await checkWebhookUrlResolving(url, [], { lookup })).ok, true, url);
+    }
+    assert.deepEqual(looked, []);
+  });
+
+  void it('exempts from the port rule a name that resolves only into WEBHOOK_ALLOW_PRIVATE_CIDRS, as its addresses are', async () => {
+    const allow = parseCidrList(['127.0.0.0/8']);
+    const toLoopback = { lookup: answering('127.0.0.1'), allowedPorts: [443] };
+    assert.equal((await checkWebhookUrlResolving('https://rig.acme.io:4443/', allow, toLoopback)).ok, true);
+    const toPublic = { lookup: answering('93.184.216.34'), allowedPorts: [443] };
+    assert.deepEqual(await checkWebhookUrlResolving('https://rig.acme.io:4443/', allow, toPublic), {
+      ok: false,
+      reason: 'url port must be 443',
+    });
   });
 });
 

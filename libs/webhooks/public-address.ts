@@ -238,6 +238,17 @@ export function checkWebhookUrl(
   allow: readonly ParsedCidr[] = [],
   options: WebhookUrlOptions = {},
 ): WebhookUrlCheck {
+  const check = checkUrlShape(raw, allow);
+  if (!check.ok) return check;
+  let host = check.url.hostname;
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  const allowedPorts = options.allowedPorts ?? DEFAULT_ALLOWED_PORTS;
+  const address = isIP(host) !== 0 ? host : null;
+  return isPortAllowed(portOf(check.url), address, allow, allowedPorts) ? check : portRefused(allowedPorts);
+}
+
+/** Everything checkWebhookUrl checks but the port rule, which for a name may depend on what it resolves to. */
+function checkUrlShape(raw: unknown, allow: readonly ParsedCidr[]): WebhookUrlCheck {
   if (typeof raw !== 'string') return { ok: false, reason: 'url must be a string' };
   let url: URL;
   try {
@@ -255,16 +266,81 @@ export function checkWebhookUrl(
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   if (host === '') return { ok: false, reason: 'url must have a host' };
 
-  const allowedPorts = options.allowedPorts ?? DEFAULT_ALLOWED_PORTS;
   if (isIP(host) !== 0) {
-    if (!isPublicAddress(host, allow)) return { ok: false, reason: 'url host is not allowed' };
-    return isPortAllowed(portOf(url), host, allow, allowedPorts) ? { ok: true, url } : portRefused(allowedPorts);
+    return isPublicAddress(host, allow) ? { ok: true, url } : { ok: false, reason: 'url host is not allowed' };
   }
   // `localhost.` is the same name as `localhost`.
   const name = host.replace(/\.+$/, '');
   if (name === '' || isReservedName(name)) return { ok: false, reason: 'url host is not allowed' };
   if (!isValidDnsName(name)) return { ok: false, reason: 'url host is not a valid host name' };
-  return isPortAllowed(portOf(url), null, allow, allowedPorts) ? { ok: true, url } : portRefused(allowedPorts);
+  return { ok: true, url };
+}
+
+// Names reserved for documentation and testing (RFC 2606, RFC 6761): never looked up at subscription,
+// since they can only lead where their registry points them, never into the subscriber's network.
+const DOCUMENTATION_NAMES = ['example.com', 'example.net', 'example.org'];
+const DOCUMENTATION_SUFFIXES = ['.example', '.test', '.invalid'];
+
+function isDocumentationName(name: string): boolean {
+  return (
+    DOCUMENTATION_NAMES.some((reserved) => name === reserved || name.endsWith(`.${reserved}`)) ||
+    DOCUMENTATION_SUFFIXES.some((suffix) => name.endsWith(suffix))
+  );
+}
+
+/** How long a subscription waits for its name to resolve before the delivery-time check is left to judge it. */
+export const SUBSCRIPTION_LOOKUP_TIMEOUT_MS = 2_000;
+
+/**
+ * {@link checkWebhookUrl}, then, for a name, what it resolves to now: any
+ * address that is not public (and not in `allow`) refuses the url, as at
+ * delivery. A name that does not resolve in time (or at all) is accepted:
+ * DNS may not be set up yet, and every delivery resolves it again. A name
+ * that resolves only into `allow` is exempt from the port rule, as its
+ * addresses are.
+ */
+export async function checkWebhookUrlResolving(
+  raw: unknown,
+  allow: readonly ParsedCidr[] = [],
+  options: WebhookUrlOptions & { lookup?: AddressLookup; lookupTimeoutMs?: number } = {},
+): Promise<WebhookUrlCheck> {
+  const check = checkUrlShape(raw, allow);
+  if (!check.ok) return check;
+  const host = check.url.hostname.replace(/\.+$/, '');
+  // An address literal (IPv6 in brackets) was judged whole; a documentation name is not looked up.
+  if (host.startsWith('[') || isIP(host) !== 0 || isDocumentationName(host))
+    return checkWebhookUrl(raw, allow, options);
+  const allowedPorts = options.allowedPorts ?? DEFAULT_ALLOWED_PORTS;
+  const port = portOf(check.url);
+  const resolved = await lookupWithin(host, options.lookup ?? defaultLookup, options.lookupTimeoutMs);
+  if (resolved !== null && !resolved.every((entry) => isPublicAddress(entry.address, allow))) {
+    return { ok: false, reason: 'url host is not allowed' };
+  }
+  const exempt =
+    resolved !== null && resolved.every((entry) => isPortAllowed(port, entry.address, allow, allowedPorts));
+  return exempt || isPortAllowed(port, null, allow, allowedPorts) ? check : portRefused(allowedPorts);
+}
+
+/** The addresses a name resolves to, or null when it does not resolve (in time). */
+async function lookupWithin(
+  host: string,
+  lookup: AddressLookup,
+  timeoutMs = SUBSCRIPTION_LOOKUP_TIMEOUT_MS,
+): Promise<ResolvedAddress[] | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const resolved = await Promise.race([
+      lookup(host),
+      new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), timeoutMs);
+      }),
+    ]);
+    return resolved === null || resolved.length === 0 ? null : resolved;
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The port an https URL connects to. */

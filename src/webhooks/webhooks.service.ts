@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { newResourceId } from '../../libs/ids/resource-id';
-import { checkWebhookUrl, generateWebhookSecret, parseCidrList, type ParsedCidr } from '../../libs/webhooks';
+import { checkWebhookUrlResolving, generateWebhookSecret, parseCidrList, type ParsedCidr } from '../../libs/webhooks';
 import type { Principal } from '../common/auth-context/access';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
@@ -57,7 +57,7 @@ export class WebhooksService {
 
   async create(owner: Principal, input: Record<string, unknown>): Promise<WebhookResponseDto> {
     const type = subscriberTypeOf(owner);
-    const url = this.validUrl(input.url);
+    const url = await this.validUrl(input.url);
     const events = this.validEvents(type, input.events);
     const description = this.validDescription(input.description);
 
@@ -101,12 +101,13 @@ export class WebhooksService {
     return { id: webhookId, deleted: true };
   }
 
-  private validUrl(raw: unknown): string {
+  private async validUrl(raw: unknown): Promise<string> {
     if (raw === undefined || raw === null) throw DomainError.invalidArgument('url is required.');
     if (typeof raw === 'string' && raw.length > MAX_URL_LENGTH) {
       throw DomainError.invalidArgument(`url must be at most ${MAX_URL_LENGTH} characters.`);
     }
-    const check = checkWebhookUrl(raw, this.allowedPrivate, { allowedPorts: this.allowedPorts });
+    // A name is resolved now as well as at every delivery: one that leads into a private network is refused here.
+    const check = await checkWebhookUrlResolving(raw, this.allowedPrivate, { allowedPorts: this.allowedPorts });
     // The reason never echoes an address, so the answer cannot be used to map a network.
     if (!check.ok) throw DomainError.invalidArgument(`${check.reason}.`);
     // The normalised form (WHATWG), so what is stored, shown and delivered to is what was checked.
