@@ -296,6 +296,21 @@ describe('webhook operations', () => {
         'invalid_argument',
       );
     });
+
+    it('refuses a cursor that names no delivery of the subscription with 400, instead of an empty page that reads as the end', async () => {
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, 'https://127.0.0.1:1/cursor-check');
+      const other = await subscribe(owner.key, 'https://127.0.0.1:1/cursor-other');
+      await insertFailedHistoryDeliveries(db, hook.id, 'dlv_cur_', 3);
+      await insertFailedHistoryDeliveries(db, other.id, 'dlv_oth_', 1);
+      for (const cursor of ['garbage', 'dlv_oth_0001']) {
+        const page = await admin('GET', `/internal/webhooks/${hook.id}/deliveries?cursor=${cursor}`);
+        assertErrorBody(page, 400, 'invalid_argument');
+      }
+      const last = await admin('GET', `/internal/webhooks/${hook.id}/deliveries?cursor=dlv_cur_0001`);
+      assert.equal(last.status, 200, 'the oldest delivery names a page that is empty, and that is the end');
+      assert.deepEqual(last.body.data, []);
+    });
   });
 
   describe('recover', () => {

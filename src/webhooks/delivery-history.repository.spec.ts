@@ -60,7 +60,7 @@ describe('DeliveryHistoryRepository', () => {
     );
   });
 
-  it('shows a delivery waiting behind a failing or replaying subscription’s probe as due no sooner than the probe', async () => {
+  it('shows a delivery waiting behind a failing or replaying subscription’s probe as due no sooner than the probe, and one of a disabled subscription as due never', async () => {
     const due = async (subscriptionId: string) =>
       new Map(
         (await history.listForSubscription(subscriptionId, 10)).map((row) => [row.id, row.nextAttemptAt?.getTime()]),
@@ -76,6 +76,10 @@ describe('DeliveryHistoryRepository', () => {
 
     await tables.dataSource.query('UPDATE webhook_subscription SET consecutive_failures = 0 WHERE id = $1', [failing]);
     assert.ok((await due(failing)).get(waiting)! < Date.now(), 'a healthy subscription sends it as soon as it is due');
+
+    const disabled = await insertSubscription(tables.dataSource, { enabled: false });
+    const held = await insertDelivery(tables.dataSource, { subscriptionId: disabled, dueInSeconds: -60 });
+    assert.equal((await due(disabled)).get(held), undefined, 'a disabled subscription sends nothing: no next attempt');
 
     const replaying = await insertSubscription(tables.dataSource);
     const first = await insertDelivery(tables.dataSource, {

@@ -38,7 +38,8 @@ const LOG_COLUMNS = sqlText(`id, event_type, status, attempts, last_status, crea
  * A failing or replaying subscription sends only its oldest pending delivery
  * (the probe; see CLAIM_DELIVERIES in delivery-queue.repository.ts): the
  * others wait behind it, so none of them is shown due before the probe is.
- * Their own time, often long past, would read as a worker that is stuck.
+ * Their own time, often long past, would read as a worker that is stuck. A
+ * disabled subscription sends nothing until it is enabled: no next attempt.
  */
 const DELIVERIES_OF = defineStatement<
   { subscriptionId: string; limit: number; onlyDeliveryId: string | null; olderThanId: string | null },
@@ -73,7 +74,9 @@ const DELIVERIES_OF = defineStatement<
                           WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay)))
          SELECT id, event_type, status, attempts, last_status, next_attempt_at, created_at, trace_id
          FROM ((SELECT ${LOG_COLUMNS},
-                       CASE WHEN probe_id IS NULL OR id = probe_id THEN next_attempt_at
+                       CASE WHEN NOT (SELECT s.enabled FROM webhook_subscription s WHERE s.id = ${p.subscriptionId})
+                              THEN NULL
+                            WHEN probe_id IS NULL OR id = probe_id THEN next_attempt_at
                             ELSE greatest(next_attempt_at, probe_due) END AS next_attempt_at
                   FROM webhook_delivery LEFT JOIN probe ON true
                  WHERE subscription_id = ${p.subscriptionId}
@@ -273,6 +276,11 @@ export class DeliveryHistoryRepository {
       traceId: row.trace_id,
       attemptLog: logs.get(row.id) ?? [],
     }));
+  }
+
+  /** Whether a delivery (queued or final) is this subscription's. */
+  async belongsTo(subscriptionId: string, deliveryId: string): Promise<boolean> {
+    return (await STATUS_OF.one({ subscriptionId, deliveryId }, this.database)) !== null;
   }
 
   /**

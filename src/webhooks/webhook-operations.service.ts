@@ -108,6 +108,16 @@ export class WebhookOperationsService {
   ): Promise<Page<WebhookDeliveryResponseDto>> {
     const size = Math.min(options.size ?? DELIVERIES_SHOWN, DELIVERIES_SHOWN);
     const rows = await this.deliveries(webhookId, size + 1, options.cursor);
+    // A cursor names a delivery of this subscription; any other would read as the end of the log.
+    if (
+      options.cursor !== undefined &&
+      rows.length === 0 &&
+      !(await this.deliveryRows.belongsTo(webhookId, options.cursor))
+    ) {
+      throw DomainError.invalidArgument(
+        'cursor names no delivery of this subscription: it must be the one the page before named.',
+      );
+    }
     const shown = rows.slice(0, size);
     const hasMore = rows.length > size;
     return new Page(shown, hasMore, hasMore ? (shown.at(-1)?.id ?? null) : null);
