@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { ops as runOps, opsEnvFor, type OpsResult } from './support/ops-cli';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { nth } from './support/defined';
+import { secondInstance } from './support/second-instance';
 import { withApp } from './support/with-app';
 
 /** Secret rotation and re-sealing under a new WEBHOOK_SECRET_KEY, with the CLI's commands (in-process). */
@@ -57,5 +58,14 @@ describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', ()
     assert.equal(shown.json.data.secret, fresh);
     const withOldKey = await ops(['webhooks:show', '--webhook', webhookId], { WEBHOOK_SECRET_KEY: oldKey });
     assert.notEqual(withOldKey.code, 0);
+
+    // A service whose keys cannot open the stored secrets refuses to start, naming what to set, instead of
+    // coming up ready to answer GET /v1/webhooks with 500s and deliver nothing.
+    await assert.rejects(
+      secondInstance(app.service, { WEBHOOK_SECRET_KEY: oldKey }),
+      /stored webhook secrets cannot be opened with the configured keys \(\d+ under key k[0-9a-f]{12}\).*WEBHOOK_SECRET_KEY_PREVIOUS/,
+    );
+    const withNewKey = await secondInstance(app.service, { WEBHOOK_SECRET_KEY: newKey });
+    await withNewKey.close();
   });
 });

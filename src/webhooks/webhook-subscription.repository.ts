@@ -172,6 +172,18 @@ const SEALED_SECRETS_AFTER = defineStatement<
   { prepared: false },
 );
 
+/** Every key id a stored secret (current or previous) is sealed under, with how many secrets each seals. */
+const SEALING_KEY_IDS = defineStatement<Record<string, never>, { key_id: string; secrets: number }>(
+  () => sql`SELECT split_part(sealed, '.', 2) AS key_id, count(*)::int AS secrets
+          FROM (SELECT secret_sealed AS sealed FROM webhook_subscription WHERE deleted_at IS NULL
+                UNION ALL
+                SELECT previous_secret_sealed FROM webhook_subscription
+                 WHERE deleted_at IS NULL AND previous_secret_sealed IS NOT NULL) s
+         WHERE sealed LIKE 'aes256gcm.%'
+         GROUP BY 1`,
+  { prepared: false },
+);
+
 /** Compare-and-set of the stored secrets (see replaceSealedSecrets). */
 const REPLACE_SEALED_SECRETS = defineStatement<{
   id: string;
@@ -218,6 +230,12 @@ export class WebhookSubscriptionRepository {
     @InjectRepository(WebhookSubscriptionEntity) private readonly subscriptions: Repository<WebhookSubscriptionEntity>,
     private readonly database: Database,
   ) {}
+
+  /** The key ids live secrets are sealed under, each with its count of secrets. */
+  async sealingKeyIds(): Promise<Array<{ keyId: string; secrets: number }>> {
+    const rows = await SEALING_KEY_IDS.rows({}, this.database);
+    return rows.map((row) => ({ keyId: row.key_id, secrets: row.secrets }));
+  }
 
   async listForAccount(owner: Principal): Promise<WebhookSubscriptionEntity[]> {
     return this.subscriptions.find({

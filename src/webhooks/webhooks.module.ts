@@ -9,6 +9,7 @@ import { WebhookDeliveryAttemptEntity } from './entities/webhook-delivery-attemp
 import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
 import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
 import { WebhookOutboxListener } from './outbox/webhook-outbox.listener';
+import { SealingKeyCheck } from './secrets/sealing-key-check';
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
 import { OutboxSenderId } from './outbox/outbox-sender-id';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
@@ -47,6 +48,7 @@ import { WebhookFiguresService } from './webhook-figures.service';
     DeliveryHistoryRepository,
     DeliveryPartitionsRepository,
     WebhookSecretCipher,
+    SealingKeyCheck,
     WebhookOutboxListener,
     DeliveryNotifications,
     OutboxSenderId,

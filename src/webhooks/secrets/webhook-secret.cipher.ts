@@ -83,6 +83,11 @@ export class WebhookSecretCipher implements OnModuleInit {
     throw failure instanceof Error ? failure : new Error('a webhook secret could not be opened');
   }
 
+  /** Whether a value sealed under this key id can be opened with the keys configured. */
+  canOpenKeyId(keyId: string): boolean {
+    return keyId === LEGACY_KEY_ID || this.readable.some((key) => key.id === keyId);
+  }
+
   /** False for a value sealed under another key, or not sealed at all, while a key is configured. */
   isSealedUnderCurrentKey(sealed: string): boolean {
     if (this.current === null) return true;
