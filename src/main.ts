@@ -19,7 +19,17 @@ async function main(): Promise<void> {
   const logger = createRootLogger(settings.logLevel, settings.logFormat);
   for (const warning of startupWarnings(settings)) logger.warn(warning);
 
-  const { config, embedded } = await databaseOrExit(settings, logger);
+  // From here a stop signal is handled: one that comes while the start is under way stops the embedded
+  // database once it is up, instead of killing this process and leaving the database running alone.
+  const stop = stopOnSignals(logger);
+  const databaseStarting = databaseOrExit(settings, logger);
+  stop.database = databaseStarting.then(({ embedded }) => {
+    stop.stopDatabase = async () => {
+      await embedded?.stop();
+    };
+  });
+  const { config, embedded } = await databaseStarting;
+  if (stop.stopping) return;
   const adminToken = embedded === null ? null : embeddedAdminToken(config);
   const service = await startService(
     adminToken === null ? config : { ...config, adminToken: adminToken.value },
@@ -31,15 +41,10 @@ async function main(): Promise<void> {
     await embedded?.stop();
     return process.exit(1);
   });
-  stopOnSignals(
-    logger,
-    async () => {
-      await service.close();
-    },
-    async () => {
-      await embedded?.stop();
-    },
-  );
+  stop.closeService = async () => {
+    await service.close();
+  };
+  if (stop.stopping) return;
 
   const banner = startupBanner({
     publicUrl: service.publicUrl,
@@ -114,30 +119,53 @@ function embeddedAdminToken(config: AppConfig): { value: string; created: boolea
   return ensureLocalSecret(config.dataDir, 'admin-token', 24);
 }
 
-/** SIGINT/SIGTERM: readiness goes 503, requests and deliveries drain, and the database stops last. */
-function stopOnSignals(logger: Logger, closeService: () => Promise<void>, stopDatabase: () => Promise<void>): void {
-  let stopping = false;
+/** What a stop signal stops: the database being started, or the running service and then its database. */
+interface StopTargets {
+  /** A signal came: the rest of the start does not begin. */
+  stopping: boolean;
+  /** Settles once the database is up (or failed); a stop during the start waits for it. */
+  database?: Promise<void>;
+  stopDatabase?: () => Promise<void>;
+  closeService?: () => Promise<void>;
+}
+
+/**
+ * SIGINT/SIGTERM: readiness goes 503, requests and deliveries drain, and the
+ * database stops last. Installed before the start begins: a signal during
+ * the start waits for an embedded database being started and stops it.
+ */
+function stopOnSignals(logger: Logger): StopTargets {
+  const targets: StopTargets = { stopping: false };
   const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: readiness 503, draining requests and deliveries, then the database');
+    if (targets.stopping) return;
+    targets.stopping = true;
+    const running = targets.closeService !== undefined;
+    logger.info(
+      { signal },
+      running
+        ? 'shutting down: readiness 503, draining requests and deliveries, then the database'
+        : 'stopping during the start: the database is stopped once it is up',
+    );
     void (async () => {
-      let code = 0;
+      let code = running ? 0 : 1;
       try {
-        await closeService();
+        if (targets.closeService !== undefined) await targets.closeService();
+        else await targets.database?.catch(() => undefined);
       } catch (error) {
         logger.error({ err: error }, 'shutdown did not complete cleanly');
         code = 1;
       } finally {
         // Last: the database outlives everything that writes to it.
-        await stopDatabase();
+        await targets.stopDatabase?.();
         logger.info('stopped');
+        await new Promise<void>((flushed) => logger.flush(() => flushed()));
         process.exit(code);
       }
     })();
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  return targets;
 }
 
 void main();

@@ -4,7 +4,9 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { freeLoopbackPort } from '../libs/net/free-port';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
@@ -108,6 +110,33 @@ describe('npm start on the embedded default', () => {
     assert.ok(token, outputs[0]);
     assert.ok(!(outputs[1] ?? '').includes(token), 'the second start does not print the token');
     assert.match(outputs[1] ?? '', /Admin token\s+kept in /);
+  });
+
+  it('stops the embedded PostgreSQL when stopped during the start, leaving no server behind', async () => {
+    const env = {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(await freeLoopbackPort()),
+      ADMIN_PORT: String(await freeLoopbackPort()),
+      LOG_LEVEL: 'info',
+      DATABASE_URL: '',
+    };
+    const child = spawn(process.execPath, [join(__dirname, '..', 'src', 'main.js')], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    // The signal comes once the server is up and the service is still starting (migrations, Nest).
+    const pidFile = join(dataDir, 'pg', 'postmaster.pid');
+    for (let waited = 0; !existsSync(pidFile) && waited < 30_000; waited += 20) await sleep(20);
+    assert.ok(existsSync(pidFile), output);
+    child.kill('SIGTERM');
+    await exited;
+    assert.match(output, /"msg":"stopped"/, output);
+    assert.ok(!existsSync(pidFile), `PostgreSQL was stopped too:\n${output}`);
   });
 });
 
