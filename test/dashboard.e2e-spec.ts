@@ -197,6 +197,22 @@ describe('dashboard over HTTP', () => {
     return { organiserId: organiser.id, webhookId: created.body.data.id };
   }
 
+  it('offers no recovery window on a disabled subscription (it would be refused), only re-enabling with recovery', async () => {
+    const organiser = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    const created = await publicApi(service)('POST', '/v1/webhooks', {
+      key: organiser.key,
+      body: { url: 'https://127.0.0.1:9/hooks', events: ['event.published'], enabled: false },
+    });
+    assert.equal(created.status, 201, created.text);
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const page = await client.get(`/internal/dashboard/webhooks/${created.body.data.id}`);
+    assert.equal(page.status, 200);
+    assert.doesNotMatch(page.html, /action="[^"]*\/recover"/);
+    assert.match(page.html, /action="[^"]*\/enable"/);
+    assert.match(page.html, /can be recovered once the subscription is enabled again/);
+  });
+
   it('refuses a recovery window without a readable start, with the reason on the page', async () => {
     const { webhookId } = await webhook();
     const client = new DashboardClient(service.adminUrl);
