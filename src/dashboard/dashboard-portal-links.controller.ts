@@ -16,6 +16,13 @@ const ACCOUNT_KINDS = new Map([
   ['venues', 'venue'],
 ] as const);
 
+/** The kind of account a page path names; any other path segment is not a page. */
+function accountTypeOf(accountKind: string): 'organiser' | 'venue' {
+  const accountType = ACCOUNT_KINDS.get(accountKind as 'organisers' | 'venues');
+  if (accountType === undefined) throw DomainError.notFound('Page');
+  return accountType;
+}
+
 /**
  * Mints a webhook-portal link from an account's page, and ends the account's
  * portal sessions and unopened links. The link is shown
@@ -38,8 +45,7 @@ export class DashboardPortalLinksController {
     @Param('accountId') accountId: string,
     @Req() request: FastifyRequest,
   ): Promise<never> {
-    const accountType = ACCOUNT_KINDS.get(accountKind as 'organisers' | 'venues');
-    if (accountType === undefined) throw DomainError.notFound('Page');
+    const accountType = accountTypeOf(accountKind);
     const form = new HtmlForm(request);
     const ttlText = form.text('ttlSeconds');
     try {
@@ -57,7 +63,8 @@ export class DashboardPortalLinksController {
         text: `Portal link${link.readOnly ? ' (read only)' : ''} made: it opens once, until ${link.expiresAt}, and is shown below once.`,
       });
     } catch (error) {
-      if (!(error instanceof DomainError) || error.status !== 400) throw error;
+      // A refusal (a ttl out of range, a worker that knows no portal address) is said on the page; not found stays 404.
+      if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
       this.sessions.flash(request, { kind: 'error', text: error.message });
     }
     throw new DashboardRedirect(dashboardPath(accountKind, accountId));
@@ -70,9 +77,7 @@ export class DashboardPortalLinksController {
     @Param('accountId') accountId: string,
     @Req() request: FastifyRequest,
   ): Promise<never> {
-    const accountType = ACCOUNT_KINDS.get(accountKind as 'organisers' | 'venues');
-    if (accountType === undefined) throw DomainError.notFound('Page');
-    const { revoked } = await this.links.revoke(accountId, accountType);
+    const { revoked } = await this.links.revoke(accountId, accountTypeOf(accountKind));
     this.sessions.flash(request, {
       kind: 'success',
       text: `Portal access ended: ${revoked} of its sessions and unopened links, on every instance.`,
