@@ -154,6 +154,17 @@ describe('events', () => {
       assert.equal(created.body.data.startTime, '2027-07-10T10:00:00.000Z');
     });
 
+    it('refuses with 400, never a 500, a dateOnly event at a location whose stored time zone is no IANA zone', async () => {
+      const mars = await fixtures(service).venue({ timeZone: 'UTC' });
+      // As an earlier version's CLI could store it (every way to make a location now refuses such a zone).
+      await db.query(`UPDATE venue_location SET time_zone = 'Mars/Olympus' WHERE id = $1`, [mars.locationIds[0]]);
+      const dateOnly = await create({ startTime: '2027-07-10', dateOnly: true, locationId: mars.locationIds[0] });
+      assertErrorBody(dateOnly, 400, 'invalid_argument');
+      assert.match(dateOnly.body.message, /"Mars\/Olympus", which is no IANA zone/);
+      const timed = await create({ startTime: '2027-07-10T19:00:00Z', locationId: mars.locationIds[0] });
+      assert.equal(timed.status, 201, 'an event with a time of day needs no zone');
+    });
+
     it('stores a dateOnly event given as a date alone at noon of that day, at a location west of UTC too', async () => {
       const newYork = await fixtures(service).venue({ timeZone: 'America/New_York' });
       const created = await create({

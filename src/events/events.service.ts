@@ -4,6 +4,7 @@ import {
   calendarDayIn,
   hasWritableFields,
   isPublishable,
+  isValidTimeZone,
   noonInTimeZone,
   normaliseAdditionalLocationIds,
   parseEventPatch,
@@ -304,6 +305,8 @@ export class EventsService {
         before.locationId === null
           ? 'UTC'
           : ((await this.venues.liveLocation(before.locationId, tx))?.timeZone ?? null);
+      // The previous location's zone stored invalid: its calendar day cannot be read, so the instant stays as given.
+      if (oldZone !== null && !isValidTimeZone(oldZone)) oldZone = null;
     }
     const place = (value: Date | null, fromStore: boolean): Date | null => {
       if (value === null || (fromStore && !moved)) return value;
@@ -343,7 +346,13 @@ export class EventsService {
         entity.locationId,
       );
     }
-    // dateOnly: no time of day; the stored instant is noon in the venue's time zone.
+    // dateOnly: no time of day; the stored instant is noon in the venue's time zone. Every way to make a
+    // location checks its zone; one stored before they all did is refused here, never a 500.
+    if (entity.dateOnly && !isValidTimeZone(timeZone)) {
+      throw DomainError.invalidArgument(
+        `The location ${entity.locationId} has the time zone "${timeZone}", which is no IANA zone, so its noon is unknown; an operator must correct the location.`,
+      );
+    }
     if (entity.dateOnly) await this.placeDateOnlyInstants(before, entity, patch, timeZone, tx);
     if (entity.startTime !== null && entity.endTime !== null && entity.endTime < entity.startTime) {
       throw DomainError.invalidArgument('endTime must not be before startTime.');
