@@ -266,6 +266,27 @@ describe('dashboard over HTTP', () => {
     assert.equal(detail.body.data.secretRotation, null);
   });
 
+  it('rotates with no grace period only with its box ticked: the old secret must not stop signing by a slip', async () => {
+    const { webhookId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}/rotate-secret`;
+    const before = await internalApi(service)('GET', `/internal/webhooks/${webhookId}`);
+    const refused = await client.post(path, { graceSeconds: '0' }, csrf);
+    assert.equal(refused.status, 400);
+    assert.match(
+      refused.html,
+      /id="grace-seconds-error" class="field-error">With 0 seconds the current secret stops signing at once/,
+    );
+    const kept = await internalApi(service)('GET', `/internal/webhooks/${webhookId}`);
+    assert.equal(kept.body.data.secret, before.body.data.secret, 'nothing rotated');
+    const confirmed = await client.post(path, { graceSeconds: '0', confirmNoGrace: 'true' }, csrf);
+    assert.equal(confirmed.status, 303);
+    const rotated = await internalApi(service)('GET', `/internal/webhooks/${webhookId}`);
+    assert.notEqual(rotated.body.data.secret, before.body.data.secret);
+    assert.equal(rotated.body.data.secretRotation, null, 'no grace: the old secret signs no more');
+  });
+
   /** Keys listed on an account page (one revoke link per live key). */
   const liveKeysOn = (html: string): number => html.match(/\/keys\/key_[^/"]+\/revoke"/g)?.length ?? 0;
   const KEY_PATTERN = /svc_live_[0-9a-f]{48}/;

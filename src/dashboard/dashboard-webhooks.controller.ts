@@ -94,9 +94,16 @@ export class DashboardWebhooksController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
-    const graceText = new HtmlForm(request).text('graceSeconds');
+    const form = new HtmlForm(request);
+    const graceText = form.text('graceSeconds');
     const graceSeconds = readGraceSecondsField(graceText);
     try {
+      // Without a grace period every receiver that has not switched fails at once: said twice, never by a slip.
+      if (graceSeconds === 0 && !form.checked('confirmNoGrace')) {
+        throw DomainError.invalidArgument(
+          'With 0 seconds the current secret stops signing at once and every receiver not yet switched fails: tick the box to confirm, or give a grace period.',
+        );
+      }
       const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds });
       this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);
     } catch (error) {
