@@ -25,6 +25,26 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 /**
+ * Whether another process has a connection to this database (this one's own
+ * connection aside): a service that attached to a server a CLI command started.
+ */
+export async function hasOtherClients(url: string): Promise<boolean> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+    );
+    return (rows[0]?.n ?? 0) > 0;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
  * The database of the embedded default (no DATABASE_URL): a PostgreSQL
  * cluster in `<dataDir>/pg`. A running service writes where it listens, so
  * `npm run ops` reaches the same server instead of trying to start a second
@@ -34,6 +54,7 @@ export async function openEmbeddedDefault(
   dataDir: string,
   home: string,
   log: (message: string) => void,
+  options: { leaveRunningWhileUsed?: boolean } = {},
 ): Promise<EmbeddedDefault> {
   const addressFile = join(dataDir, 'pg-url');
   if (existsSync(addressFile)) {
@@ -51,5 +72,17 @@ export async function openEmbeddedDefault(
   // (docs/performance.md, "The embedded database's socket").
   const url = server.socketUrlFor(EMBEDDED_DATABASE_NAME);
   writeFileSync(addressFile, `${url}\n`, { mode: 0o600 });
-  return { url, owned: true, stop: () => server.stop() };
+  return {
+    url,
+    owned: true,
+    stop: async () => {
+      // A one-shot command's server may have been found by a service started meanwhile (it reads pg-url):
+      // stopping it would take the database from under that service, which the next start attaches to anyway.
+      if (options.leaveRunningWhileUsed === true && (await hasOtherClients(url))) {
+        log('the embedded PostgreSQL is left running: another process (a service) is using it');
+        return;
+      }
+      await server.stop();
+    },
+  };
 }

@@ -20,7 +20,7 @@ export interface ConfigWithDatabase {
 export async function withEmbeddedDefault(
   config: AppConfig,
   log: (message: string) => void,
-  options: { existingOnly?: boolean } = {},
+  options: { existingOnly?: boolean; leaveRunningWhileUsed?: boolean } = {},
 ): Promise<ConfigWithDatabase> {
   if (config.databaseUrl !== null) return { config: { ...config, databaseUrl: config.databaseUrl }, embedded: null };
   // A command run in the wrong folder must say so, not answer from a new, empty database made there.
@@ -33,6 +33,8 @@ export async function withEmbeddedDefault(
     ...config.webhooks,
     secretKey: config.webhooks.secretKey ?? localSecret(config.dataDir, 'webhook-secret-key', 32),
   };
-  const embedded = await openEmbeddedDefault(config.dataDir, config.embeddedPgHome, log);
+  const embedded = await openEmbeddedDefault(config.dataDir, config.embeddedPgHome, log, {
+    leaveRunningWhileUsed: options.leaveRunningWhileUsed,
+  });
   return { config: { ...config, databaseUrl: embedded.url, webhooks }, embedded };
 }

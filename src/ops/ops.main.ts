@@ -21,9 +21,12 @@ async function main(): Promise<number> {
     process.stderr.write(`${said}\nusage:\n${opsUsage()}\n`);
     return 2;
   }
-  const { config, embedded } = await withEmbeddedDefault({ ...loadAppConfig(), logLevel: 'warn' }, () => undefined, {
-    existingOnly: true,
-  });
+  // The embedded database's lines go to stderr: stdout carries only the command's JSON.
+  const { config, embedded } = await withEmbeddedDefault(
+    { ...loadAppConfig(), logLevel: 'warn' },
+    (message) => process.stderr.write(`${message}\n`),
+    { existingOnly: true, leaveRunningWhileUsed: true },
+  );
   // stdout carries only the command's JSON; the service's own warnings go to stderr.
   const app = await openOpsContext(config, pino({ level: 'warn' }, pino.destination(2)));
   try {
