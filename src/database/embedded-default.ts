@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from './embedded-postgres';
 import { ensureDatabase } from './ensure-database';
+import { sql } from './sql/sql-fragment';
+import { defineStatement, NO_PARAMS, type NoParams } from './sql/sql-statement';
 
 export const EMBEDDED_DATABASE_NAME = 'events_api';
 
@@ -24,6 +26,12 @@ async function reachable(url: string): Promise<boolean> {
   }
 }
 
+const OTHER_CLIENTS = defineStatement<NoParams, { n: number }>(
+  () => sql`SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+  { prepared: false },
+);
+
 /**
  * Whether another process has a connection to this database (this one's own
  * connection aside): a service that attached to a server a CLI command started.
@@ -32,11 +40,8 @@ export async function hasOtherClients(url: string): Promise<boolean> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 1000 });
   try {
     await client.connect();
-    const { rows } = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`,
-    );
-    return (rows[0]?.n ?? 0) > 0;
+    const row = await OTHER_CLIENTS.one(NO_PARAMS, { sqlConnection: () => client });
+    return (row?.n ?? 0) > 0;
   } catch {
     return false;
   } finally {
