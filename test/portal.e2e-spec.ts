@@ -487,6 +487,33 @@ describe('the webhook portal', () => {
       );
     });
 
+    it('rotates with no grace period only with its box ticked: the old secret must not stop signing by a slip', async () => {
+      const client = await opened(ours.id);
+      const webhookId = ours.webhookIds[0] ?? '';
+      const before = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret as string;
+      const page = await client.get(`/portal/subscriptions/${webhookId}`);
+      const refused = await client.postFrom(page, `/portal/subscriptions/${webhookId}/rotate-secret`, {
+        graceSeconds: '0',
+      });
+      assert.equal(refused.status, 303);
+      assert.match(
+        (await client.get(refused.location ?? '')).html,
+        /With 0 seconds the current secret stops signing at once/,
+      );
+      assert.equal(
+        (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret,
+        before,
+        'nothing rotated',
+      );
+      const again = await client.get(`/portal/subscriptions/${webhookId}`);
+      const confirmed = await client.postFrom(again, `/portal/subscriptions/${webhookId}/rotate-secret`, {
+        graceSeconds: '0',
+        confirmNoGrace: 'true',
+      });
+      assert.equal(confirmed.location, `/portal/subscriptions/${webhookId}/secret`);
+      assert.notEqual((await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret, before);
+    });
+
     it('answers HEAD like GET without using anything up: the new secret and the next page’s message are still shown to the GET that follows', async () => {
       const client = await opened(ours.id);
       const webhookId = ours.webhookIds[0] ?? '';

@@ -115,10 +115,16 @@ export class PortalSubscriptionsController {
   @Post('subscriptions/:webhookId/rotate-secret')
   async rotateSecret(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
     const session = requirePortalSession(request);
-    const graceText = new HtmlForm(request).text('graceSeconds');
-    const graceSeconds = readGraceSecondsField(graceText);
+    const form = new HtmlForm(request);
+    const graceSeconds = readGraceSecondsField(form.text('graceSeconds'));
     let rotated = false;
     await this.act(request, webhookId, async () => {
+      // Without a grace period every receiver not yet switched fails at once: said twice, never by a slip.
+      if (graceSeconds === 0 && !form.checked('confirmNoGrace')) {
+        throw DomainError.invalidArgument(
+          'With 0 seconds the current secret stops signing at once and every receiver not yet switched fails: tick the box to confirm, or give a grace period.',
+        );
+      }
       await this.operations.rotateSecret(webhookId, { graceSeconds });
       await this.sessions.allowSecretReveal(session, webhookId);
       rotated = true;
