@@ -186,6 +186,18 @@ describe('dashboard over HTTP', () => {
     assert.match(page.html, /Unsupported query parameter/);
   });
 
+  /** Posts a form that changes something and returns the page its 303 leads to, with the message it shows. */
+  async function postedPage(
+    client: DashboardClient,
+    csrf: string,
+    path: string,
+    fields: Record<string, string>,
+  ): Promise<string> {
+    const posted = await client.post(path, fields, csrf);
+    assert.equal(posted.status, 303, `${path}: ${posted.html.slice(0, 300)}`);
+    return (await client.get(posted.location ?? '')).html;
+  }
+
   /** A subscription made through the public API, as an integrator would (nothing is delivered in these tests). */
   async function webhook(): Promise<{ organiserId: string; webhookId: string }> {
     const organiser = await fixtures(service).organiser({ scopes: ['events:read', 'webhooks:read', 'webhooks:write'] });
@@ -469,11 +481,7 @@ describe('dashboard over HTTP', () => {
     const client = new DashboardClient(service.adminUrl);
     const csrf = await client.signIn(service.adminToken);
     const base = `/internal/dashboard/organisers/${owner.id}`;
-    const flashAfter = async (path: string, fields: Record<string, string> = {}): Promise<string> => {
-      const posted = await client.post(path, fields, csrf);
-      assert.equal(posted.status, 303, `${path}: ${posted.html.slice(0, 300)}`);
-      return (await client.get(posted.location ?? '')).html;
-    };
+    const flashAfter = (path: string, fields: Record<string, string> = {}) => postedPage(client, csrf, path, fields);
 
     const updatedBefore = event.body.data.updatedAt as string;
     assert.match(await flashAfter(`${base}/events/${eventId}/touch`), /Event Touchable touched/);
@@ -517,11 +525,7 @@ describe('dashboard over HTTP', () => {
     const client = new DashboardClient(service.adminUrl);
     const csrf = await client.signIn(service.adminToken);
     const base = `/internal/dashboard/organisers/${owner.id}`;
-    const flashAfter = async (path: string, fields: Record<string, string>): Promise<string> => {
-      const posted = await client.post(path, fields, csrf);
-      assert.equal(posted.status, 303, `${path}: ${posted.html.slice(0, 300)}`);
-      return (await client.get(posted.location ?? '')).html;
-    };
+    const flashAfter = (path: string, fields: Record<string, string>) => postedPage(client, csrf, path, fields);
     const eventPage = await flashAfter(`${base}/events`, {
       title: 'Made on the dashboard',
       startTime: '2031-03-01T19:00:00Z',

@@ -4,7 +4,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
-import { readGraceSecondsField, readRecoverWindowFields, recoveredMessage } from '../webhooks/webhook-operation-inputs';
+import {
+  readGraceSecondsField,
+  assertNoGraceConfirmed,
+  readRecoverWindowFields,
+  recoveredMessage,
+} from '../webhooks/webhook-operation-inputs';
 import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { healthOf } from '../webhooks/dto/webhook-health';
 import { DashboardAccountViews } from './dashboard-account-views.service';
@@ -98,12 +103,7 @@ export class DashboardWebhooksController {
     const graceText = form.text('graceSeconds');
     const graceSeconds = readGraceSecondsField(graceText);
     try {
-      // Without a grace period every receiver that has not switched fails at once: said twice, never by a slip.
-      if (graceSeconds === 0 && !form.checked('confirmNoGrace')) {
-        throw DomainError.invalidArgument(
-          'With 0 seconds the current secret stops signing at once and every receiver not yet switched fails: tick the box to confirm, or give a grace period.',
-        );
-      }
+      assertNoGraceConfirmed(graceSeconds, form.checked('confirmNoGrace'));
       const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds });
       this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);
     } catch (error) {

@@ -7,7 +7,12 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { seeOther } from '../common/html/html-answers';
 import { HtmlForm } from '../common/html/html-form';
-import { readGraceSecondsField, readRecoverWindowFields, recoveredMessage } from '../webhooks/webhook-operation-inputs';
+import {
+  readGraceSecondsField,
+  assertNoGraceConfirmed,
+  readRecoverWindowFields,
+  recoveredMessage,
+} from '../webhooks/webhook-operation-inputs';
 import { WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import type { PortalAccount, PortalSessionRow } from './portal-access.repository';
 import { PortalHtmlFilter } from './portal-html.filter';
@@ -119,12 +124,7 @@ export class PortalSubscriptionsController {
     const graceSeconds = readGraceSecondsField(form.text('graceSeconds'));
     let rotated = false;
     await this.act(request, webhookId, async () => {
-      // Without a grace period every receiver not yet switched fails at once: said twice, never by a slip.
-      if (graceSeconds === 0 && !form.checked('confirmNoGrace')) {
-        throw DomainError.invalidArgument(
-          'With 0 seconds the current secret stops signing at once and every receiver not yet switched fails: tick the box to confirm, or give a grace period.',
-        );
-      }
+      assertNoGraceConfirmed(graceSeconds, form.checked('confirmNoGrace'));
       await this.operations.rotateSecret(webhookId, { graceSeconds });
       await this.sessions.allowSecretReveal(session, webhookId);
       rotated = true;

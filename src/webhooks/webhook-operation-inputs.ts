@@ -75,6 +75,19 @@ export function readGraceSecondsField(graceText: string | null): number {
   return graceText === null ? DEFAULT_GRACE_SECONDS : /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
 }
 
+/**
+ * Refuses, on a page's form, a rotation with no grace period whose confirm
+ * box (`confirmNoGrace`) is not ticked: every receiver not yet switched would
+ * fail at once, so it is said twice, never by a slip.
+ */
+export function assertNoGraceConfirmed(graceSeconds: number, confirmed: boolean): void {
+  if (graceSeconds === 0 && !confirmed) {
+    throw DomainError.invalidArgument(
+      'With 0 seconds the current secret stops signing at once and every receiver not yet switched fails: tick the box to confirm, or give a grace period.',
+    );
+  }
+}
+
 /** What a page says after a recovery. */
 export function recoveredMessage(result: { queued: number; remaining: number }): string {
   return `${result.queued} deliveries queued again${result.remaining > 0 ? `; ${result.remaining} more remain (recover again)` : ''}.`;

@@ -36,7 +36,9 @@ export interface SqlTarget {
 
 /**
  * The database outside any transaction: each statement takes a connection of
- * the pool TypeORM already holds, for as long as that statement runs.
+ * the pool TypeORM already holds, for as long as that statement runs. It has
+ * no `abandonConnection`: pg's pool releases the client of a failed
+ * `pool.query` with its error, which closes it.
  */
 @Injectable()
 export class Database implements SqlTarget {
@@ -51,9 +53,5 @@ export class Database implements SqlTarget {
 
   sqlConnection(): SqlConnection {
     return this.pool;
-  }
-
-  abandonConnection(): void {
-    // pg's pool releases the client of a failed `pool.query` with its error, which closes it.
   }
 }
