@@ -9,6 +9,7 @@ import { ScheduledJobs } from './jobs/scheduled-jobs';
 import { Database } from './sql/sql-target';
 import { InstanceRegistry } from './instances/instance-registry';
 import { UnitOfWork } from './unit-of-work';
+import { applyPendingMigrations } from './schema-migrations';
 
 @Global()
 @Module({
@@ -17,14 +18,25 @@ import { UnitOfWork } from './unit-of-work';
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => {
         if (config.databaseUrl === null) throw new Error('the database URL is resolved before the app is created');
-        // Entities are registered by each context's TypeOrmModule.forFeature;
-        // pending migrations run at start.
+        // Entities are registered by each context's TypeOrmModule.forFeature.
         return {
           ...dataSourceOptions(config.databaseUrl, config.dbPoolMax, config.dbConnectTimeoutMs),
           entities: [],
           autoLoadEntities: true,
-          migrationsRun: true,
         };
+      },
+      // Pending migrations run at start, one instance at a time (schema-migrations.ts). A failure closes
+      // the data source, as TypeORM's own `migrationsRun` does.
+      dataSourceFactory: async (options) => {
+        if (options === undefined) throw new Error('the data source options are resolved before the factory runs');
+        const dataSource = await new DataSource(options).initialize();
+        try {
+          await applyPendingMigrations(dataSource);
+        } catch (error) {
+          await dataSource.destroy();
+          throw error;
+        }
+        return dataSource;
       },
     }),
   ],
