@@ -17,7 +17,7 @@ async function readyStatus(service: TestService): Promise<number> {
 }
 
 describe('migrations at start run one instance at a time', () => {
-  it('waits, saying so, while another instance holds the migration lock, applies nothing meanwhile, then starts ready', async () => {
+  it('waits, saying so, while another instance holds the migration lock, applies nothing meanwhile, then starts ready and logs each migration it applied', async () => {
     const url = await emptyDatabase('migration_lock');
     const holder = await databaseClient(url);
     const log = captureLog();
@@ -42,6 +42,8 @@ describe('migrations at start run one instance at a time', () => {
       assert.equal(await readyStatus(service), 200);
       const applied = await holder.query<{ count: number }>(`SELECT count(*)::int AS count FROM schema_migration`);
       assert.equal(applied.rows[0]?.count, MIGRATION_COUNT);
+      const said = log.lines.filter((line) => String(line['msg']).startsWith('applied migration '));
+      assert.equal(said.length, MIGRATION_COUNT, 'each migration applied is logged');
     } finally {
       await service?.close();
       await holder.end();

@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import ts from 'typescript';
+import { pruneDist } from './prune-dist.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
@@ -78,6 +79,7 @@ if (program === null) {
   process.stderr.write('type errors: the tests did not run\n');
   process.exit(2);
 }
+pruneDist(root);
 say('type-checked and compiled; tests started');
 const tests = runTests();
 // Only this process's main thread, where ESLint runs; the tests started above keep their priority.

@@ -26,7 +26,7 @@ const UNLOCK = defineStatement<NoParams>(() => sql`SELECT pg_advisory_unlock(has
 /**
  * Applies the pending migrations, one instance at a time: an instance that
  * finds another applying them says so once and waits, then applies what is
- * still pending (usually nothing). The lock and the migrations share one
+ * still pending (usually nothing). Each one applied is logged. The lock and the migrations share one
  * connection, so this needs no more than a pool of one.
  */
 export async function applyPendingMigrations(
@@ -46,7 +46,8 @@ export async function applyPendingMigrations(
     try {
       const executor = new MigrationExecutor(dataSource, runner);
       executor.transaction = dataSource.options.migrationsTransactionMode ?? 'all';
-      await executor.executePendingMigrations();
+      // Said one line each, so an operator sees what a start changed in the schema.
+      for (const applied of await executor.executePendingMigrations()) logger.log(`applied migration ${applied.name}`);
     } finally {
       await UNLOCK.affected(NO_PARAMS, session);
     }
