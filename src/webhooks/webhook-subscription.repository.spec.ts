@@ -5,6 +5,7 @@ import type { WebhookTables } from '../../test/support/webhook-rows';
 import type { Principal } from '../common/auth-context/access';
 import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
 import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
+import type { Transaction } from '../database/unit-of-work';
 
 const ORGANISER_A: Principal = { type: 'organiser', id: 'org_a' };
 const ORGANISER_B: Principal = { type: 'organiser', id: 'org_b' };
@@ -219,5 +220,103 @@ describe('WebhookSubscriptionRepository', () => {
       (await subscriptions.warnings(recentlyDeleted, 10)).map((w) => w.consecutiveFailures),
       [15],
     );
+  });
+
+  describe('a subscription enabled or deleted while a fact is being published to it', () => {
+    /** Runs `work` in a transaction that stays open until `commit()`; `done` is what work returned, once committed. */
+    function openTransaction<T>(work: (tx: Transaction) => Promise<T>): {
+      worked: Promise<T>;
+      commit: () => void;
+      done: Promise<T>;
+    } {
+      let commit = (): void => undefined;
+      let workedNow = (_: T): void => undefined;
+      let failed = (_: unknown): void => undefined;
+      const worked = new Promise<T>((resolve, reject) => {
+        workedNow = resolve;
+        failed = reject;
+      });
+      const held = new Promise<void>((resolve) => (commit = resolve));
+      const done = tables.unitOfWork.run(async (tx) => {
+        const result = await work(tx).catch((error: unknown) => {
+          failed(error);
+          throw error;
+        });
+        workedNow(result);
+        await held;
+        return result;
+      });
+      return { worked, commit, done };
+    }
+
+    /** Whether `promise` is still unsettled after a moment (a statement waiting for a row lock). */
+    async function stillWaiting(promise: Promise<unknown>): Promise<boolean> {
+      const waiting = Symbol('waiting');
+      const first = await Promise.race([promise, new Promise((resolve) => setTimeout(() => resolve(waiting), 300))]);
+      return first === waiting;
+    }
+
+    it('enabling waits for a publishing transaction that read the subscription as disabled, so its recovery sees that skipped delivery', async () => {
+      const off = await insertSubscription(tables.dataSource, { principalId: 'org_a', enabled: false });
+      const publishing = openTransaction((tx) => subscriptions.findOrderConfirmedRecipients('org_a', tx));
+      let enabling: Promise<{ disabledSince: Date | null } | null> | undefined;
+      try {
+        assert.deepEqual(
+          (await publishing.worked).map((r) => [r.subscriptionId, r.enabled]),
+          [[off, false]],
+        );
+        enabling = tables.unitOfWork.run((tx) => subscriptions.enable(off, tx));
+        assert.equal(await stillWaiting(enabling), true, 'the enable waits until the fact is published');
+      } finally {
+        publishing.commit();
+        await publishing.done;
+      }
+      assert.notEqual((await enabling)?.disabledSince, null);
+    });
+
+    it('deleting waits for a publishing transaction that read the subscription as live, so its pending delivery is dropped too', async () => {
+      const live = await insertSubscription(tables.dataSource, { principalId: 'org_a' });
+      const publishing = openTransaction((tx) => subscriptions.findOrderConfirmedRecipients('org_a', tx));
+      let deleting: Promise<boolean> | undefined;
+      try {
+        assert.deepEqual(idsOf(await publishing.worked), [live]);
+        deleting = tables.unitOfWork.run((tx) => subscriptions.softDelete(ORGANISER_A, live, tx));
+        assert.equal(await stillWaiting(deleting), true, 'the delete waits until the fact is published');
+      } finally {
+        publishing.commit();
+        await publishing.done;
+      }
+      assert.equal(await deleting, true);
+    });
+
+    it('a fact published while the enable or delete is uncommitted reads the subscription as it is after it', async () => {
+      const off = await insertSubscription(tables.dataSource, { principalId: 'org_a', enabled: false });
+      const enabling = openTransaction((tx) => subscriptions.enable(off, tx));
+      let reading: Promise<Array<{ subscriptionId: string; enabled: boolean }>> | undefined;
+      try {
+        await enabling.worked;
+        reading = tables.unitOfWork.run((tx) => subscriptions.findOrderConfirmedRecipients('org_a', tx));
+        assert.equal(await stillWaiting(reading), true, 'the read waits for the enable');
+      } finally {
+        enabling.commit();
+        await enabling.done;
+      }
+      assert.deepEqual(
+        (await reading).map((r) => [r.subscriptionId, r.enabled]),
+        [[off, true]],
+      );
+
+      const deleting = openTransaction((tx) => subscriptions.softDelete(ORGANISER_A, off, tx));
+      let readingAgain: Promise<unknown[]> | undefined;
+      try {
+        await deleting.worked;
+        readingAgain = tables.unitOfWork.run((tx) => subscriptions.findOrderConfirmedRecipients('org_a', tx));
+        assert.equal(await stillWaiting(readingAgain), true, 'the read waits for the delete');
+      } finally {
+        deleting.commit();
+        await deleting.done;
+      }
+      assert.deepEqual(await readingAgain, [], 'a deleted subscription is no recipient');
+    });
   });
 });

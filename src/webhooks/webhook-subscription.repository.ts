@@ -48,12 +48,22 @@ interface RecipientRow {
   enabled: boolean;
 }
 
-/** The subscriptions a fact goes to, oldest first; `whose` names their owners. */
+/**
+ * The subscriptions a fact goes to, oldest first; `whose` names their owners.
+ * Read FOR KEY SHARE (the lock each delivery's foreign key takes on its
+ * subscription anyway), held until the publishing transaction ends: enabling
+ * or deleting a subscription locks its row FOR UPDATE, which waits for every
+ * publishing transaction that has read it. Without it, a fact read as
+ * "disabled" could commit its skipped delivery after a re-enable's recovery
+ * had looked, and a fact read as "live" its pending one after a delete had
+ * dropped the queue: left skipped, or pending for a deleted subscription.
+ */
 function recipientsOf(eventType: SqlParameter, whose: SqlFragment): SqlFragment {
   return sql`SELECT s.id, s.principal_type, s.principal_id, s.enabled
        FROM webhook_subscription s
       WHERE s.deleted_at IS NULL AND ${eventType} = ANY (s.events) AND (${whose})
-      ORDER BY s.created_at, s.id`;
+      ORDER BY s.created_at, s.id
+        FOR KEY SHARE OF s`;
 }
 
 /** Prepared, like the next: every fact reads its recipients. */
@@ -86,10 +96,14 @@ const COUNT_FOR_ACCOUNT = defineStatement<{ principalType: string; principalId: 
   { prepared: false },
 );
 
+/** FOR UPDATE first: it waits for the facts being published to it (see recipientsOf), so their queue is dropped too. */
 const SOFT_DELETE = defineStatement<{ subscriptionId: string; principalType: string; principalId: string }>(
-  (p) => sql`UPDATE webhook_subscription SET deleted_at = now(), enabled = false, updated_at = now()
-        WHERE id = ${p.subscriptionId} AND principal_type = ${p.principalType} AND principal_id = ${p.principalId}
-          AND deleted_at IS NULL`,
+  (p) => sql`UPDATE webhook_subscription s SET deleted_at = now(), enabled = false, updated_at = now()
+        FROM (SELECT id FROM webhook_subscription
+               WHERE id = ${p.subscriptionId} AND principal_type = ${p.principalType}
+                 AND principal_id = ${p.principalId} AND deleted_at IS NULL
+                 FOR UPDATE) live
+       WHERE s.id = live.id`,
   { prepared: false },
 );
 
@@ -97,7 +111,9 @@ const SOFT_DELETE = defineStatement<{ subscriptionId: string; principalType: str
  * Re-enables a live subscription, returning since when it was disabled (null
  * if it was enabled); its turn in the claims, parked while it was off, comes
  * back at once (unconditionally: a claim parking it while this waited for the
- * subscription's row is then overwritten, not missed).
+ * subscription's row is then overwritten, not missed). The row is locked FOR
+ * UPDATE, which waits for the facts being published to it (see
+ * recipientsOf): the recovery that follows sees their skipped deliveries.
  */
 const ENABLE = defineStatement<{ subscriptionId: string }, { disabled_since: Date | null }>(
   (p) => sql`WITH enabled AS (
@@ -105,7 +121,7 @@ const ENABLE = defineStatement<{ subscriptionId: string }, { disabled_since: Dat
          SET enabled = true, consecutive_failures = 0, disabled_at = NULL, updated_at = now()
         FROM (SELECT id, CASE WHEN enabled THEN NULL ELSE coalesce(disabled_at, created_at) END AS disabled_since
                 FROM webhook_subscription WHERE id = ${p.subscriptionId} AND deleted_at IS NULL
-                 FOR NO KEY UPDATE) before
+                 FOR UPDATE) before
        WHERE s.id = before.id
       RETURNING before.disabled_since
     ), turn AS (
