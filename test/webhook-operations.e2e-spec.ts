@@ -436,6 +436,22 @@ describe('webhook operations', () => {
       assert.equal((await detail(hook.id)).secretRotation, null);
     });
 
+    it('answers each of several concurrent rotations with the secret it made, never another rotation’s', async () => {
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, 'https://127.0.0.1:1/rotated-at-once');
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () =>
+          admin('POST', `/internal/webhooks/${hook.id}/rotate-secret`, { body: { graceSeconds: 60 } }),
+        ),
+      );
+      assert.deepEqual(
+        answers.map((answer) => answer.status),
+        answers.map(() => 200),
+      );
+      const secrets = answers.map((answer) => answer.body.data.secret as string);
+      assert.equal(new Set(secrets).size, secrets.length, 'every rotation shows its own new secret');
+    });
+
     it('refuses graceSeconds: null with 400 (an integer or nothing; null is not the default), as portal links refuse ttlSeconds: null', async () => {
       const owner = await organiser();
       const hook = await subscribe(owner.key, 'https://127.0.0.1:1/grace-null');

@@ -218,7 +218,7 @@ export class WebhookOperationsService {
       throw DomainError.invalidArgument(`graceSeconds must be a whole number from 0 to ${MAX_GRACE_SECONDS}.`);
     }
     const sealed = this.cipher.seal(webhookId, generateWebhookSecret());
-    const row = await this.subscriptions.rotateSecret(webhookId, sealed, grace);
+    const row = await this.unitOfWork.run((tx) => this.subscriptions.rotateSecret(webhookId, sealed, grace, tx));
     if (row === null) throw DomainError.notFound('Webhook');
     return this.rotated(row);
   }

@@ -125,17 +125,17 @@ describe('WebhookSubscriptionRepository', () => {
 
   it('rotates a secret: the old one signs during the grace period, none with no grace, a deleted one is not found', async () => {
     const id = await insertSubscription(tables.dataSource);
-    const rotated = await subscriptions.rotateSecret(id, 'sealed-2', 60);
+    const rotated = await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(id, 'sealed-2', 60, tx));
     assert.equal(rotated?.secretSealed, 'sealed-2');
     assert.equal(rotated?.previousSecretSealed, 'sealed');
     assert.ok((rotated?.previousSecretExpiresAt?.getTime() ?? 0) > Date.now() + 50_000);
-    const again = await subscriptions.rotateSecret(id, 'sealed-3', 0);
+    const again = await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(id, 'sealed-3', 0, tx));
     assert.deepEqual(
       [again?.secretSealed, again?.previousSecretSealed, again?.previousSecretExpiresAt],
       ['sealed-3', null, null],
     );
     const gone = await insertSubscription(tables.dataSource, { deleted: true });
-    assert.equal(await subscriptions.rotateSecret(gone, 'sealed-4', 60), null);
+    assert.equal(await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(gone, 'sealed-4', 60, tx)), null);
   });
 
   it('pages stored secrets by id, deleted subscriptions too, and replaces them only if unchanged since read', async () => {
@@ -147,7 +147,7 @@ describe('WebhookSubscriptionRepository', () => {
     const [stored] = await subscriptions.sealedSecretsAfter('', 1);
     assert.ok(stored);
     const resealed = { id: a, secretSealed: 'resealed', previousSecretSealed: null };
-    await subscriptions.rotateSecret(a, 'rotated meanwhile', 60);
+    await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(a, 'rotated meanwhile', 60, tx));
     assert.equal(await subscriptions.replaceSealedSecrets(stored, resealed), false, 'a rotation in between wins');
     const [current] = await subscriptions.sealedSecretsAfter('', 1);
     assert.ok(current);

@@ -305,15 +305,19 @@ export class WebhookSubscriptionRepository {
   /**
    * A new current secret; the old one signs too until `graceSeconds` from
    * now (none with 0). A secret still in an earlier grace period stops
-   * signing at once: at most two secrets sign at a time.
+   * signing at once: at most two secrets sign at a time. The row is read
+   * back in the rotating transaction, under the update's lock: a rotation
+   * made at the same moment cannot slip in between, so each caller gets the
+   * secrets its own rotation left.
    */
   async rotateSecret(
     subscriptionId: string,
     newSecretSealed: string,
     graceSeconds: number,
+    tx: Transaction,
   ): Promise<WebhookSubscriptionEntity | null> {
-    const rotated = await ROTATE_SECRET.affected({ subscriptionId, newSecretSealed, graceSeconds }, this.database);
-    return rotated === 0 ? null : this.findById(subscriptionId);
+    const rotated = await ROTATE_SECRET.affected({ subscriptionId, newSecretSealed, graceSeconds }, tx);
+    return rotated === 0 ? null : tx.manager.findOne(WebhookSubscriptionEntity, { where: { id: subscriptionId } });
   }
 
   /** Newest first. */
