@@ -4,6 +4,7 @@ import { hash, randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { IdempotencyService } from '../src/events/idempotency/idempotency.service';
+import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
@@ -390,6 +391,23 @@ describe('events', () => {
       const mine = await create({ startTime: '2027-08-04T10:00:00Z' }, organiser.key, key);
       const theirs = await create({ startTime: '2027-08-04T10:00:00Z' }, other.key, key);
       assert.notEqual(mine.body.data.id, theirs.body.data.id);
+    });
+
+    it('bounds only the wait for a concurrent request with the same key: a first request waiting over 5 s for another lock still creates', async () => {
+      // Another write holds the organiser's row past the key's 5 s wait: the event's foreign key check waits for it.
+      const holder = await databaseClient(service.databaseUrl);
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM organiser WHERE id = $1 FOR UPDATE', [other.id]);
+        const creating = create({ startTime: '2027-08-05T10:00:00Z' }, other.key);
+        await new Promise((resolve) => setTimeout(resolve, 5_500));
+        await holder.query('COMMIT');
+        const created = await creating;
+        assert.equal(created.status, 201, created.text);
+        assert.equal(created.headers.get('idempotent-replayed'), null);
+      } finally {
+        await holder.end();
+      }
     });
 
     it('creates exactly one event from concurrent requests with one key', async () => {

@@ -33,9 +33,20 @@ const EXPIRE = defineStatement<KeyOf>(
   (p) => sql`DELETE FROM idempotency_key WHERE organizer_id = ${p.organizerId} AND key = ${p.key} AND ${EXPIRED}`,
   { prepared: true },
 );
+/**
+ * Once the key is claimed, the wait bound is lifted again (to the session's
+ * own value), in the same round trip: it is for a concurrent request holding
+ * the key, and must not turn the create's own wait for another lock (a row
+ * its foreign key checks, held by some other write) into a "still in
+ * progress" answer for the key's first request.
+ */
 const CLAIM = defineStatement<KeyOf & { fingerprint: string }>(
-  (p) => sql`INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint)
-             VALUES (${p.organizerId}, ${p.key}, 'pending', ${p.fingerprint}) ON CONFLICT DO NOTHING RETURNING key`,
+  (p) => sql`WITH claimed AS (
+               INSERT INTO idempotency_key (organizer_id, key, state, request_fingerprint)
+               VALUES (${p.organizerId}, ${p.key}, 'pending', ${p.fingerprint}) ON CONFLICT DO NOTHING RETURNING key
+             )
+             SELECT key, set_config('lock_timeout', (SELECT reset_val FROM pg_settings WHERE name = 'lock_timeout'), true)
+               FROM claimed`,
   { prepared: true },
 );
 const STORE = defineStatement<KeyOf & { status: number; headers: string; body: string }>(
@@ -66,7 +77,7 @@ const PURGE = defineStatement<NoParams>(() => sql`DELETE FROM idempotency_key WH
 export class IdempotencyKeyRepository {
   constructor(private readonly database: Database) {}
 
-  /** Bounds how long the transaction waits for a lock (a concurrent request's claim) to the configured wait. */
+  /** Bounds how long the transaction waits for a lock (a concurrent request's claim) to the configured wait, until a claim. */
   async limitLockWait(tx: Transaction): Promise<void> {
     await LOCK_TIMEOUT.rows(NO_PARAMS, tx);
   }
@@ -76,7 +87,10 @@ export class IdempotencyKeyRepository {
     await EXPIRE.affected(key, tx);
   }
 
-  /** Claims the key for this transaction; false when a row for it exists (committed, or held by a concurrent one). */
+  /**
+   * Claims the key for this transaction; false when a row for it exists (committed, or held by a concurrent one).
+   * Claimed, the transaction waits for other locks without the bound again.
+   */
   async claim(key: KeyOf, fingerprint: string, tx: Transaction): Promise<boolean> {
     return (await CLAIM.one({ ...key, fingerprint }, tx)) !== null;
   }
