@@ -29,7 +29,7 @@ describe('npm start on the embedded default', () => {
     rmSync(workFolder, { recursive: true, force: true });
   });
 
-  it('starts an embedded PostgreSQL, reaches it through its Unix socket, serves both listeners, creates demo data once and stops cleanly on SIGTERM', async () => {
+  it('starts an embedded PostgreSQL, reaches it through its Unix socket, serves both listeners, creates demo data once and stops cleanly on SIGTERM, and on a terminal’s Ctrl-C to its whole process group', async () => {
     const env: Record<string, string> = {
       DATA_DIR: dataDir,
       PORT: String(await freeLoopbackPort()),
@@ -81,7 +81,7 @@ describe('npm start on the embedded default', () => {
     assert.ok(!logLines.some((line) => line.includes(organiserKey.slice(9))), 'no key in the JSON log');
     assert.ok(!existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'PostgreSQL stopped cleanly');
 
-    running = await startServiceProcess(env);
+    running = await startServiceProcess(env, { processGroup: true });
     outputs.push(running.output());
     assert.doesNotMatch(running.output(), /svc_live_/, 'demo keys are printed once, on the first start only');
     const again = await fetch(`${running.publicUrl}/v1/me`, { headers: { authorization: `Bearer ${organiserKey}` } });
@@ -100,8 +100,12 @@ describe('npm start on the embedded default', () => {
     } finally {
       await database.end();
     }
-    running.child.kill('SIGINT');
+    // Ctrl-C in a terminal signals the whole foreground process group: the server, too, must stop only last.
+    process.kill(-(running.child.pid ?? 0), 'SIGINT');
     assert.equal(await running.exited, 0);
+    const stopped = running.output().slice(running.output().indexOf('"signal":"SIGINT"'));
+    assert.doesNotMatch(stopped, /"level":(40|50)/, `the drain met its database up:\n${stopped}`);
+    assert.ok(!existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'PostgreSQL stopped cleanly');
   });
 
   it('prints the admin token only when it is first generated', () => {
@@ -137,6 +141,26 @@ describe('npm start on the embedded default', () => {
     await exited;
     assert.match(output, /"msg":"stopped"/, output);
     assert.ok(!existsSync(pidFile), `PostgreSQL was stopped too:\n${output}`);
+  });
+
+  it('npm run ops stopped by a terminal’s Ctrl-C stops the embedded server it started, leaving none behind', async () => {
+    const child = spawn(process.execPath, [join(__dirname, '..', 'src', 'ops', 'ops.main.js'), 'organisers:list'], {
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A shell's job: the terminal's Ctrl-C signals its whole process group.
+      detached: true,
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    const pidFile = join(dataDir, 'pg', 'postmaster.pid');
+    for (let waited = 0; !existsSync(pidFile) && waited < 30_000; waited += 20) await sleep(20);
+    assert.ok(existsSync(pidFile), output);
+    process.kill(-(child.pid ?? 0), 'SIGINT');
+    assert.equal(await exited, 130, output);
+    for (let waited = 0; existsSync(pidFile) && waited < 10_000; waited += 20) await sleep(20);
+    assert.ok(!existsSync(pidFile), `no server is left running:\n${output}`);
   });
 });
 

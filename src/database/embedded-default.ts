@@ -66,7 +66,14 @@ export async function openEmbeddedDefault(
     const url = readFileSync(addressFile, 'utf8').trim();
     if (await reachable(url)) return { url, owned: false, stop: async () => undefined };
   }
-  const server = await startEmbeddedPostgres({ directory: join(dataDir, 'pg'), persistent: true, home, log });
+  // The service and the CLI stop it on their own signals, last (main.ts, ops.main.ts).
+  const server = await startEmbeddedPostgres({
+    directory: join(dataDir, 'pg'),
+    persistent: true,
+    home,
+    log,
+    ownProcessGroup: true,
+  });
   try {
     await ensureDatabase(server.adminUrl, EMBEDDED_DATABASE_NAME);
   } catch (error) {

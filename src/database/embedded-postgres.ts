@@ -50,6 +50,8 @@ export interface EmbeddedPostgresOptions {
   settings?: Record<string, string>;
   /** As root: where binaries and cluster go when the postgres OS user cannot reach them (EMBEDDED_PG_HOME). */
   home?: string;
+  /** See PostgresProcessOptions.ownProcessGroup: for owners that stop the server on their own signals. */
+  ownProcessGroup?: boolean;
 }
 
 const POSTGRES_OS_USER = 'postgres';
@@ -199,6 +201,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       ...options.settings,
     },
     log: options.log,
+    ownProcessGroup: options.ownProcessGroup,
   };
 
   if (!existsSync(join(layout.clusterDirectory, 'PG_VERSION'))) {

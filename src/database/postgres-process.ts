@@ -14,6 +14,14 @@ export interface PostgresProcessOptions {
   /** `-c name=value` settings. */
   settings: Record<string, string>;
   log: (message: string) => void;
+  /**
+   * The server leads a process group of its own: a terminal's Ctrl-C, which
+   * signals the whole foreground group, reaches only its owner, which stops
+   * it last (the service drains first). Only for owners that stop it on
+   * their own signals; others leave it in their group, so that it stops
+   * with them.
+   */
+  ownProcessGroup?: boolean;
 }
 
 /** Messages in English whatever the machine's locale: readiness is read from the server's output. */
@@ -78,6 +86,7 @@ export function startPostgres(options: PostgresProcessOptions, port: number): Pr
   for (const [name, value] of Object.entries(options.settings)) args.push('-c', `${name}=${value}`);
   const child = spawn(join(options.binaries, 'bin', 'postgres'), args, {
     ...(options.runAs ?? {}),
+    detached: options.ownProcessGroup === true,
     cwd: '/',
     env: { ...process.env, LC_MESSAGES: MESSAGES_LOCALE },
     stdio: ['ignore', 'ignore', 'pipe'],

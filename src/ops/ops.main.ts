@@ -27,9 +27,14 @@ async function main(): Promise<number> {
     (message) => process.stderr.write(`${message}\n`),
     { existingOnly: true, leaveRunningWhileUsed: true },
   );
+  if (stopSignal.code !== null) {
+    await embedded?.stop();
+    return stopSignal.code;
+  }
   // stdout carries only the command's JSON; the service's own warnings go to stderr.
   const app = await openOpsContext(config, pino({ level: 'warn' }, pino.destination(2)));
   try {
+    if (stopSignal.code !== null) return stopSignal.code;
     const outcome = await runOpsCommand(app, args);
     process.stdout.write(outcome.stdout);
     process.stderr.write(outcome.stderr);
@@ -38,6 +43,27 @@ async function main(): Promise<number> {
     await app.close();
     await embedded?.stop();
   }
+}
+
+/**
+ * Ctrl-C or SIGTERM: the embedded server runs in a process group of its own
+ * (a terminal's Ctrl-C does not reach it), so the command stops at its next
+ * step and stops the server as at its end, exiting with the shell's code for
+ * the signal. A second signal exits at once.
+ */
+const stopSignal: { code: number | null } = { code: null };
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
+  process.on(signal, () => {
+    if (stopSignal.code !== null) {
+      process.stderr.write('stopped at once: an embedded PostgreSQL this command started may be left running\n');
+      process.exit(code);
+    }
+    stopSignal.code = code;
+    process.stderr.write('stopping: the command ends at its next step, then the embedded PostgreSQL stops\n');
+  });
 }
 
 main().then(

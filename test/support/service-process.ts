@@ -47,6 +47,8 @@ interface StartOptions {
   user?: { uid: number; gid: number };
   /** Working folder of the service (one its OS user can enter). */
   cwd?: string;
+  /** Leads a process group of its own, as a shell's job does: `process.kill(-pid, signal)` reaches it and its children. */
+  processGroup?: boolean;
 }
 
 async function startOnce(env: Record<string, string>, options: StartOptions): Promise<ServiceProcess> {
@@ -58,6 +60,7 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
     {
       ...(options.user ?? {}),
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.processGroup === true ? { detached: true } : {}),
       env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: port, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: adminPort },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
