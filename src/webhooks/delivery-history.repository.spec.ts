@@ -182,6 +182,48 @@ describe('DeliveryHistoryRepository', () => {
     assert.equal(replay.all, true, 'recovered deliveries are replayed in order');
   });
 
+  it('runs recoveries of one subscription one at a time: concurrent ones queue each delivery once and never count another’s as remaining', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    for (let i = 0; i < 5; i += 1) {
+      await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', createdDaysAgo: 1 });
+    }
+    const since = new Date(Date.now() - 2 * 86_400_000);
+    // Another recovery of the subscription, mid-way: this one waits for it.
+    const other = tables.dataSource.createQueryRunner();
+    await other.connect();
+    try {
+      await other.startTransaction();
+      await other.query(`SELECT pg_advisory_xact_lock(hashtext('webhook recovery'), hashtext($1))`, [subscriptionId]);
+      const waiting = history.requeueWindow(subscriptionId, { since, until: null }, 10);
+      const first = await Promise.race([waiting, new Promise((resolve) => setTimeout(() => resolve('waiting'), 300))]);
+      assert.equal(first, 'waiting', 'a recovery waits while another of the subscription runs');
+      await other.commitTransaction();
+      assert.deepEqual(await waiting, { queued: 5, remaining: 0 });
+    } finally {
+      if (other.isTransactionActive) await other.rollbackTransaction();
+      await other.release();
+    }
+
+    // The queue is emptied, and five more failed deliveries wait to be recovered.
+    await tables.dataSource.query('DELETE FROM webhook_delivery WHERE subscription_id = $1', [subscriptionId]);
+    for (let i = 0; i < 5; i += 1) {
+      await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', createdDaysAgo: 1 });
+    }
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => history.requeueWindow(subscriptionId, { since, until: null }, 10)),
+    );
+    assert.equal(
+      answers.reduce((sum, answer) => sum + answer.queued, 0),
+      5,
+      'each delivery is queued once',
+    );
+    assert.deepEqual(
+      answers.map((answer) => answer.remaining),
+      answers.map(() => 0),
+      'none counts what another is queueing',
+    );
+  });
+
   it('purges final deliveries completed before the retention period, never a pending one, by whole days', async () => {
     const partitions = new DeliveryPartitionsRepository(tables.database);
     const subscriptionId = await insertSubscription(tables.dataSource);

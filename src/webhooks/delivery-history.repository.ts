@@ -207,6 +207,17 @@ const REQUEUE_WINDOW = defineStatement<WindowParams & { limit: number }, { queue
   { prepared: false },
 );
 
+/**
+ * Recoveries of one subscription run one at a time, until their transaction
+ * ends: one that ran beside another would count, as still to queue, the
+ * deliveries the other is moving (it skips their locked rows, then counts
+ * them), and answer "0 queued, 5 remaining" for nothing left to do.
+ */
+const LOCK_RECOVERY = defineStatement<{ subscriptionId: string }>(
+  (p) => sql`SELECT pg_advisory_xact_lock(hashtext('webhook recovery'), hashtext(${p.subscriptionId}))`,
+  { prepared: false },
+);
+
 /** How many of a window's deliveries are left to queue. */
 const COUNT_WINDOW = defineStatement<WindowParams, { n: number }>(
   (p) => sql`SELECT count(*)::int AS n FROM webhook_delivery_history x WHERE ${inWindow(p)}`,
@@ -319,6 +330,7 @@ export class DeliveryHistoryRepository {
     limit: number,
   ): Promise<{ queued: number; remaining: number }> {
     return this.unitOfWork.run(async (tx) => {
+      await LOCK_RECOVERY.rows({ subscriptionId }, tx);
       const bounds = { subscriptionId, since: window.since, until: window.until };
       const queued = (await REQUEUE_WINDOW.one({ ...bounds, limit }, tx))?.queued ?? 0;
       const rest = await COUNT_WINDOW.one(bounds, tx);
