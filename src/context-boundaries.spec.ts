@@ -12,7 +12,8 @@ import { ESLint } from 'eslint';
  *   which part depends on which;
  * - every import follows the layer table (src/layers.json): down the layers,
  *   to a declared peer, into a context only through its surface; a folder or
- *   file of src/ the table does not name fails (fail closed).
+ *   file of src/ the table does not name fails (fail closed), and so does a
+ *   name in the table that src/ does not have.
  * ESLint's no-restricted-imports (eslint.config.mjs) is generated from the
  * same table, and the last tests here prove the two agree.
  */
@@ -183,6 +184,18 @@ export function unlistedIn(names: readonly string[], table: LayerTable = LAYERS)
   return names.filter((name) => !name.endsWith('.spec.ts') && name !== 'layers.json' && !units.has(name));
 }
 
+/** Names the layer table uses (units, peers, contexts, extra surfaces) that are not among the given names at the top of src/. */
+export function absentIn(names: readonly string[], table: LayerTable = LAYERS): string[] {
+  const present = new Set(names);
+  const named = new Set([
+    ...table.layers.flatMap((layer) => layer.units),
+    ...Object.entries(table.peers).flatMap(([unit, peers]) => [unit, ...peers]),
+    ...table.contexts,
+    ...Object.keys(table.moreSurface),
+  ]);
+  return [...named].filter((name) => !present.has(name));
+}
+
 function eslintForRepository(): ESLint {
   return new ESLint({
     cwd: ROOT,
@@ -259,6 +272,21 @@ describe('every import follows the layers of src/', () => {
 
   it('fails on a folder the layer table does not name', () => {
     assert.deepEqual(unlistedIn([...topOfSrc(), 'reports']), ['reports']);
+  });
+
+  it('names no folder or file that src/ does not have', () => {
+    assert.deepEqual(absentIn(topOfSrc()), [], 'a unit of src/layers.json that is gone needs its entry removed');
+  });
+
+  it('fails on a unit or peer the layer table names that src/ does not have', () => {
+    const planted: LayerTable = {
+      ...LAYERS,
+      layers: LAYERS.layers.map((layer) =>
+        layer.name === 'edges' ? { ...layer, units: [...layer.units, 'instances'] } : layer,
+      ),
+      peers: { ...LAYERS.peers, metrics: [...(LAYERS.peers['metrics'] ?? []), 'reports'] },
+    };
+    assert.deepEqual(absentIn(topOfSrc(), planted), ['instances', 'reports']);
   });
 
   it('finds no import that runs up the layers or reaches past a context’s surface', () => {
