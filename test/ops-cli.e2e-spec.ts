@@ -23,6 +23,21 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.ok(listed.json.data.some((organiser: { id: string }) => organiser.id === created.json.data.id));
   });
 
+  it('lists every venue, oldest first, each as venues:create answered it', async () => {
+    const first = await ops('venues:create', '--name', 'Listed Hall', '--json', '{"locations":[{"city":"Lyon"}]}');
+    const second = await ops('venues:create', '--name', 'Listed Annex');
+    assert.equal(second.code, 0, second.stderr);
+    const listed = await ops('venues:list');
+    assert.equal(listed.code, 0, listed.stderr);
+    const ids = (listed.json.data as Array<{ id: string }>).map((venue) => venue.id);
+    const [firstAt, secondAt] = [ids.indexOf(first.json.data.id), ids.indexOf(second.json.data.id)];
+    assert.ok(firstAt >= 0 && secondAt > firstAt, 'both listed, the older first');
+    assert.deepEqual(listed.json.data[firstAt], first.json.data);
+    assert.deepEqual(listed.json.data[secondAt], second.json.data);
+    const flag = await ops('venues:list', '--name', 'Listed Hall');
+    assert.equal(flag.code, 2, 'venues:list takes no flag');
+  });
+
   it('creates organisers, mints, lists and revokes keys, and never lists a secret', async () => {
     const organiser = await ops('organisers:create', '--name', 'CLI Org');
     assert.equal(organiser.code, 0, organiser.stderr);

@@ -82,6 +82,10 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
       return app.get(VenuesService).create(venue);
     },
   },
+  'venues:list': {
+    usage: '',
+    run: (app) => app.get(VenuesService).list(),
+  },
   'events:publish': {
     usage: '--event <eventId>',
     run: (app, args) => app.get(EventsService).publish(requiredFlag(args, 'event'), newTraceId()),

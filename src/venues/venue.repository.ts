@@ -129,6 +129,11 @@ const VENUE_BY_ID = defineStatement<{ venueId: string }, VenueView>(
   { prepared: false },
 );
 
+const ALL = defineStatement<NoParams, VenueView>(
+  () => sql`SELECT ${VENUE_VIEW.select} FROM venue v ORDER BY v.created_at, v.id`,
+  { prepared: false },
+);
+
 const TIME_ZONES = defineStatement<{ venueId: string }, { id: string; timeZone: string }>(
   (p) => sql`SELECT id, time_zone AS "timeZone" FROM venue_location WHERE venue_id = ${p.venueId}`,
   { prepared: false },
@@ -222,6 +227,11 @@ export class VenueRepository {
   /** The venue with its oldest live locations, in creation order, in one statement. */
   async findWithLocations(venueId: string, target: SqlTarget = this.database): Promise<VenueView | null> {
     return VENUE_BY_ID.one({ venueId }, target);
+  }
+
+  /** Every venue with its oldest live locations, oldest venue first. */
+  async list(): Promise<VenueView[]> {
+    return ALL.rows(NO_PARAMS, this.database);
   }
 
   /** Newest first: every venue, or those whose id is `search` or whose name contains it. */

@@ -73,6 +73,11 @@ export class VenuesService {
     return this.presenter.present(venue);
   }
 
+  /** Every venue as `describe` shows it, oldest first. */
+  async list(): Promise<VenueResponseDto[]> {
+    return (await this.venues.list()).map((venue) => this.presenter.present(venue));
+  }
+
   /** A live location's venue and time zone (for `locationId` and `dateOnly`); null when unknown or deleted. */
   async liveLocation(locationId: string, tx?: Transaction): Promise<LiveLocation | null> {
     return this.venues.findLiveLocation(locationId, tx);
