@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientBase } from 'pg';
-import { MigrationExecutor, type DataSource } from 'typeorm';
+import { MigrationExecutor, type DataSource, type MigrationInterface } from 'typeorm';
 import { sql } from './sql/sql-fragment';
 import { defineStatement, NO_PARAMS, type NoParams } from './sql/sql-statement';
 
@@ -54,4 +54,14 @@ export async function applyPendingMigrations(
   } finally {
     await runner.release();
   }
+}
+
+/**
+ * The name TypeORM records for a migration it applied: its `name`, or its
+ * class name when it declares none (as `migration:create` writes one). The
+ * readiness check compares by it, so a migration without a `name` does not
+ * read as pending for ever.
+ */
+export function migrationName(migration: MigrationInterface): string {
+  return migration.name || migration.constructor.name;
 }

@@ -11,6 +11,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { roleDuties } from '../config/service-role';
 import { MIGRATIONS_TABLE } from '../database/data-source-options';
+import { migrationName } from '../database/schema-migrations';
 import { sql, sqlText } from '../database/sql/sql-fragment';
 import { defineStatement, NO_PARAMS, type NoParams } from '../database/sql/sql-statement';
 import { Database } from '../database/sql/sql-target';
@@ -125,7 +126,7 @@ export class ReadinessService implements OnModuleInit {
       .attempt(async () => {
         const rows = await APPLIED_MIGRATIONS.rows(NO_PARAMS, this.sqlDatabase);
         const applied = new Set(rows.map((row) => row.name));
-        const pending = this.dataSource.migrations.map((m) => m.name).filter((name) => !applied.has(name ?? ''));
+        const pending = this.dataSource.migrations.map(migrationName).filter((name) => !applied.has(name));
         if (pending.length > 0) throw new Error(`not applied: ${pending.join(', ')}`);
       })
       .withTimeout(CHECK_TIMEOUT_MS);
