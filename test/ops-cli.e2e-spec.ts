@@ -124,6 +124,7 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     const unknown = await runOpsProcess(['bogus:cmd'], { ...process.env, ...env });
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /^unknown command: bogus:cmd\nusage:\n/);
+    assert.doesNotMatch(unknown.stderr, / $/m, 'no usage line ends in a space');
     assert.equal(unknown.json, undefined, 'nothing on stdout');
   });
 

@@ -18,7 +18,7 @@ function json(value: unknown): string {
 
 export function opsUsage(): string {
   return Object.entries(OPS_COMMANDS)
-    .map(([name, command]) => `  npm run ops -- ${name} ${command.usage}`)
+    .map(([name, command]) => `  npm run ops -- ${name} ${command.usage}`.trimEnd())
     .join('\n');
 }
 
