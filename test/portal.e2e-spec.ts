@@ -571,6 +571,21 @@ describe('the webhook portal', () => {
       assert.match((await client.get(recovered.location ?? '')).html, /Since must be an instant/);
     });
 
+    it('offers no recovery window on a disabled subscription (it would be refused), only re-enabling with recovery', async () => {
+      const owner = await app.make.organiser({ name: 'disabled', scopes: ['webhooks:read', 'webhooks:write'] });
+      const created = await app.api('POST', '/v1/webhooks', {
+        key: owner.key,
+        body: { url: `${receiver.origin}/disabled`, events: ['order.confirmed'], enabled: false },
+      });
+      assert.equal(created.status, 201, created.text);
+      const client = await opened(owner.id);
+      const page = await client.get(`/portal/subscriptions/${created.body.data.id}`);
+      assert.equal(page.status, 200);
+      assert.doesNotMatch(page.html, /action="[^"]*\/recover"/);
+      assert.match(page.html, /action="[^"]*\/enable"/);
+      assert.match(page.html, /can be recovered once the subscription is enabled again/);
+    });
+
     it("shows receivers how to verify a delivery, with the account's own subscription ids", async () => {
       const client = await opened(ours.id);
       const page = await client.get('/portal/verify');
