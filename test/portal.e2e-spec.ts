@@ -398,6 +398,26 @@ describe('the webhook portal', () => {
       assert.doesNotMatch(detail.html, /whsec_/);
     });
 
+    it("shows each subscription's description, escaped, in the list and on its page, so two to one host can be told apart", async () => {
+      const owner = await app.make.organiser({ name: 'described', scopes: ['webhooks:read', 'webhooks:write'] });
+      const ids: string[] = [];
+      for (const description of ['Orders to the <b>CRM</b>', 'Tickets to the box office']) {
+        const created = await app.api('POST', '/v1/webhooks', {
+          key: owner.key,
+          body: { url: `${receiver.origin}/same-host`, events: ['order.confirmed'], description },
+        });
+        assert.equal(created.status, 201, created.text);
+        ids.push(created.body.data.id as string);
+      }
+      const client = await opened(owner.id);
+      const list = await client.get('/portal/subscriptions');
+      assert.match(list.html, /Orders to the &lt;b&gt;CRM&lt;\/b&gt;/);
+      assert.match(list.html, /Tickets to the box office/);
+      assert.doesNotMatch(list.html, /<b>CRM<\/b>/);
+      const page = await client.get(`/portal/subscriptions/${ids[1]}`);
+      assert.match(page.html, /<dt>Description<\/dt><dd>Tickets to the box office<\/dd>/);
+    });
+
     it('sends Cache-Control: no-store, a CSP of this origin only and frame-ancestors none on every portal answer', async () => {
       const client = await opened(ours.id);
       const answers = [

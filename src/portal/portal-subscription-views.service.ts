@@ -14,6 +14,8 @@ export interface PortalSubscriptionSummary {
   id: string;
   url: string;
   host: string;
+  /** The account's own label for it (a field of the public API), or null. */
+  description: string | null;
   events: string[];
   health: string;
   consecutiveFailures: number;
@@ -65,6 +67,7 @@ export class PortalSubscriptionViews {
       id: detail.id,
       url: detail.url,
       host: new URL(detail.url).host,
+      description: detail.description,
       events: detail.events,
       health: healthOf(detail),
       consecutiveFailures: detail.consecutiveFailures,
