@@ -97,6 +97,7 @@ export default tseslint.config(
         Element: 'readonly',
         window: 'readonly',
         fetch: 'readonly',
+        URLSearchParams: 'readonly',
       },
     },
   },

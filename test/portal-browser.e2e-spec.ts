@@ -35,11 +35,13 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
   let receiver: HttpsReceiver;
   let link: { url: string; token: string };
   let webhookId: string;
+  let ownerId: string;
   let secret: string;
 
   before(async () => {
     receiver = await startHttpsReceiver(() => ({ status: 503, body: '{"error":"maintenance until 18:00"}' }));
     const owner = await app.make.organiser({ name: 'Harbour Jazz Club', scopes: ['webhooks:write'] });
+    ownerId = owner.id;
     webhookId = (await app.make.webhook(owner.key, `${receiver.origin}/hooks`, ['order.confirmed'])).id;
     await app.make.order((await app.make.event(owner.id)).id);
     await eventually(async () => {
@@ -152,6 +154,22 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
       browser.consoleErrors.every((line) => /status of (401|410)/.test(line)),
       browser.consoleErrors.join('\n'),
     );
+  });
+
+  it('opens a link given a query string and more parameters after the token in its fragment, and clears the fragment', async () => {
+    const minted = await mintPortalLink(app.service, ownerId);
+    await page().goto(`${app.service.publicUrl}/portal?utm_source=mail#token=${minted.token}&utm_campaign=x`);
+    await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
+    assert.doesNotMatch(page().url(), /#|token/);
+    assert.match((await page().textContent('main')) ?? '', /failing/);
+  });
+
+  it('takes a fragment without a token out of the address bar too, and says the link is incomplete', async () => {
+    await page().goto(`${app.service.publicUrl}/portal#tokn=${'x'.repeat(43)}`);
+    // The script is deferred: it has run once the page has loaded, which goto waits for.
+    assert.equal(new URL(page().url()).hash, '');
+    assert.match((await page().textContent('#open-status')) ?? '', /carries no portal token/);
+    await browser.checkPage('portal-link-without-token');
   });
 
   after(() => {

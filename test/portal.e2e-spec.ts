@@ -171,6 +171,12 @@ describe('the webhook portal', () => {
       }
     });
 
+    it('serves the page a link opens whatever query the link was given (a mail tracker’s, or PORTAL_URL’s own)', async () => {
+      const page = await new PortalClient(app.service.publicUrl).get('/portal?utm_source=mail&utm_medium=email');
+      assert.equal(page.status, 200);
+      assert.match(page.html, /id="portal-open"/);
+    });
+
     it('refuses an expired link', async () => {
       const link = await mintPortalLink(app.service, ours.id, { ttlSeconds: 60 });
       tokensSeen.push(link.token);

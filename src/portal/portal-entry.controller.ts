@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PortalRoute } from '../common/auth-context/portal-access';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { AcceptsQuery } from '../common/query/accepts-query.decorator';
+import { AcceptsQuery, IgnoresQuery } from '../common/query/accepts-query.decorator';
 import { sharedPageAssets } from '../common/html/html-assets';
 import type { ErrorBody } from '../common/errors/error-body';
 import type { LinkRefusal } from './portal-access.repository';
@@ -65,7 +65,9 @@ export class PortalEntryController {
     private readonly pages: PortalPages,
   ) {}
 
+  /** A link's query (a mail tracker's, or PORTAL_URL's own) is ignored: only the fragment's token counts. */
   @Get()
+  @IgnoresQuery()
   open(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     return this.pages.send(request, reply, 'open', { title: 'Opening the webhook portal' });
   }

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { routeMetadata } from '../http/route-metadata';
-import { ACCEPTED_QUERY_KEY } from './accepts-query.decorator';
+import { ACCEPTED_QUERY_KEY, ANY_QUERY_PARAMETERS } from './accepts-query.decorator';
 
 /** Unknown query parameters are refused, never ignored (contract: General conventions). */
 @Injectable()
@@ -17,6 +17,7 @@ export class QueryParametersGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const accepted = this.acceptedOf(context) ?? [];
+    if (accepted === ANY_QUERY_PARAMETERS) return true;
     const query = context.switchToHttp().getRequest<FastifyRequest>().query as Record<string, unknown> | undefined;
     const unknown = Object.keys(query ?? {}).filter((name) => !accepted.includes(name));
     if (unknown.length > 0) {

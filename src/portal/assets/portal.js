@@ -5,25 +5,30 @@
 // without it (the copy button of a secret shown once is copy-button.js).
 (function () {
   const opener = document.getElementById('portal-open');
-  const match = /^#token=([A-Za-z0-9_-]{1,200})$/.exec(window.location.hash);
-  if (opener !== null && match !== null) {
-    const status = document.getElementById('open-status');
-    status.textContent = 'Opening the portal…';
-    fetch(opener.getAttribute('data-exchange'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ token: match[1] }),
-      credentials: 'same-origin',
-    })
-      .then((response) => {
-        const next = response.headers.get('location');
-        if (next === null) throw new Error('no next page');
-        window.history.replaceState(null, '', window.location.pathname + window.location.search);
-        window.location.replace(next);
-      })
-      .catch(() => {
-        window.history.replaceState(null, '', window.location.pathname + window.location.search);
-        status.textContent = 'The portal could not be opened. Check the connection and ask for a new link.';
-      });
+  if (opener === null || window.location.hash === '') return;
+  // The fragment is read as URL parameters: a mail tracker or a product may add its own after the token.
+  const token = new URLSearchParams(window.location.hash.slice(1)).get('token');
+  // Out of the address bar and the history at once, whatever the fragment held, before anything can fail.
+  window.history.replaceState(null, '', window.location.pathname + window.location.search);
+  const status = document.getElementById('open-status');
+  if (token === null || !/^[A-Za-z0-9_-]{1,200}$/.test(token)) {
+    status.textContent =
+      'This link carries no portal token: it may have been cut short when it was copied. Ask whoever sent it for a new one.';
+    return;
   }
+  status.textContent = 'Opening the portal…';
+  fetch(opener.getAttribute('data-exchange'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: token }),
+    credentials: 'same-origin',
+  })
+    .then((response) => {
+      const next = response.headers.get('location');
+      if (next === null) throw new Error('no next page');
+      window.location.replace(next);
+    })
+    .catch(() => {
+      status.textContent = 'The portal could not be opened. Check the connection and ask for a new link.';
+    });
 })();
