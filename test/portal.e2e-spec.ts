@@ -283,6 +283,28 @@ describe('the webhook portal', () => {
       assert.equal((await replay.get('/portal/subscriptions')).status, 401);
     });
 
+    it('ends the session the browser already holds when it opens another link, server-side, so the first cookie opens nothing afterwards', async () => {
+      const client = await opened(ours.id);
+      const first = client.cookies.get('portal_session') ?? '';
+      const second = await mintPortalLink(app.service, theirs.id);
+      tokensSeen.push(second.token);
+      assert.equal((await client.exchange(second.token)).status, 200);
+      assert.notEqual(client.cookies.get('portal_session'), first);
+      assert.match((await client.get('/portal/subscriptions')).html, new RegExp(theirs.webhookIds[0] ?? 'x'));
+      const replay = new PortalClient(app.service.publicUrl);
+      replay.cookies.set('portal_session', first);
+      assert.equal((await replay.get('/portal/subscriptions')).status, 401);
+    });
+
+    it('keeps the session the browser holds when the link it opens is refused', async () => {
+      const client = await opened(ours.id);
+      const used = await mintPortalLink(app.service, ours.id);
+      tokensSeen.push(used.token);
+      assert.equal((await new PortalClient(app.service.publicUrl).exchange(used.token)).status, 200);
+      assert.equal((await client.exchange(used.token)).status, 410);
+      assert.equal((await client.get('/portal/subscriptions')).status, 200);
+    });
+
     it('revokes every session and unopened link of the account through another instance, refused on every instance at once', async () => {
       const second = await secondInstance(app.service);
       try {

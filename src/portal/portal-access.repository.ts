@@ -198,8 +198,9 @@ export class PortalAccessRepository {
     return TOUCH_SESSION.one({ tokenHash, ...lifetimes }, this.database);
   }
 
-  async endSession(id: string): Promise<void> {
-    await END_SESSION.affected({ id }, this.database);
+  /** Ends a session; inside `tx` when given (a link's opening replaces the session the browser held). */
+  async endSession(id: string, tx?: Transaction): Promise<void> {
+    await END_SESSION.affected({ id }, tx ?? this.database);
   }
 
   /** Ends every live session and unopened link of the account; how many of each. */

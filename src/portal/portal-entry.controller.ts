@@ -15,6 +15,7 @@ import { PortalHtmlFilter } from './portal-html.filter';
 import { PortalLinksService } from './portal-links.service';
 import { PortalPages } from './portal-pages';
 import { portalPath } from './portal-paths';
+import { portalSessionOf } from './portal-request';
 import { PortalSessionsService } from './portal-sessions.service';
 
 interface Asset {
@@ -89,7 +90,7 @@ export class PortalEntryController {
     const token = body?.['token'];
     const opened =
       typeof token === 'string' && /^[A-Za-z0-9_-]{1,200}$/.test(token)
-        ? await this.links.open(token)
+        ? await this.links.open(token, portalSessionOf(request)?.id ?? null)
         : { refused: 'unknown' as const };
     // The page the script goes to next travels in `Location`; a refusal's body is the error body of every JSON answer.
     if ('refused' in opened) {

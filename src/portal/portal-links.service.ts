@@ -97,12 +97,19 @@ export class PortalLinksService implements OnModuleInit {
     return { url: `${portalUrl}#token=${token}`, expiresAt: expiresAt.toISOString(), readOnly };
   }
 
-  /** Opens a link: a new session for its account, or the reason it does not open. */
-  async open(token: string): Promise<OpenedPortalLink | { refused: LinkRefusal }> {
+  /**
+   * Opens a link: a new session for its account, or the reason it does not
+   * open. `replacing` is the live session the browser already holds: its
+   * cookie is about to be overwritten, so it is ended with the opening
+   * rather than left valid, unreachable, until it idles out. A link that
+   * does not open leaves it alone (the browser keeps using it).
+   */
+  async open(token: string, replacing: string | null = null): Promise<OpenedPortalLink | { refused: LinkRefusal }> {
     const tokenHash = tokenHashOf(token);
     return this.unitOfWork.run(async (tx) => {
       const link = await this.access.openLink(tokenHash, tx);
       if (link === null) return { refused: await this.access.refusalOf(tokenHash, tx) };
+      if (replacing !== null) await this.access.endSession(replacing, tx);
       const sessionToken = newToken();
       await this.access.insertSession(
         {

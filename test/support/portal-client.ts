@@ -32,11 +32,13 @@ export class PortalClient extends DashboardClient {
     super(publicUrl);
   }
 
+  /** Posts a link's token as the portal's page does, with the cookies this browser holds. */
   async exchange(token: string): Promise<{ status: number; location: string; setCookie: string[] }> {
+    const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     const response = await roundTrip(
       `${this.publicUrl}/portal/session`,
       'POST',
-      { 'content-type': 'application/json' },
+      { 'content-type': 'application/json', ...(cookie === '' ? {} : { cookie }) },
       JSON.stringify({ token }),
     );
     this.keepCookies(response.headers);
