@@ -177,6 +177,24 @@ describe('the webhook portal', () => {
       assert.match(page.html, /id="portal-open"/);
     });
 
+    it('offers the subscriptions of the session the browser still holds on the page that refuses a used link', async () => {
+      const link = await mintPortalLink(app.service, ours.id);
+      tokensSeen.push(link.token);
+      const client = new PortalClient(app.service.publicUrl);
+      assert.equal((await client.exchange(link.token)).status, 200);
+      const again = await client.exchange(link.token);
+      assert.equal(again.status, 410);
+      const page = await client.get(again.location);
+      assert.equal(page.status, 410);
+      assert.match(page.html, /already been opened/);
+      assert.match(
+        page.html,
+        /<a id="still-signed-in" href="\/portal\/subscriptions">go to your webhook subscriptions<\/a>/,
+      );
+      const stranger = await new PortalClient(app.service.publicUrl).get(again.location);
+      assert.doesNotMatch(stranger.html, /still signed in/);
+    });
+
     it('refuses an expired link', async () => {
       const link = await mintPortalLink(app.service, ours.id, { ttlSeconds: 60 });
       tokensSeen.push(link.token);
