@@ -323,6 +323,28 @@ describe('the webhook portal', () => {
       assert.equal((await client.get('/portal/subscriptions')).status, 200);
     });
 
+    it('signs out onto the signed-out page also when the session has already ended', async () => {
+      const client = await opened(ours.id);
+      const page = await client.get('/portal/subscriptions');
+      const cookie = client.cookies.get('portal_session') ?? '';
+      assert.equal((await client.postFrom(page, '/portal/sign-out')).status, 303);
+      // A second tab still shows the form of the ended session.
+      const late = new PortalClient(app.service.publicUrl);
+      late.cookies.set('portal_session', cookie);
+      const again = await late.postFrom(page, '/portal/sign-out');
+      assert.equal(again.status, 303);
+      assert.equal(again.location, '/portal/signed-out');
+      const cookieless = await new PortalClient(app.service.publicUrl).post('/portal/sign-out', {}, null);
+      assert.equal(cookieless.location, '/portal/signed-out');
+    });
+
+    it('refuses a sign-out without the CSRF token while the session is live, and the session stays', async () => {
+      const client = await opened(ours.id);
+      const refused = await client.post('/portal/sign-out', {}, null);
+      assert.equal(refused.status, 403);
+      assert.equal((await client.get('/portal/subscriptions')).status, 200);
+    });
+
     it('revokes every session and unopened link of the account through another instance, refused on every instance at once', async () => {
       const second = await secondInstance(app.service);
       try {

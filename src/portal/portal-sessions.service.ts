@@ -53,7 +53,7 @@ export class PortalSessionsService implements PortalAccess {
             absoluteSeconds: PORTAL_SESSION_ABSOLUTE_SECONDS,
           });
     attachPortalSession(request, session);
-    if (kind === 'entry') return true;
+    if (kind === 'entry' || (kind === 'optional' && session === null)) return true;
     if (session === null) throw new PortalSessionEnded();
     attachPortalAccount(request, { type: session.account_type, id: session.account_id });
     if (!SAFE_METHODS.has(request.method)) this.checkCsrf(request, session);
@@ -64,6 +64,7 @@ export class PortalSessionsService implements PortalAccess {
     void reply.setCookie(PORTAL_SESSION_COOKIE, sessionToken, PORTAL_COOKIE_OPTIONS);
   }
 
+  /** Ends the live session, if any (its CSRF token was checked on admission); without one there is nothing to end. */
   async signOut(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const session = portalSessionOf(request);
     if (session !== null) await this.access.endSession(session.id);

@@ -159,7 +159,9 @@ export class PortalSubscriptionsController {
     });
   }
 
+  /** Lands on the signed-out page also when the session had already ended (a tab left open, a second click). */
   @Post('sign-out')
+  @PortalRoute('optional')
   async signOut(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     await this.sessions.signOut(request, reply);
     seeOther(request, reply, portalPath('signed-out'));

@@ -11,8 +11,14 @@ import type { Principal } from './access';
  */
 export const PORTAL_ROUTE = 'portal-route';
 
-/** `entry`: reachable without a session (the page that opens a link, its script); `session`: needs one. */
-export type PortalRouteKind = 'entry' | 'session';
+/**
+ * `entry`: reachable without a session (the page that opens a link, its
+ * script); `session`: needs one; `optional`: reachable without one, but a
+ * live session is checked as on a `session` route (its account's budget, the
+ * CSRF token of a post): signing out, which must land on its page whether
+ * the session is still live or not, and never end a live one for a forged form.
+ */
+export type PortalRouteKind = 'entry' | 'session' | 'optional';
 
 export const PortalRoute = (kind: PortalRouteKind = 'session'): MethodDecorator & ClassDecorator =>
   SetMetadata(PORTAL_ROUTE, kind);
