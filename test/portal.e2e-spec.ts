@@ -575,6 +575,33 @@ describe('the webhook portal', () => {
       );
     });
 
+    it('shows each rotated subscription’s new secret once, even when another was rotated before its page was loaded', async () => {
+      const owner = await app.make.organiser({ name: 'two hooks', scopes: ['webhooks:read', 'webhooks:write'] });
+      const first = await app.make.webhook(owner.key, `${receiver.origin}/first`, ['order.confirmed']);
+      const second = await app.make.webhook(owner.key, `${receiver.origin}/second`, ['order.confirmed']);
+      const client = await opened(owner.id);
+      // Showings still owed from long ago take no room from these: the oldest go first, past ten.
+      await app.db.query(
+        `UPDATE portal_session SET secret_reveal_webhook_ids = array_fill('wh_gone'::text, ARRAY[10])
+          WHERE account_id = $1`,
+        [owner.id],
+      );
+      const page = await client.get(`/portal/subscriptions/${first.id}`);
+      for (const id of [first.id, second.id]) {
+        const rotated = await client.postFrom(page, `/portal/subscriptions/${id}/rotate-secret`, {
+          graceSeconds: '60',
+        });
+        assert.equal(rotated.location, `/portal/subscriptions/${id}/secret`);
+      }
+      for (const id of [first.id, second.id]) {
+        const shown = await client.get(`/portal/subscriptions/${id}/secret`);
+        assert.equal(shown.status, 200, `the secret of ${id}`);
+        const secret = /value="(whsec_[0-9a-f]{64})"/.exec(shown.html)?.[1];
+        assert.equal(secret, (await app.admin('GET', `/internal/webhooks/${id}`)).body.data.secret);
+        assert.equal((await client.get(`/portal/subscriptions/${id}/secret`)).status, 303, 'shown once');
+      }
+    });
+
     it('rotates with no grace period only with its box ticked: the old secret must not stop signing by a slip', async () => {
       const client = await opened(ours.id);
       const webhookId = ours.webhookIds[0] ?? '';

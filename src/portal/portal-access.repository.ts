@@ -19,8 +19,12 @@ export interface PortalSessionRow {
   read_only: boolean;
   csrf_token: string;
   has_flashes: boolean;
-  secret_reveal_webhook_id: string | null;
+  /** The rotated subscriptions whose new secret has not been shown yet (each is shown once). */
+  secret_reveal_webhook_ids: string[];
 }
+
+/** Rotated secrets owed a showing per session: an account has at most ten subscriptions. */
+export const MAX_PENDING_SECRET_REVEALS = 10;
 
 export interface PortalFlash {
   kind: 'success' | 'error';
@@ -87,7 +91,7 @@ const TOUCH_SESSION = defineStatement<
                 AND last_seen_at > now() - ${p.idleSeconds} * interval '1 second'
                 AND created_at > now() - ${p.absoluteSeconds} * interval '1 second'
               RETURNING id, account_type, account_id, read_only, csrf_token,
-                        flashes <> '[]'::jsonb AS has_flashes, secret_reveal_webhook_id`,
+                        flashes <> '[]'::jsonb AS has_flashes, secret_reveal_webhook_ids`,
   { prepared: true },
 );
 
@@ -123,15 +127,25 @@ const TAKE_FLASHES = defineStatement<{ id: string }, { flashes: PortalFlash[] }>
   { prepared: false },
 );
 
-const SET_SECRET_REVEAL = defineStatement<{ id: string; webhookId: string | null }>(
-  (p) => sql`UPDATE portal_session SET secret_reveal_webhook_id = ${p.webhookId} WHERE id = ${p.id}`,
+/**
+ * Adds a subscription to those whose rotated secret may be shown once (moved
+ * to the end if already there); past `keep`, the oldest permissions go.
+ */
+const ADD_SECRET_REVEAL = defineStatement<{ id: string; webhookId: string; keep: number }>(
+  (p) => sql`UPDATE portal_session
+                SET secret_reveal_webhook_ids =
+                      (array_remove(secret_reveal_webhook_ids, ${p.webhookId}::text) || ARRAY[${p.webhookId}::text])
+                      [greatest(cardinality(array_remove(secret_reveal_webhook_ids, ${p.webhookId}::text)) + 2 - ${p.keep}::int, 1):]
+              WHERE id = ${p.id}`,
   { prepared: false },
 );
 
 /** Takes the one-time permission to show a rotated secret: true for the first page that asks, never again. */
 const TAKE_SECRET_REVEAL = defineStatement<{ id: string; webhookId: string }>(
-  (p) => sql`UPDATE portal_session SET secret_reveal_webhook_id = NULL
-              WHERE id = ${p.id} AND secret_reveal_webhook_id = ${p.webhookId}`,
+  (
+    p,
+  ) => sql`UPDATE portal_session SET secret_reveal_webhook_ids = array_remove(secret_reveal_webhook_ids, ${p.webhookId}::text)
+              WHERE id = ${p.id} AND ${p.webhookId}::text = ANY (secret_reveal_webhook_ids)`,
   { prepared: false },
 );
 
@@ -220,7 +234,7 @@ export class PortalAccessRepository {
   }
 
   async allowSecretReveal(id: string, webhookId: string): Promise<void> {
-    await SET_SECRET_REVEAL.affected({ id, webhookId }, this.database);
+    await ADD_SECRET_REVEAL.affected({ id, webhookId, keep: MAX_PENDING_SECRET_REVEALS }, this.database);
   }
 
   async takeSecretReveal(id: string, webhookId: string): Promise<boolean> {

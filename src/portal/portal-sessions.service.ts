@@ -92,7 +92,7 @@ export class PortalSessionsService implements PortalAccess {
 
   /** Whether the new secret may be shown now; a GET uses up its one showing, a HEAD only asks. */
   async takeSecretReveal(request: FastifyRequest, session: PortalSessionRow, webhookId: string): Promise<boolean> {
-    if (request.method === 'HEAD') return session.secret_reveal_webhook_id === webhookId;
+    if (request.method === 'HEAD') return session.secret_reveal_webhook_ids.includes(webhookId);
     return this.access.takeSecretReveal(session.id, webhookId);
   }
 
