@@ -245,6 +245,28 @@ describe('dashboard over HTTP', () => {
     assert.match((await client.get(path)).html, /0 deliveries queued again/);
   });
 
+  it('reads times written as the pages show them in a recovery window and a new event’s start', async () => {
+    const { organiserId, webhookId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+    const recovered = await postedPage(client, csrf, `${path}/recover`, {
+      since: '2026-12-07 00:24:46 UTC',
+      until: '2026-12-08 00:00 UTC',
+    });
+    assert.match(recovered, /0 deliveries queued again/);
+    const created = await postedPage(client, csrf, `/internal/dashboard/organisers/${organiserId}/events`, {
+      title: 'Shown time',
+      startTime: '2031-03-01 19:00:00 UTC',
+      visibility: 'draft',
+    });
+    assert.match(created, /Event Shown time created/);
+    const { rows } = await app.db.query<{ start_time: Date }>('SELECT start_time FROM event WHERE organizer_id = $1', [
+      organiserId,
+    ]);
+    assert.equal(rows[0]?.start_time.toISOString(), '2031-03-01T19:00:00.000Z');
+  });
+
   it('pages a webhook’s delivery log: past the newest 100, an Older deliveries link leads on until every delivery has been shown once', async () => {
     const { webhookId } = await webhook();
     await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_dash_', 105);

@@ -701,6 +701,23 @@ describe('the webhook portal', () => {
       assert.match(page.html, /can be recovered once the subscription is enabled again/);
     });
 
+    it('reads a recovery window written as the log shows times, while the JSON API keeps to ISO 8601 and epoch milliseconds', async () => {
+      const client = await opened(ours.id);
+      const webhookId = ours.webhookIds[0] ?? '';
+      const page = await client.get(`/portal/subscriptions/${webhookId}`);
+      const shown = /<li>(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC), scheduled/.exec(page.html)?.[1];
+      assert.ok(shown !== undefined, 'the log shows an attempt time');
+      const recovered = await client.postFrom(page, `/portal/subscriptions/${webhookId}/recover`, {
+        since: shown,
+        until: '2099-01-01 00:00:00 UTC',
+      });
+      assert.equal(recovered.status, 303);
+      assert.match((await client.get(recovered.location ?? '')).html, /deliveries queued again/);
+      const api = await app.admin('POST', `/internal/webhooks/${webhookId}/recover`, { body: { since: shown } });
+      assert.equal(api.status, 400);
+      assert.equal(api.body.error, 'invalid_argument');
+    });
+
     it("shows receivers how to verify a delivery, with the account's own subscription ids", async () => {
       const client = await opened(ours.id);
       const page = await client.get('/portal/verify');

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { HtmlForm } from '../common/html/html-form';
+import { instantFieldText } from '../common/html/html-format';
 import type { PageRequest } from '../common/pagination/page-request';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { requestContextOf } from '../common/request-id/request-context';
@@ -73,7 +74,8 @@ export class DashboardEventsController {
   async createEvent(@Param('organiserId') organiserId: string, @Req() request: FastifyRequest): Promise<never> {
     const form = new HtmlForm(request);
     const title = form.text('title');
-    const startTime = form.text('startTime');
+    const startText = form.text('startTime');
+    const startTime = startText === null ? null : instantFieldText(startText);
     const visibility = form.text('visibility');
     return this.act({ request, organiserId, list: 'events', refused: 'Not created' }, async () => {
       const created = await this.events.createInternal(

@@ -1,5 +1,6 @@
 import { parseInstant } from '../../libs/time/instant';
 import { DomainError } from '../common/errors/domain-error';
+import { instantFieldText } from '../common/html/html-format';
 import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from './webhook-operations.service';
 
 /**
@@ -57,15 +58,20 @@ export function readRotateOptions(body: Body): { graceSeconds?: number } {
 
 /**
  * The same operations posted from an HTML form (the dashboard's and the
- * portal's): every field arrives as text, empty when left blank.
+ * portal's): every field arrives as text, empty when left blank. A time may
+ * also be written as the pages show one (`2026-11-23 18:00:00 UTC`).
  */
 export function readRecoverWindowFields(
   sinceText: string | null,
   untilText: string | null,
 ): { since: Date; until?: Date } {
-  const since = parseInstant(sinceText ?? undefined);
-  const until = untilText === null ? undefined : parseInstant(untilText);
-  if (since === null) throw DomainError.invalidArgument('Since must be an instant, e.g. 2026-11-23T18:00:00Z.');
+  const since = sinceText === null ? null : parseInstant(instantFieldText(sinceText));
+  const until = untilText === null ? undefined : parseInstant(instantFieldText(untilText));
+  if (since === null) {
+    throw DomainError.invalidArgument(
+      'Since must be an instant, e.g. 2026-11-23T18:00:00Z or 2026-11-23 18:00:00 UTC as the log shows times.',
+    );
+  }
   if (until === null) throw DomainError.invalidArgument('Until must be an instant, or left empty.');
   return until === undefined ? { since } : { since, until };
 }
