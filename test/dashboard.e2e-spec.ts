@@ -239,7 +239,7 @@ describe('dashboard over HTTP', () => {
       csrf,
     );
     assert.equal(backwards.status, 303);
-    assert.match((await client.get(path)).html, /until must not be before since/);
+    assert.match((await client.get(path)).html, /Until must not be before Since/);
     const fine = await client.post(`${path}/recover`, { since: '2026-01-01T00:00:00Z' }, csrf);
     assert.equal(fine.status, 303);
     assert.match((await client.get(path)).html, /0 deliveries queued again/);
@@ -295,9 +295,27 @@ describe('dashboard over HTTP', () => {
       csrf,
     );
     assert.equal(refused.status, 400);
-    assert.match(refused.html, /id="grace-seconds-error" class="field-error">graceSeconds must be a whole number/);
+    assert.match(
+      refused.html,
+      /id="grace-seconds-error" class="field-error">Seconds the current secret keeps signing must be a whole number/,
+    );
     const detail = await internalApi(service)('GET', `/internal/webhooks/${webhookId}`);
     assert.equal(detail.body.data.secretRotation, null);
+  });
+
+  it('says what a form refuses in the words of its labels: a link’s seconds out of range, an out-of-date Older deliveries link', async () => {
+    const { organiserId, webhookId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const said = await postedPage(client, csrf, `/internal/dashboard/organisers/${organiserId}/portal-link`, {
+      ttlSeconds: '5',
+    });
+    assert.match(said, /Seconds the link may be opened in must be a whole number from 60 to 3600/);
+    assert.doesNotMatch(said, /ttlSeconds must/);
+    const stale = await client.get(`/internal/dashboard/webhooks/${webhookId}?before=dlv_retained_no_more`);
+    assert.equal(stale.status, 400);
+    assert.match(stale.html, /This &quot;Older deliveries&quot; link is out of date/);
+    assert.doesNotMatch(stale.html, /cursor/);
   });
 
   it('rotates with no grace period only with its box ticked: the old secret must not stop signing by a slip', async () => {

@@ -718,6 +718,31 @@ describe('the webhook portal', () => {
       assert.equal(api.body.error, 'invalid_argument');
     });
 
+    it('says what a form refuses in the words of its labels, never the JSON API’s field names, which the API keeps', async () => {
+      const client = await opened(ours.id);
+      const webhookId = ours.webhookIds[0] ?? '';
+      const path = `/portal/subscriptions/${webhookId}`;
+      const page = await client.get(path);
+      const grace = await client.postFrom(page, `${path}/rotate-secret`, { graceSeconds: '604801' });
+      assert.equal(grace.status, 303);
+      const graceSaid = (await client.get(grace.location ?? '')).html;
+      assert.match(graceSaid, /Seconds the current secret keeps signing must be a whole number from 0 to 604800/);
+      assert.doesNotMatch(graceSaid, /graceSeconds must/);
+      const backwards = await client.postFrom(page, `${path}/recover`, {
+        since: '2026-02-01T00:00:00Z',
+        until: '2026-01-01T00:00:00Z',
+      });
+      assert.match((await client.get(backwards.location ?? '')).html, /Until must not be before Since/);
+      const stale = await client.get(`${path}?before=dlv_retained_no_more`);
+      assert.equal(stale.status, 400);
+      assert.match(stale.html, /This &quot;Older deliveries&quot; link is out of date/);
+      assert.doesNotMatch(stale.html, /cursor/);
+      const api = await app.admin('POST', `/internal/webhooks/${webhookId}/rotate-secret`, {
+        body: { graceSeconds: 604801 },
+      });
+      assert.match(api.body.message, /^graceSeconds must be a whole number/);
+    });
+
     it("shows receivers how to verify a delivery, with the account's own subscription ids", async () => {
       const client = await opened(ours.id);
       const page = await client.get('/portal/verify');

@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
-import { PortalLinksService } from '../portal/portal-links.service';
+import { MAX_LINK_TTL_SECONDS, MIN_LINK_TTL_SECONDS, PortalLinksService } from '../portal/portal-links.service';
 import { HtmlForm } from '../common/html/html-form';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { dashboardPath } from './dashboard-paths';
@@ -21,6 +21,17 @@ function accountTypeOf(accountKind: string): 'organiser' | 'venue' {
   const accountType = ACCOUNT_KINDS.get(accountKind as 'organisers' | 'venues');
   if (accountType === undefined) throw DomainError.notFound('Page');
   return accountType;
+}
+
+/** The form's "Seconds the link may be opened in", refused in the label's words rather than the API's `ttlSeconds`. */
+function readTtlField(text: string): number {
+  const seconds = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
+  if (!(seconds >= MIN_LINK_TTL_SECONDS && seconds <= MAX_LINK_TTL_SECONDS)) {
+    throw DomainError.invalidArgument(
+      `Seconds the link may be opened in must be a whole number from ${MIN_LINK_TTL_SECONDS} to ${MAX_LINK_TTL_SECONDS}.`,
+    );
+  }
+  return seconds;
 }
 
 /**
@@ -54,7 +65,7 @@ export class DashboardPortalLinksController {
         accountId,
         accountType,
         readOnly: form.checked('readOnly'),
-        ttlSeconds: ttlText === null ? undefined : /^\d{1,4}$/.test(ttlText) ? Number(ttlText) : NaN,
+        ttlSeconds: ttlText === null ? undefined : readTtlField(ttlText),
       });
       // The link is a credential until opened: it is kept sealed, like a new key, never in a message's plain text.
       this.sessions.putFlash(request, dashboardPath(accountKind, accountId), link.url);

@@ -7,6 +7,7 @@ import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import {
   readGraceSecondsField,
   assertNoGraceConfirmed,
+  deliveryLogPage,
   readRecoverWindowFields,
   recoveredMessage,
 } from '../webhooks/webhook-operation-inputs';
@@ -101,8 +102,8 @@ export class DashboardWebhooksController {
   ): Promise<FastifyReply> {
     const form = new HtmlForm(request);
     const graceText = form.text('graceSeconds');
-    const graceSeconds = readGraceSecondsField(graceText);
     try {
+      const graceSeconds = readGraceSecondsField(graceText);
       assertNoGraceConfirmed(graceSeconds, form.checked('confirmNoGrace'));
       const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds });
       this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);
@@ -156,7 +157,7 @@ export class DashboardWebhooksController {
   private async view(webhookId: string, olderThanId?: string): Promise<Record<string, unknown>> {
     const [webhook, page] = await Promise.all([
       this.operations.detail(webhookId),
-      this.operations.deliveryPage(webhookId, { cursor: olderThanId, size: DELIVERIES_SHOWN }),
+      deliveryLogPage(this.operations, webhookId, olderThanId, DELIVERIES_SHOWN),
     ]);
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
     return {

@@ -4,6 +4,7 @@ import { healthOf } from '../webhooks/dto/webhook-health';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
 import type { WebhookDetailResponseDto } from '../webhooks/dto/webhook.dto';
+import { deliveryLogPage } from '../webhooks/webhook-operation-inputs';
 import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import type { PortalAccount } from './portal-access.repository';
@@ -84,7 +85,7 @@ export class PortalSubscriptionViews {
     olderThanId?: string,
   ): Promise<Record<string, unknown>> {
     const webhook = await this.owned(account, webhookId);
-    const page = await this.operations.deliveryPage(webhookId, { cursor: olderThanId, size: DELIVERIES_SHOWN });
+    const page = await deliveryLogPage(this.operations, webhookId, olderThanId, DELIVERIES_SHOWN);
     const shown = page.items.map(deliveryView);
     return {
       olderPage: olderThanId !== undefined,

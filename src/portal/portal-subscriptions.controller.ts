@@ -121,9 +121,9 @@ export class PortalSubscriptionsController {
   async rotateSecret(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
     const session = requirePortalSession(request);
     const form = new HtmlForm(request);
-    const graceSeconds = readGraceSecondsField(form.text('graceSeconds'));
     let rotated = false;
     await this.act(request, webhookId, async () => {
+      const graceSeconds = readGraceSecondsField(form.text('graceSeconds'));
       assertNoGraceConfirmed(graceSeconds, form.checked('confirmNoGrace'));
       await this.operations.rotateSecret(webhookId, { graceSeconds });
       await this.sessions.allowSecretReveal(session, webhookId);

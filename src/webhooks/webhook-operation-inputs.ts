@@ -1,7 +1,10 @@
 import { parseInstant } from '../../libs/time/instant';
 import { DomainError } from '../common/errors/domain-error';
 import { instantFieldText } from '../common/html/html-format';
-import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from './webhook-operations.service';
+import type { Page } from '../common/envelope/page';
+import { ErrorCode } from '../common/errors/error-code';
+import type { WebhookDeliveryResponseDto } from './dto/webhook.dto';
+import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, type WebhookOperationsService } from './webhook-operations.service';
 
 /**
  * Internal API bodies, read into the typed options of
@@ -73,12 +76,52 @@ export function readRecoverWindowFields(
     );
   }
   if (until === null) throw DomainError.invalidArgument('Until must be an instant, or left empty.');
+  if (until !== undefined && until.getTime() < since.getTime()) {
+    throw DomainError.invalidArgument('Until must not be before Since.');
+  }
   return until === undefined ? { since } : { since, until };
 }
 
-/** A form's grace period: blank is the default; anything but digits is refused by the operation (NaN). */
+/**
+ * A form's grace period ("Seconds the current secret keeps signing"): blank
+ * is the default; anything but a whole number from 0 to 604800 is refused
+ * in the words of the form's label, not the JSON API's field name.
+ */
 export function readGraceSecondsField(graceText: string | null): number {
-  return graceText === null ? DEFAULT_GRACE_SECONDS : /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
+  if (graceText === null) return DEFAULT_GRACE_SECONDS;
+  const graceSeconds = /^\d{1,7}$/.test(graceText) ? Number(graceText) : NaN;
+  if (!(graceSeconds <= MAX_GRACE_SECONDS)) {
+    throw DomainError.invalidArgument(
+      `Seconds the current secret keeps signing must be a whole number from 0 to ${MAX_GRACE_SECONDS}.`,
+    );
+  }
+  return graceSeconds;
+}
+
+/** What a page says when its "Older deliveries" link names no delivery of the subscription any more. */
+export const OLDER_DELIVERIES_LINK_OUT_OF_DATE =
+  'This "Older deliveries" link is out of date: the delivery it continues from is no longer in this subscription\'s log. Start again from the newest deliveries.';
+
+/**
+ * The page of a subscription's delivery log a dashboard or portal page
+ * shows: the newest, or those before `before` (the cursor its "Older
+ * deliveries" link carries). A cursor the log refuses is said in the page's
+ * own words; the internal API keeps its message about `cursor`.
+ */
+export async function deliveryLogPage(
+  operations: Pick<WebhookOperationsService, 'deliveryPage'>,
+  webhookId: string,
+  before: string | undefined,
+  size: number,
+): Promise<Page<WebhookDeliveryResponseDto>> {
+  try {
+    return await operations.deliveryPage(webhookId, { cursor: before, size });
+  } catch (error) {
+    if (before !== undefined && error instanceof DomainError && error.code === ErrorCode.InvalidArgument) {
+      throw DomainError.invalidArgument(OLDER_DELIVERIES_LINK_OUT_OF_DATE);
+    }
+    throw error;
+  }
 }
 
 /**
