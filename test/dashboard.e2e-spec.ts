@@ -285,6 +285,26 @@ describe('dashboard over HTTP', () => {
     assert.deepEqual([seen[0], seen.at(-1)], ['dlv_dash_0105', 'dlv_dash_0001']);
   });
 
+  it('returns an action taken on an Older deliveries page to that page, keeping only a cursor the log accepts', async () => {
+    const { webhookId } = await webhook();
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_back_', 105);
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+    const newest = await client.get(path);
+    const olderPath = /id="older-deliveries" href="([^"#]+)/.exec(newest.html)?.[1]?.replaceAll('&amp;', '&') ?? '';
+    assert.match(olderPath, /\?before=dlv_back_0006$/);
+    const older = await client.get(olderPath);
+    assert.match(older.html, /name="before" value="dlv_back_0006"/);
+    const resent = await client.post(`${path}/deliveries/dlv_back_0002/resend`, { before: 'dlv_back_0006' }, csrf);
+    assert.equal(resent.status, 303);
+    assert.equal(resent.location, olderPath);
+    assert.match((await client.get(resent.location ?? '')).html, /Delivery dlv_back_0002 is being sent again/);
+    // A window in the future recovers nothing: the fixture's deliveries all name one order, which the queue holds once.
+    const forged = await client.post(`${path}/recover`, { since: '2099-01-01T00:00:00Z', before: '//elsewhere' }, csrf);
+    assert.equal(forged.location, path, `${forged.status} ${forged.html.slice(-600)}`);
+  });
+
   it('refuses a grace period outside 0 to 604800 seconds beside the field, and keeps the secret', async () => {
     const { webhookId } = await webhook();
     const client = new DashboardClient(service.adminUrl);

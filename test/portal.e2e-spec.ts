@@ -669,6 +669,33 @@ describe('the webhook portal', () => {
       assert.deepEqual([seen[0], seen[100], seen.at(-1)], ['dlv_paged_0105', 'dlv_paged_0005', 'dlv_paged_0001']);
     });
 
+    it('returns an action taken on an Older deliveries page to that page, keeping only a cursor the log accepts', async () => {
+      const owner = await app.make.organiser({ name: 'older page', scopes: ['webhooks:read', 'webhooks:write'] });
+      const hook = await app.make.webhook(owner.key, `${receiver.origin}/older`, ['order.confirmed']);
+      await insertFailedHistoryDeliveries(app.db, hook.id, 'dlv_older_', 105);
+      const client = await opened(owner.id);
+      const newest = await client.get(`/portal/subscriptions/${hook.id}`);
+      const olderPath = /id="older-deliveries" href="([^"#]+)/.exec(newest.html)?.[1]?.replaceAll('&amp;', '&') ?? '';
+      assert.match(olderPath, /\?before=dlv_older_0006$/);
+      const older = await client.get(olderPath);
+      const resent = await client.postFrom(older, `/portal/subscriptions/${hook.id}/deliveries/dlv_older_0002/resend`, {
+        before: 'dlv_older_0006',
+      });
+      assert.equal(resent.status, 303);
+      assert.equal(resent.location, olderPath);
+      const shown = await client.get(resent.location ?? '');
+      assert.match(shown.html, /Delivery dlv_older_0002 is being sent again/);
+      assert.match(shown.html, /data-delivery="dlv_older_0002"/);
+      for (const before of ['https://elsewhere.example/', 'dlv_not_of_this_log', '//elsewhere.example']) {
+        // A window in the future recovers nothing: the fixture's deliveries all name one order, which the queue holds once.
+        const forged = await client.postFrom(older, `/portal/subscriptions/${hook.id}/recover`, {
+          since: '2099-01-01T00:00:00Z',
+          before,
+        });
+        assert.equal(forged.location, `/portal/subscriptions/${hook.id}`, before);
+      }
+    });
+
     it('resends a delivery and recovers a window, each answered with a redirect and a message on the next page', async () => {
       const client = await opened(ours.id);
       const webhookId = ours.webhookIds[0] ?? '';

@@ -8,6 +8,7 @@ import {
   readGraceSecondsField,
   assertNoGraceConfirmed,
   deliveryLogPage,
+  pageAfterAction,
   readRecoverWindowFields,
   recoveredMessage,
 } from '../webhooks/webhook-operation-inputs';
@@ -60,12 +61,13 @@ export class DashboardWebhooksController {
 
   @Post('enable')
   async enable(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
-    const recover = new HtmlForm(request).checked('recover');
+    const form = new HtmlForm(request);
+    const recover = form.checked('recover');
     await this.attempt(request, async () => {
       await this.operations.enable(webhookId, { recover });
       return recover ? 'Re-enabled; what it missed while disabled is queued again.' : 'Re-enabled.';
     });
-    throw new DashboardRedirect(dashboardPath('webhooks', webhookId));
+    throw new DashboardRedirect(await this.pageOf(webhookId, form));
   }
 
   @Post('deliveries/:deliveryId/resend')
@@ -74,12 +76,13 @@ export class DashboardWebhooksController {
     @Param('deliveryId') deliveryId: string,
     @Req() request: FastifyRequest,
   ): Promise<never> {
-    const force = new HtmlForm(request).checked('force');
+    const form = new HtmlForm(request);
+    const force = form.checked('force');
     await this.attempt(request, async () => {
       await this.operations.resend(webhookId, deliveryId, { force });
       return `Delivery ${deliveryId} is being sent again.`;
     });
-    throw new DashboardRedirect(dashboardPath('webhooks', webhookId));
+    throw new DashboardRedirect(await this.pageOf(webhookId, form));
   }
 
   @Post('recover')
@@ -91,7 +94,7 @@ export class DashboardWebhooksController {
       const result = await this.operations.recover(webhookId, readRecoverWindowFields(sinceText, untilText));
       return recoveredMessage(result);
     });
-    throw new DashboardRedirect(dashboardPath('webhooks', webhookId));
+    throw new DashboardRedirect(await this.pageOf(webhookId, form));
   }
 
   @Post('rotate-secret')
@@ -143,6 +146,11 @@ export class DashboardWebhooksController {
     });
   }
 
+  /** The page of the webhook's log the form was posted from (its `before`), where the result shows. */
+  private pageOf(webhookId: string, form: HtmlForm): Promise<string> {
+    return pageAfterAction(this.operations, webhookId, dashboardPath('webhooks', webhookId), form.text('before'));
+  }
+
   /** Runs an operation and reports its outcome on the next page; a refusal is shown, never a dead end. */
   private async attempt(request: FastifyRequest, operation: () => Promise<string>): Promise<void> {
     try {
@@ -162,6 +170,8 @@ export class DashboardWebhooksController {
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
     return {
       olderPage: olderThanId !== undefined,
+      // Carried by the page's forms, so an action returns to this page of the log.
+      before: olderThanId ?? null,
       olderHref:
         page.nextCursor === null
           ? null

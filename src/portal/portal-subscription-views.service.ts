@@ -89,6 +89,8 @@ export class PortalSubscriptionViews {
     const shown = page.items.map(deliveryView);
     return {
       olderPage: olderThanId !== undefined,
+      // Carried by the page's forms, so an action returns to this page of the log.
+      before: olderThanId ?? null,
       olderHref:
         page.nextCursor === null
           ? null

@@ -10,6 +10,7 @@ import { HtmlForm } from '../common/html/html-form';
 import {
   readGraceSecondsField,
   assertNoGraceConfirmed,
+  pageAfterAction,
   readRecoverWindowFields,
   recoveredMessage,
 } from '../webhooks/webhook-operation-inputs';
@@ -86,12 +87,13 @@ export class PortalSubscriptionsController {
     @Param('deliveryId') deliveryId: string,
     @Req() request: FastifyRequest,
   ): Promise<never> {
-    const force = new HtmlForm(request).checked('force');
+    const form = new HtmlForm(request);
+    const force = form.checked('force');
     await this.act(request, webhookId, async () => {
       await this.operations.resend(webhookId, deliveryId, { force });
       return `Delivery ${deliveryId} is being sent again.`;
     });
-    throw new PortalRedirect(portalPath('subscriptions', webhookId));
+    throw new PortalRedirect(await this.pageOf(webhookId, form));
   }
 
   @Post('subscriptions/:webhookId/recover')
@@ -103,17 +105,18 @@ export class PortalSubscriptionsController {
       const result = await this.operations.recover(webhookId, readRecoverWindowFields(sinceText, untilText));
       return recoveredMessage(result);
     });
-    throw new PortalRedirect(portalPath('subscriptions', webhookId));
+    throw new PortalRedirect(await this.pageOf(webhookId, form));
   }
 
   @Post('subscriptions/:webhookId/enable')
   async enable(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
-    const recover = new HtmlForm(request).checked('recover');
+    const form = new HtmlForm(request);
+    const recover = form.checked('recover');
     await this.act(request, webhookId, async () => {
       await this.operations.enable(webhookId, { recover });
       return recover ? 'Re-enabled; what it missed while disabled is being sent.' : 'Re-enabled.';
     });
-    throw new PortalRedirect(portalPath('subscriptions', webhookId));
+    throw new PortalRedirect(await this.pageOf(webhookId, form));
   }
 
   /** The new secret is not carried through the redirect: the next page may show the current secret, once. */
@@ -166,6 +169,11 @@ export class PortalSubscriptionsController {
     await this.sessions.signOut(request, reply);
     seeOther(request, reply, portalPath('signed-out'));
     return reply;
+  }
+
+  /** The page of the subscription's log the form was posted from (its `before`), where the result shows. */
+  private pageOf(webhookId: string, form: HtmlForm): Promise<string> {
+    return pageAfterAction(this.operations, webhookId, portalPath('subscriptions', webhookId), form.text('before'));
   }
 
   /**

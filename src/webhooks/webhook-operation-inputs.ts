@@ -141,3 +141,30 @@ export function assertNoGraceConfirmed(graceSeconds: number, confirmed: boolean)
 export function recoveredMessage(result: { queued: number; remaining: number }): string {
   return `${result.queued} deliveries queued again${result.remaining > 0 ? `; ${result.remaining} more remain (recover again)` : ''}.`;
 }
+
+/** A cursor longer than this is no delivery id: the action returns to the newest page. */
+const MAX_CURSOR_LENGTH = 200;
+
+/**
+ * Where an action posted from a page of the delivery log returns
+ * (Post/Redirect/Get): to that page, so its result is in view. The form
+ * carries the page's cursor (`before`); it is kept only when the log accepts
+ * it as the page itself does, and the address is built here from the page's
+ * own path and that cursor, percent-encoded, so no form can send the browser
+ * anywhere else. Without a usable cursor it is the newest page.
+ */
+export async function pageAfterAction(
+  operations: Pick<WebhookOperationsService, 'deliveryPage'>,
+  webhookId: string,
+  pagePath: string,
+  beforeText: string | null,
+): Promise<string> {
+  if (beforeText === null || beforeText.length > MAX_CURSOR_LENGTH) return pagePath;
+  try {
+    await deliveryLogPage(operations, webhookId, beforeText, 1);
+  } catch (error) {
+    if (error instanceof DomainError && error.status < 500) return pagePath;
+    throw error;
+  }
+  return `${pagePath}?before=${encodeURIComponent(beforeText)}`;
+}
