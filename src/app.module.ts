@@ -9,6 +9,7 @@ import { PortalSessionGuard } from './common/auth-context/portal-session.guard';
 import { ScopeGuard } from './common/auth-context/scope.guard';
 import { DomainEventsModule } from './common/domain-events/domain-events.module';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter';
+import { HtmlSections } from './common/html/html-sections';
 import { HttpModule } from './common/http/http.module';
 import { OpenApiModule } from './common/openapi/openapi.module';
 import { RouteTable } from './common/http/route-table';
@@ -29,7 +30,8 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, routes: RouteTable): DynamicModule {
+  /** `sections` is given by the bootstrap when the router's own errors must find it too; the CLI's context needs none. */
+  static forRoot(config: AppConfig, routes: RouteTable, sections = new HtmlSections()): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -39,7 +41,7 @@ export class AppModule {
         PaginationModule,
         RateLimitModule,
         ScheduleModule.forRoot(),
-        HttpModule.forRoot(routes),
+        HttpModule.forRoot(routes, sections),
         IdentityModule,
         VenuesModule,
         EventsModule,

@@ -9,7 +9,8 @@ import { AppModule } from './app.module';
 import { ApiKeysService } from './identity/api-keys.service';
 import type { AppConfig } from './config/app-config';
 import { roleDuties } from './config/service-role';
-import { answerFrameworkError } from './common/errors/framework-errors';
+import { frameworkErrorAnswer } from './common/errors/framework-errors';
+import { HtmlSections } from './common/html/html-sections';
 import { EnvelopingFastifyAdapter } from './common/envelope/enveloping-fastify-adapter';
 import { adminTokenMatcher } from './common/auth-context/admin-token';
 import { installRequestAuthentication } from './common/auth-context/request-authentication';
@@ -113,6 +114,8 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     throw new Error('SERVICE_ROLE=worker needs the admin listener (ADMIN_TOKEN) for its probes and metrics');
   }
   const routes = new RouteTable();
+  // The dashboard and the portal add themselves once built; the router's errors (below) are answered before that.
+  const sections = new HtmlSections();
   const failures = new ClientFailureBudget(config.rateLimit.failuresPerClient, config.rateLimit.windowSeconds);
   let handler: RequestHandler | undefined;
   const adapter = new EnvelopingFastifyAdapter({
@@ -125,7 +128,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
     childLoggerFactory: requestLoggerFactory,
     genReqId: requestIdFor,
-    frameworkErrors: answerFrameworkError,
+    frameworkErrors: frameworkErrorAnswer(sections),
     clientErrorHandler: clientErrorsAnsweredByListener,
     bodyLimit: config.bodyLimitBytes,
     rewriteUrl: (request: IncomingMessage) => {
@@ -143,7 +146,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   installJsonBodyParser(adapter.getInstance(), config, emptyBodies);
   installPortalHeaders(adapter.getInstance(), config);
 
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, routes), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, routes, sections), adapter, {
     logger: new PinoNestLogger(logger),
     abortOnError: false,
     // installJsonBodyParser owns body parsing.

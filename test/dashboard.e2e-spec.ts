@@ -7,7 +7,8 @@ import { DASHBOARD_COOKIE_OPTIONS } from '../src/dashboard/dashboard-plugins';
 import { fixtures } from './support/fixtures';
 import { PortalClient } from './support/portal-client';
 import { receiverCertificate } from './support/https-receiver';
-import { internalApi, publicApi } from './support/http-client';
+import { assertErrorBody } from './support/error-body';
+import { internalApi, publicApi, roundTrip } from './support/http-client';
 import type { TestService } from './support/test-service';
 import { withApp } from './support/with-app';
 import { insertFailedHistoryDeliveries } from './support/webhook-rows';
@@ -625,6 +626,31 @@ describe('dashboard over HTTP', () => {
     assert.equal(stored.body.data.billingName, 'Grace');
     assert.equal(stored.body.data.billingEmail, 'g@x.test');
     assert.equal(stored.body.data.quantity, 2);
+  });
+
+  it('answers every error under the dashboard’s path with its HTML error page, status kept, while the internal API keeps its JSON body', async () => {
+    const { webhookId } = await webhook();
+    const url = (path: string) => `${service.adminUrl}${path}`;
+    const cases: Array<[string, number, Promise<{ status: number; headers: Headers; text: string }>]> = [
+      ['a route miss', 404, roundTrip(url('/internal/dashboard/nope'), 'GET', {})],
+      ['GET on a form’s address', 405, roundTrip(url(`/internal/dashboard/webhooks/${webhookId}/enable`), 'GET', {})],
+      ['a lone surrogate in the path', 400, roundTrip(url('/internal/dashboard/webhooks/%ED%A0%80'), 'GET', {})],
+      ['an id of 3,000 characters', 414, roundTrip(url(`/internal/dashboard/webhooks/${'w'.repeat(3000)}`), 'GET', {})],
+    ];
+    for (const [name, status, answer] of cases) {
+      const page = await answer;
+      assert.equal(page.status, status, `${name}: ${page.text.slice(0, 200)}`);
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/, name);
+      assert.equal(page.headers.get('cache-control'), 'no-store', name);
+      assert.match(page.text, /<a href="\/internal\/dashboard\/accounts">Back to the accounts<\/a>/, name);
+    }
+    assertErrorBody(await internalApi(service)('GET', '/internal/nope'), 404, 'not_found');
+    assertErrorBody(
+      await internalApi(service)('GET', `/internal/webhooks/${webhookId}/recover`),
+      405,
+      'method_not_allowed',
+    );
+    assertErrorBody(await publicApi(service)('GET', '/internal/dashboard/nope'), 404, 'not_found');
   });
 
   it('answers an unknown webhook, organiser or venue with an HTML 404 page', async () => {

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { captureLog } from './support/captured-log';
+import { assertErrorBody } from './support/error-body';
 import { csrfOf } from './support/dashboard-client';
 import { DashboardClient } from './support/dashboard-client';
 import { eventually } from './support/eventually';
@@ -504,6 +505,78 @@ describe('the webhook portal', () => {
         assert.doesNotMatch(csp, /unsafe-inline/);
       }
       assert.doesNotMatch((await client.get('/portal')).html, /<script>/, 'no inline script');
+    });
+
+    it('answers every error under /portal with its HTML error page, status and headers kept and a link back, while the API keeps its JSON body', async () => {
+      const client = await opened(ours.id);
+      const webhookId = ours.webhookIds[0] ?? '';
+      const cookie = `portal_session=${client.cookies.get('portal_session') ?? ''}`;
+      const form = { cookie, 'content-type': 'application/x-www-form-urlencoded' };
+      const url = (path: string) => `${app.service.publicUrl}${path}`;
+      const cases: Array<{
+        name: string;
+        status: number;
+        answer: Promise<{ status: number; headers: Headers; text: string }>;
+      }> = [
+        { name: 'a route miss', status: 404, answer: roundTrip(url('/portal/nope'), 'GET', { cookie }) },
+        {
+          name: 'GET on a form’s address',
+          status: 405,
+          answer: roundTrip(url(`/portal/subscriptions/${webhookId}/enable`), 'GET', { cookie }),
+        },
+        {
+          name: 'a NUL in the path',
+          status: 400,
+          answer: roundTrip(url('/portal/subscriptions/%00'), 'GET', { cookie }),
+        },
+        {
+          name: 'a lone surrogate in the path',
+          status: 400,
+          answer: roundTrip(url('/portal/subscriptions/%ED%A0%80'), 'GET', { cookie }),
+        },
+        {
+          name: 'an id of 3,000 characters',
+          status: 414,
+          answer: roundTrip(url(`/portal/subscriptions/${'w'.repeat(3000)}`), 'GET', { cookie }),
+        },
+        {
+          name: 'a multipart form',
+          status: 415,
+          answer: roundTrip(
+            url(`/portal/subscriptions/${webhookId}/recover`),
+            'POST',
+            { cookie, 'content-type': 'multipart/form-data; boundary=x' },
+            '--x\r\nContent-Disposition: form-data; name="since"\r\n\r\n2026-01-01T00:00:00Z\r\n--x--\r\n',
+          ),
+        },
+        {
+          name: 'a body over the limit',
+          status: 413,
+          answer: roundTrip(
+            url(`/portal/subscriptions/${webhookId}/recover`),
+            'POST',
+            form,
+            `since=${'x'.repeat(20_000)}`,
+          ),
+        },
+      ];
+      for (const { name, status, answer } of cases) {
+        const page = await answer;
+        assert.equal(page.status, status, `${name}: ${page.text.slice(0, 200)}`);
+        assert.match(page.headers.get('content-type') ?? '', /^text\/html/, name);
+        assert.equal(page.headers.get('cache-control'), 'no-store', name);
+        assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, name);
+        assert.ok(page.headers.get('x-request-id'), name);
+        assert.match(page.text, /<h1>Error \d{3}<\/h1>/, name);
+        assert.match(page.text, /<a href="\/portal\/subscriptions">Back to your subscriptions<\/a>/, name);
+      }
+      const notAllowed = await roundTrip(url(`/portal/subscriptions/${webhookId}/enable`), 'GET', {});
+      assert.equal(notAllowed.headers.get('allow'), 'POST');
+      assert.match(notAllowed.text, /where a form is sent, not a page to open/);
+      assertErrorBody(await app.api('GET', '/v1/nope'), 404, 'not_found');
+      assertErrorBody(await app.api('GET', `/v1/events/${'e'.repeat(3000)}`), 414, 'invalid_argument');
+      const onAdmin = await internalApi(app.service)('GET', '/portal/nope');
+      assertErrorBody(onAdmin, 404, 'not_found');
     });
 
     it('lets PORTAL_FRAME_ANCESTORS name the origins that may frame the portal', async () => {

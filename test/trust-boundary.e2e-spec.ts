@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
+import { NO_PAGE_HERE } from '../src/common/html/html-sections';
 import { RouteTable } from '../src/common/http/route-table';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser } from './support/fixtures';
@@ -45,11 +46,11 @@ function credentialOf(path: string): 'apiKey' | 'adminToken' | 'session' | 'none
 /** A route miss: 404 from the router's decision (not a handler's), 405, or a URL the router refused. */
 function isRouteMiss(result: RawResult): boolean {
   if (result.status === 405 || result.status === 400 || result.status === 414) return true;
-  return (
-    result.status === 404 &&
-    typeof result.body?.message === 'string' &&
-    result.body.message.startsWith('No resource at')
-  );
+  if (result.status !== 404) return false;
+  // Under the dashboard's and the portal's paths a route miss is the section's HTML page, in people's words.
+  if (result.text.includes(`<p class="warning" role="alert">${NO_PAGE_HERE}</p>`)) return true;
+  if (result.text.includes(`<p class="flash flash-error" role="alert">${NO_PAGE_HERE}</p>`)) return true;
+  return typeof result.body?.message === 'string' && result.body.message.startsWith('No resource at');
 }
 
 /**

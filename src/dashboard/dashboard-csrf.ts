@@ -22,7 +22,11 @@ export function newCsrfSecret(): string {
 export function csrfTokenFor(request: FastifyRequest, reply: FastifyReply): string {
   const session = sessionOf(request);
   if (session !== null) return tokens.create(session.csrfSecret);
-  let secret = request.cookies[CSRF_COOKIE];
+  // A request refused before the cookie plugin read its cookies (a route miss, a URL the router cannot read) is
+  // answered with an error page, which has no form to protect.
+  const jar = (request as { cookies?: Record<string, string | undefined> | null }).cookies;
+  if (jar === undefined || jar === null) return '';
+  let secret = jar[CSRF_COOKIE];
   if (secret === undefined || secret === '') {
     secret = tokens.secretSync();
     void reply.setCookie(CSRF_COOKIE, secret, DASHBOARD_COOKIE_OPTIONS);

@@ -1,30 +1,49 @@
-import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, OnModuleInit } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { pageRefusal, seeOther } from '../common/html/html-answers';
+import { answerRefusal, HtmlSections, type HtmlSection, type SectionRefusal } from '../common/html/html-sections';
 import { DashboardPages } from './dashboard-pages';
+import { DASHBOARD_BASE } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
 
 /**
  * The dashboard answers people, not programs: a redirect is a 303 (htmx
  * requests get `HX-Redirect` so the whole page moves), and a refusal or a
  * failure is an HTML page with the same status and message the JSON API
- * would give. Unexpected failures are logged and show nothing internal.
+ * would give. Unexpected failures are logged and show nothing internal. As
+ * the dashboard's section (html-sections.ts) it also shows the refusals the
+ * HTTP layer makes under its path before any of its handlers runs.
  */
 @Catch()
-export class DashboardHtmlFilter implements ExceptionFilter {
-  constructor(private readonly pages: DashboardPages) {}
+export class DashboardHtmlFilter implements ExceptionFilter, HtmlSection, OnModuleInit {
+  readonly base = DASHBOARD_BASE;
+  readonly listener = 'admin' as const;
+
+  constructor(
+    private readonly pages: DashboardPages,
+    private readonly sections: HtmlSections,
+  ) {}
+
+  onModuleInit(): void {
+    this.sections.add(this);
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     if (reply.sent) return;
     if (exception instanceof DashboardRedirect) return seeOther(request, reply, exception.location);
-    const { status, message } = pageRefusal(
+    const { status, message, domainError } = pageRefusal(
       exception,
       'The server failed to complete the request. Quote the request id when reporting it.',
     );
     if (status >= 500) request.log.error({ err: exception }, 'dashboard request failed with an unexpected error');
-    this.pages.send(
+    answerRefusal(this, request, reply, { status, message, headers: domainError?.headers ?? {} });
+  }
+
+  showRefusal(request: FastifyRequest, reply: FastifyReply, refusal: SectionRefusal): void {
+    const { status, message } = refusal;
+    void this.pages.send(
       request,
       reply,
       'error',

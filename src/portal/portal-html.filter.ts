@@ -1,8 +1,10 @@
-import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, OnModuleInit } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCode } from '../common/errors/error-code';
+import { portalAccountOf } from '../common/auth-context/portal-access';
 import { pageRefusal, seeOther } from '../common/html/html-answers';
+import { answerRefusal, HtmlSections, type HtmlSection, type SectionRefusal } from '../common/html/html-sections';
 import { PortalPages } from './portal-pages';
+import { PORTAL_BASE } from './portal-paths';
 import { PortalRedirect } from './portal-redirect';
 
 /** One answer for every 404: another account's id and an unknown id must be indistinguishable. */
@@ -13,38 +15,54 @@ const NOT_FOUND_MESSAGE = 'There is no such page in your portal: the link may be
  * `HX-Redirect` so the whole page moves), and a refusal or failure is an
  * HTML page with the status the JSON API would give. A 429 page says how
  * long to wait (and carries `Retry-After`); a 404 page is the same whatever
- * was not found, so it tells nothing about other accounts.
+ * was not found, so it tells nothing about other accounts. As the portal's
+ * section (html-sections.ts) it also shows the refusals the HTTP layer makes
+ * under `/portal` before any of its handlers runs.
  */
 @Catch()
-export class PortalHtmlFilter implements ExceptionFilter {
-  constructor(private readonly pages: PortalPages) {}
+export class PortalHtmlFilter implements ExceptionFilter, HtmlSection, OnModuleInit {
+  readonly base = PORTAL_BASE;
+  readonly listener = 'public' as const;
+
+  constructor(
+    private readonly pages: PortalPages,
+    private readonly sections: HtmlSections,
+  ) {}
+
+  onModuleInit(): void {
+    this.sections.add(this);
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     if (reply.sent) return;
     if (exception instanceof PortalRedirect) return seeOther(request, reply, exception.location);
-    const refusal = pageRefusal(
+    const { status, message, domainError } = pageRefusal(
       exception,
       'The portal failed to complete the request. Quote the request id when reporting it.',
     );
-    const { status, domainError } = refusal;
-    let retryAfter: string | null = null;
-    if (domainError !== null) {
-      void reply.headers(domainError.headers);
-      if (domainError.code === ErrorCode.RateLimited) retryAfter = domainError.headers['retry-after'] ?? null;
-    }
-    const message = status === 404 ? NOT_FOUND_MESSAGE : refusal.message;
     if (status >= 500) request.log.error({ err: exception }, 'portal request failed with an unexpected error');
-    void this.pages.send(
+    answerRefusal(this, request, reply, {
+      status,
+      message: status === 404 ? NOT_FOUND_MESSAGE : message,
+      headers: domainError?.headers ?? {},
+    });
+  }
+
+  showRefusal(request: FastifyRequest, reply: FastifyReply, refusal: SectionRefusal): Promise<FastifyReply> {
+    const { status } = refusal;
+    return this.pages.send(
       request,
       reply,
       'error',
       {
         title: status === 429 ? 'Too many requests' : status === 401 ? 'Session ended' : `Error ${status}`,
         status,
-        message,
-        retryAfter,
+        message: refusal.message,
+        retryAfter: status === 429 ? (refusal.headers['retry-after'] ?? null) : null,
+        // A 429 with a session is the account's budget; without one, the budget of failures per client address.
+        accountBudget: portalAccountOf(request) !== undefined,
         requestId: status >= 500 ? String(request.id) : null,
       },
       status,

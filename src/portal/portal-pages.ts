@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as format from '../common/html/html-format';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { portalHeaders } from './portal-headers';
 import { portalFolder } from './portal-files';
 import { PORTAL_BASE, portalPath } from './portal-paths';
 import { portalSessionOf } from './portal-request';
@@ -12,7 +14,14 @@ import { PortalSessionsService } from './portal-sessions.service';
 export class PortalPages {
   private readonly eta = new Eta({ views: portalFolder('views'), cache: true, autoEscape: true });
 
-  constructor(private readonly sessions: PortalSessionsService) {}
+  private readonly headers: Record<string, string>;
+
+  constructor(
+    private readonly sessions: PortalSessionsService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.headers = portalHeaders(config);
+  }
 
   async send(
     request: FastifyRequest,
@@ -35,7 +44,8 @@ export class PortalPages {
     });
     // Time from the request's arrival to the rendered page, for the benchmark and the browser's network panel.
     void reply.header('server-timing', `page;dur=${reply.elapsedTime.toFixed(1)}`);
-    // The portal's own headers (no-store, CSP, framing) are set on every /portal response (portal-headers.ts).
-    return reply.status(status).type('text/html; charset=utf-8').send(html);
+    // The portal's own headers (no-store, CSP, framing) are set on every /portal response (portal-headers.ts), and
+    // here too: the page the router's own refusals get (a URL it cannot read) is sent where no hook runs.
+    return reply.status(status).headers(this.headers).type('text/html; charset=utf-8').send(html);
   }
 }

@@ -4,17 +4,18 @@ import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-hos
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadAppConfig } from '../../config/app-config';
+import { FORM_ADDRESS_ONLY, HtmlSections, type SectionRefusal } from '../html/html-sections';
 import { RouteTable } from '../http/route-table';
 import { ApiExceptionFilter } from './api-exception.filter';
 import { DomainError } from './domain-error';
 import { ErrorCode } from './error-code';
 
-function hostFor() {
+function hostFor(url = '/v1/me') {
   const logged: unknown[] = [];
   const sent: { status?: number; body?: unknown; headers?: Record<string, string> } = {};
   const request = {
     id: 'req-1',
-    url: '/v1/me',
+    url,
     method: 'GET',
     raw: {},
     log: { error: (...args: unknown[]) => logged.push(args) },
@@ -38,7 +39,7 @@ function hostFor() {
 }
 
 describe('ApiExceptionFilter', () => {
-  const filter = new ApiExceptionFilter(new RouteTable(), loadAppConfig({}));
+  const filter = new ApiExceptionFilter(new RouteTable(), new HtmlSections(), loadAppConfig({}));
 
   it('turns an unexpected exception into a logged 500 internal that leaks nothing', () => {
     const { host, logged, sent } = hostFor();
@@ -71,7 +72,7 @@ describe('ApiExceptionFilter', () => {
     const routes = new RouteTable();
     routes.record('GET', '/v1/me');
     const { host, sent } = hostFor();
-    new ApiExceptionFilter(routes, loadAppConfig({})).catch(new RouteMiss(), host);
+    new ApiExceptionFilter(routes, new HtmlSections(), loadAppConfig({})).catch(new RouteMiss(), host);
     assert.equal(sent.status, 405);
     assert.deepEqual(sent.headers, { allow: 'GET, HEAD' });
   });
@@ -80,8 +81,33 @@ describe('ApiExceptionFilter', () => {
     const routes = new RouteTable();
     routes.record('GET', '/v1/me');
     const { host, sent } = hostFor();
-    new ApiExceptionFilter(routes, loadAppConfig({})).catch(new NotFoundException('No such thing.'), host);
+    new ApiExceptionFilter(routes, new HtmlSections(), loadAppConfig({})).catch(
+      new NotFoundException('No such thing.'),
+      host,
+    );
     assert.equal(sent.status, 404);
     assert.deepEqual(sent.body, { error: 'not_found', message: 'No such thing.', request_id: 'req-1' });
+  });
+
+  it("answers under a section's path with that section's page, a route miss in people's words, and elsewhere with the JSON body", () => {
+    const routes = new RouteTable();
+    routes.record('POST', '/portal/subscriptions/:webhookId/enable');
+    const sections = new HtmlSections();
+    const shown: SectionRefusal[] = [];
+    sections.add({
+      base: '/portal',
+      listener: 'public',
+      showRefusal: (_request, _reply, refusal) => void shown.push(refusal),
+    });
+    const filter = new ApiExceptionFilter(routes, sections, loadAppConfig({}));
+    const onPortal = hostFor('/portal/subscriptions/wh_1/enable');
+    filter.catch(new RouteMiss(), onPortal.host);
+    assert.deepEqual(shown, [{ status: 405, message: FORM_ADDRESS_ONLY, headers: { allow: 'POST' } }]);
+    assert.deepEqual(onPortal.sent.headers, { allow: 'POST' });
+    assert.equal(onPortal.sent.body, undefined, 'no JSON body');
+    const elsewhere = hostFor('/portalish');
+    filter.catch(new RouteMiss(), elsewhere.host);
+    assert.equal(shown.length, 1);
+    assert.deepEqual(Object.keys(elsewhere.sent.body as object).sort(), ['error', 'message', 'request_id']);
   });
 });

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { answerRefusal, HtmlSections, routeMissRefusal } from '../html/html-sections';
 import { unsupportedBodyMediaType } from '../http/body-media-type';
 import { listenerOf, pathOf } from '../http/listener';
 import { RouteMiss } from '../http/route-miss';
@@ -48,7 +49,8 @@ function fastifyErrorOf(exception: unknown): FastifyErrorLike | undefined {
 }
 
 /**
- * Every failure leaves through here as `{error, message, request_id}`:
+ * Every failure leaves through here as `{error, message, request_id}`
+ * (under a section of pages, the dashboard or the portal, as its HTML page):
  * domain errors, route misses (404, or 405 with `Allow` when the path exists
  * with other methods), Fastify's body-parsing errors, validation failures and
  * anything unexpected (a logged 500 that shows the caller nothing internal).
@@ -57,6 +59,7 @@ function fastifyErrorOf(exception: unknown): FastifyErrorLike | undefined {
 export class ApiExceptionFilter implements ExceptionFilter {
   constructor(
     private readonly routes: RouteTable,
+    private readonly sections: HtmlSections,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -69,6 +72,17 @@ export class ApiExceptionFilter implements ExceptionFilter {
       request.log.error({ error: loggableError(exception) }, 'request failed with an unexpected error');
     }
     if (reply.sent) return;
+    // Under the dashboard's or the portal's path the answer is that section's page (a route miss in people's words).
+    const section = this.sections.of(request);
+    if (section !== null) {
+      const refusal = { status: described.status, message: described.message, headers: described.headers };
+      return answerRefusal(
+        section,
+        request,
+        reply,
+        exception instanceof RouteMiss ? routeMissRefusal(refusal) : refusal,
+      );
+    }
     const body: ErrorBody = { error: described.code, message: described.message, request_id: String(request.id) };
     void reply.status(described.status).headers(described.headers).send(body);
   }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { answerRefusal, type HtmlSections } from '../html/html-sections';
 import { REQUEST_ID_HEADER } from '../request-id/request-id';
 import type { ErrorBody } from './error-body';
 import { ErrorCode } from './error-code';
@@ -6,17 +7,29 @@ import { ErrorCode } from './error-code';
 /**
  * Errors Fastify's router raises before any hook or Nest code runs (a
  * malformed percent-encoding, an oversized path segment). They get the same
- * error body and request id header as everything else.
+ * error body and request id header as everything else, or, under a
+ * section whose pages answer people, that section's error page.
  */
-export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+export function frameworkErrorAnswer(
+  sections: HtmlSections,
+): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
+  return (error, request, reply) => answerFrameworkError(error, request, reply, sections);
+}
+
+function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  sections: HtmlSections,
+): void {
   const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
-  const body: ErrorBody = {
-    error: ErrorCode.InvalidArgument,
-    message: tooLong ? 'A path segment of the URL is too long.' : 'The URL is not valid (malformed percent-encoding).',
-    request_id: String(request.id),
-  };
-  void reply
-    .status(tooLong ? 414 : 400)
-    .header(REQUEST_ID_HEADER, String(request.id))
-    .send(body);
+  const status = tooLong ? 414 : 400;
+  const message = tooLong
+    ? 'A path segment of the URL is too long.'
+    : 'The URL is not valid (malformed percent-encoding).';
+  void reply.header(REQUEST_ID_HEADER, String(request.id));
+  const section = sections.of(request);
+  if (section !== null) return answerRefusal(section, request, reply, { status, message, headers: {} });
+  const body: ErrorBody = { error: ErrorCode.InvalidArgument, message, request_id: String(request.id) };
+  void reply.status(status).send(body);
 }
