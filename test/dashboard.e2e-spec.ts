@@ -653,6 +653,15 @@ describe('dashboard over HTTP', () => {
     assertErrorBody(await publicApi(service)('GET', '/internal/dashboard/nope'), 404, 'not_found');
   });
 
+  it('tells htmx to reload the page when a refresh of the log is refused (the webhook is gone)', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const refused = await client.get('/internal/dashboard/webhooks/whk_gone', { 'hx-request': 'true' });
+    assert.equal(refused.status, 404);
+    assert.equal(refused.headers.get('hx-refresh'), 'true');
+    assert.equal((await client.get('/internal/dashboard/webhooks/whk_gone')).headers.get('hx-refresh'), null);
+  });
+
   it('answers an unknown webhook, organiser or venue with an HTML 404 page', async () => {
     const client = new DashboardClient(service.adminUrl);
     await client.signIn(service.adminToken);

@@ -346,6 +346,21 @@ describe('the webhook portal', () => {
       assert.equal((await client.get('/portal/subscriptions')).status, 200);
     });
 
+    it('tells htmx to reload the page when a refresh of the log is refused because the session has ended', async () => {
+      const client = await opened(ours.id);
+      const path = `/portal/subscriptions/${ours.webhookIds[0]}`;
+      const fresh = await client.get(path, { 'hx-request': 'true' });
+      assert.equal(fresh.status, 200);
+      assert.equal(fresh.headers.get('hx-refresh'), null);
+      const ended = client.cookies.get('portal_session') ?? '';
+      await client.postFrom(fresh, '/portal/sign-out');
+      client.cookies.set('portal_session', ended);
+      const refused = await client.get(path, { 'hx-request': 'true' });
+      assert.equal(refused.status, 401);
+      assert.equal(refused.headers.get('hx-refresh'), 'true');
+      assert.equal((await client.get(path)).headers.get('hx-refresh'), null, 'a page load is answered as before');
+    });
+
     it('revokes every session and unopened link of the account through another instance, refused on every instance at once', async () => {
       const second = await secondInstance(app.service);
       try {
@@ -907,6 +922,20 @@ describe('the webhook portal', () => {
       const wait = Number(refused.headers.get('retry-after'));
       assert.ok(wait >= 1 && wait <= 60);
       assert.match(refused.html, new RegExp(`Wait <strong>${wait} seconds</strong>`));
+    });
+
+    it('tells htmx to reload the page when a refresh of the log is refused because the budget is spent', async () => {
+      const spender = await app.make.organiser({ name: 'htmx budget', scopes: ['webhooks:read'] });
+      const client = new PortalClient(limited.publicUrl);
+      await client.open((await mintPortalLink(app.service, spender.id)).token);
+      // Three reads a minute: the fourth is refused, or a few more if a new minute began meanwhile.
+      let refused = await client.get('/portal/verify', { 'hx-request': 'true' });
+      for (let tries = 0; refused.status !== 429 && tries < 8; tries += 1) {
+        refused = await client.get('/portal/verify', { 'hx-request': 'true' });
+      }
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get('hx-refresh'), 'true');
+      assert.ok(refused.headers.get('retry-after'));
     });
 
     it("counts portal form posts against the account's write budget", async () => {

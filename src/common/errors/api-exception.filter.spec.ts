@@ -17,6 +17,7 @@ function hostFor(url = '/v1/me') {
     id: 'req-1',
     url,
     method: 'GET',
+    headers: {},
     raw: {},
     log: { error: (...args: unknown[]) => logged.push(args) },
   };

@@ -54,6 +54,14 @@ export function answerRefusal(
   refusal: SectionRefusal,
 ): void {
   void reply.headers(refusal.headers);
+  // htmx swaps no 4xx or 5xx answer, so a part of a page it refreshes (the delivery log) would silently stay as it
+  // was when the session has ended (401) or the budget is spent (429). HX-Refresh has the browser reload the page
+  // it shows, which then gets this same refusal as a whole page, said and announced as every page is. The simplest
+  // correct answer: the status stays, and no URL is needed (HX-Redirect would take the page's address from
+  // HX-Current-URL, which the client writes), nor a fragment that fits the target (a swappable message would have to
+  // be a 2xx, or every page would need htmx's response handling changed). Only for a GET, which the reload repeats:
+  // the pages' htmx only ever refreshes, and a reload after a refused post would show the page without the refusal.
+  if (request.headers['hx-request'] === 'true' && request.method === 'GET') void reply.header('hx-refresh', 'true');
   // A page that cannot be rendered still answers, with its status and message as text, and never fails the process.
   const fallBack = (error: unknown): void => {
     request.log.error({ err: error }, 'an error page could not be rendered');
