@@ -235,17 +235,20 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     await browser.checkPage('webhook');
   });
 
-  it('resends a delivery with the same id, and rotates the secret showing the new one once', async () => {
+  it('resends a delivery with the same id, and rotates the secret showing the new one once, the focus on each result', async () => {
     const first = await page().getAttribute('#delivery-log tbody tr:first-child form', 'action');
     const deliveryId = decodeURIComponent(/deliveries\/([^/]+)\/resend/.exec(first ?? '')?.[1] ?? '');
     const before = receiver.requests.length;
     await browser.submitWith('#delivery-log tbody tr:first-child button');
     assert.match((await page().textContent('[role=status]')) ?? '', /being sent again/);
+    // The message the action left has the keyboard focus, so a screen reader reads it as the page loads.
+    await page().locator('p.flash:focus').waitFor({ timeout: 5_000 });
     await receiver.waitFor((requests) =>
       requests.slice(before).some((r) => r.headers['service-delivery'] === deliveryId),
     );
 
     await browser.submitWith('form[action$="/rotate-secret"] button');
+    await page().locator('#new-secret:focus').waitFor({ timeout: 5_000 });
     const secret = await page().inputValue('#new-secret');
     assert.match(secret, /^whsec_[0-9a-f]{64}$/);
     assert.notEqual(secret, state.secret);

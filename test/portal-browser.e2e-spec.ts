@@ -101,9 +101,15 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
     await browser.checkPage('portal-resent');
   });
 
-  it('rotates the secret, shows it once and copies it', async () => {
+  it('moves the keyboard focus to the message an action leaves, so a screen reader reads it as the page loads', async () => {
+    await page().locator('p.flash:focus').waitFor({ timeout: 5_000 });
+    assert.match((await page().textContent('p.flash:focus')) ?? '', /is being sent again/);
+  });
+
+  it('rotates the secret, shows it once with the focus on it, and copies it', async () => {
     await browser.submitWith('#rotate-secret');
     assert.match(new URL(page().url()).pathname, /\/secret$/);
+    await page().locator('#new-secret:focus').waitFor({ timeout: 5_000 });
     secret = (await page().inputValue('#new-secret')) ?? '';
     assert.match(secret, /^whsec_[0-9a-f]{64}$/);
     await browser.press('button[data-copy]');

@@ -149,6 +149,8 @@ export class DashboardKeysController {
       request.method === 'GET' ? this.sessions.takeFlash(request, createdKeyPath(account, key.id)) : null;
     return this.pages.send(request, reply, 'key-created', {
       title: plaintext === null ? `Key ${key.keyPrefix}` : 'Key minted',
+      // The focus goes to the key shown once, not to a message above it.
+      ownFocus: plaintext !== null,
       key,
       plaintext,
       accountHref: account.href,

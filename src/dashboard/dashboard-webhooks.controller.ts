@@ -139,6 +139,8 @@ export class DashboardWebhooksController {
     const secret = request.method === 'GET' ? this.sessions.takeFlash(request, newSecretPath(webhookId)) : null;
     return this.pages.send(request, reply, 'secret-rotated', {
       title: secret === null ? 'Signing secret' : 'Secret rotated',
+      // The focus goes to the secret shown once, not to a message above it.
+      ownFocus: secret !== null,
       secret,
       secretRotation: webhook.secretRotation,
       webhookHref: dashboardPath('webhooks', webhookId),

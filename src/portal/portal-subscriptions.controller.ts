@@ -153,6 +153,8 @@ export class PortalSubscriptionsController {
     }
     return this.pages.send(request, reply, 'secret', {
       title: 'New signing secret',
+      // The focus goes to the secret shown once, not to the message above it.
+      ownFocus: true,
       webhook,
       webhookHref: portalPath('subscriptions', webhookId),
       breadcrumbs: [
