@@ -306,6 +306,15 @@ describe('dashboard over HTTP', () => {
     assert.equal(forged.location, path, `${forged.status} ${forged.html.slice(-600)}`);
   });
 
+  it('answers an Older deliveries cursor no delivery id can have (a NUL) as an out-of-date link, never as a failure', async () => {
+    const { webhookId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const page = await client.get(`/internal/dashboard/webhooks/${webhookId}?before=%00`);
+    assert.equal(page.status, 400);
+    assert.match(page.html, /link is out of date/);
+  });
+
   it('refuses a grace period outside 0 to 604800 seconds beside the field, and keeps the secret', async () => {
     const { webhookId } = await webhook();
     const client = new DashboardClient(service.adminUrl);

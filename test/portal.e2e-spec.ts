@@ -858,6 +858,23 @@ describe('the webhook portal', () => {
       assert.match(api.body.message, /^graceSeconds must be a whole number/);
     });
 
+    it('answers an Older deliveries cursor no delivery id can have (a NUL) as an out-of-date link, never as a failure', async () => {
+      const client = await opened(ours.id);
+      const path = `/portal/subscriptions/${ours.webhookIds[0]}`;
+      for (const before of ['%00', 'x%00y', 'a%20b']) {
+        const page = await client.get(`${path}?before=${before}`);
+        assert.equal(page.status, 400, before);
+        assert.match(page.html, /link is out of date/);
+      }
+      const fresh = await client.get(path);
+      const posted = await client.postFrom(fresh, `${path}/recover`, {
+        since: '2099-01-01T00:00:00Z',
+        before: 'a\u0000',
+      });
+      assert.equal(posted.status, 303);
+      assert.equal(posted.location, path);
+    });
+
     it("shows receivers how to verify a delivery, with the account's own subscription ids", async () => {
       const client = await opened(ours.id);
       const page = await client.get('/portal/verify');

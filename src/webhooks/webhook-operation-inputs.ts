@@ -98,6 +98,9 @@ export function readGraceSecondsField(graceText: string | null): number {
   return graceSeconds;
 }
 
+/** A delivery id as a cursor of the delivery log names it: what the internal API and the pages accept. */
+export const DELIVERY_CURSOR = /^[\w-]{1,100}$/;
+
 /** What a page says when its "Older deliveries" link names no delivery of the subscription any more. */
 export const OLDER_DELIVERIES_LINK_OUT_OF_DATE =
   'This "Older deliveries" link is out of date: the delivery it continues from is no longer in this subscription\'s log. Start again from the newest deliveries.';
@@ -114,6 +117,10 @@ export async function deliveryLogPage(
   before: string | undefined,
   size: number,
 ): Promise<Page<WebhookDeliveryResponseDto>> {
+  // Of any other shape (a NUL, which PostgreSQL's text cannot hold), it names no delivery: checked before any query.
+  if (before !== undefined && !DELIVERY_CURSOR.test(before)) {
+    throw DomainError.invalidArgument(OLDER_DELIVERIES_LINK_OUT_OF_DATE);
+  }
   try {
     return await operations.deliveryPage(webhookId, { cursor: before, size });
   } catch (error) {
@@ -142,9 +149,6 @@ export function recoveredMessage(result: { queued: number; remaining: number }):
   return `${result.queued} deliveries queued again${result.remaining > 0 ? `; ${result.remaining} more remain (recover again)` : ''}.`;
 }
 
-/** A cursor longer than this is no delivery id: the action returns to the newest page. */
-const MAX_CURSOR_LENGTH = 200;
-
 /**
  * Where an action posted from a page of the delivery log returns
  * (Post/Redirect/Get): to that page, so its result is in view. The form
@@ -159,7 +163,7 @@ export async function pageAfterAction(
   pagePath: string,
   beforeText: string | null,
 ): Promise<string> {
-  if (beforeText === null || beforeText.length > MAX_CURSOR_LENGTH) return pagePath;
+  if (beforeText === null) return pagePath;
   try {
     await deliveryLogPage(operations, webhookId, beforeText, 1);
   } catch (error) {

@@ -16,7 +16,13 @@ import {
   type WebhookDetailResponseDto,
   type WebhookResponseDto,
 } from './dto/webhook.dto';
-import { readEnableOptions, readRecoverWindow, readResendOptions, readRotateOptions } from './webhook-operation-inputs';
+import {
+  DELIVERY_CURSOR,
+  readEnableOptions,
+  readRecoverWindow,
+  readResendOptions,
+  readRotateOptions,
+} from './webhook-operation-inputs';
 import { WebhookOperationsService } from './webhook-operations.service';
 
 @InternalOperations('Webhooks')
@@ -55,7 +61,7 @@ export class WebhooksInternalController {
     @Query('cursor') cursor: unknown,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<WebhookDeliveryResponseDto[]> {
-    if (cursor !== undefined && (typeof cursor !== 'string' || !/^[\w-]{1,100}$/.test(cursor))) {
+    if (cursor !== undefined && (typeof cursor !== 'string' || !DELIVERY_CURSOR.test(cursor))) {
       throw DomainError.invalidArgument('cursor must be the one the Link header of the page before names.');
     }
     const page = await this.operations.deliveryPage(webhookId, { cursor });
