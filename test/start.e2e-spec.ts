@@ -4,13 +4,38 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { freeLoopbackPort } from '../libs/net/free-port';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
 import { freshDatabase } from './support/test-database';
+
+/**
+ * Runs a compiled entry point under src/ (`entry`: its path parts, then its
+ * arguments) until the embedded server it starts in `env.DATA_DIR` is up.
+ */
+async function startedUntilServerUp(
+  entry: string[],
+  env: NodeJS.ProcessEnv,
+  options: { processGroup?: boolean } = {},
+): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null>; pidFile: string }> {
+  const script = entry.findIndex((part) => part.endsWith('.js'));
+  const child = spawn(
+    process.execPath,
+    [join(__dirname, '..', 'src', ...entry.slice(0, script + 1)), ...entry.slice(script + 1)],
+    { env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.processGroup === true },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const pidFile = join(String(env['DATA_DIR']), 'pg', 'postmaster.pid');
+  for (let waited = 0; !existsSync(pidFile) && waited < 30_000; waited += 20) await sleep(20);
+  assert.ok(existsSync(pidFile), output);
+  return { child, output: () => output, exited, pidFile };
+}
 
 describe('npm start on the embedded default', () => {
   const workFolder = mkdtempSync(join(tmpdir(), 'events-api-start-'));
@@ -125,42 +150,25 @@ describe('npm start on the embedded default', () => {
       LOG_LEVEL: 'info',
       DATABASE_URL: '',
     };
-    const child = spawn(process.execPath, [join(__dirname, '..', 'src', 'main.js')], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
     // The signal comes once the server is up and the service is still starting (migrations, Nest).
-    const pidFile = join(dataDir, 'pg', 'postmaster.pid');
-    for (let waited = 0; !existsSync(pidFile) && waited < 30_000; waited += 20) await sleep(20);
-    assert.ok(existsSync(pidFile), output);
+    const { child, output, exited, pidFile } = await startedUntilServerUp(['main.js'], env);
     child.kill('SIGTERM');
     await exited;
-    assert.match(output, /"msg":"stopped"/, output);
-    assert.ok(!existsSync(pidFile), `PostgreSQL was stopped too:\n${output}`);
+    assert.match(output(), /"msg":"stopped"/, output());
+    assert.ok(!existsSync(pidFile), `PostgreSQL was stopped too:\n${output()}`);
   });
 
   it('npm run ops stopped by a terminal’s Ctrl-C stops the embedded server it started, leaving none behind', async () => {
-    const child = spawn(process.execPath, [join(__dirname, '..', 'src', 'ops', 'ops.main.js'), 'organisers:list'], {
-      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // A shell's job: the terminal's Ctrl-C signals its whole process group.
-      detached: true,
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-    const pidFile = join(dataDir, 'pg', 'postmaster.pid');
-    for (let waited = 0; !existsSync(pidFile) && waited < 30_000; waited += 20) await sleep(20);
-    assert.ok(existsSync(pidFile), output);
+    // A shell's job: the terminal's Ctrl-C signals its whole process group.
+    const { child, output, exited, pidFile } = await startedUntilServerUp(
+      ['ops', 'ops.main.js', 'organisers:list'],
+      { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent' },
+      { processGroup: true },
+    );
     process.kill(-(child.pid ?? 0), 'SIGINT');
-    assert.equal(await exited, 130, output);
+    assert.equal(await exited, 130, output());
     for (let waited = 0; existsSync(pidFile) && waited < 10_000; waited += 20) await sleep(20);
-    assert.ok(!existsSync(pidFile), `no server is left running:\n${output}`);
+    assert.ok(!existsSync(pidFile), `no server is left running:\n${output()}`);
   });
 });
 
