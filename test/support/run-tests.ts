@@ -11,6 +11,7 @@ import { ensureDatabase } from '../../src/database/ensure-database';
 import { generateReceiverCertificate } from './https-receiver';
 import type { BatchPlan } from './test-batch';
 import { planBatches } from './test-batches';
+import { selectTests } from './test-selection';
 import { TEMPLATE_DATABASE } from './test-database';
 
 /**
@@ -150,11 +151,10 @@ async function main(): Promise<void> {
   const unitOnly = process.argv.includes('--unit');
   const record = process.argv.includes('--record-durations');
   const filter = process.argv.slice(2).filter((argument) => !argument.startsWith('--'));
-  const files = ['src', 'libs', 'test', 'bench']
-    .flatMap((folder) => findTests(join(distRoot, folder)))
-    .filter((file) => !unitOnly || !file.endsWith('.e2e-spec.js'))
-    .filter((file) => filter.length === 0 || filter.some((part) => file.includes(part)))
-    .sort();
+  const files = selectTests(
+    ['src', 'libs', 'test', 'bench'].flatMap((folder) => findTests(join(distRoot, folder))),
+    { projectPathOf: (file) => relative(distRoot, file), nameParts: filter, unitOnly },
+  ).sort();
   const started = performance.now();
   const runFolder = mkdtempSync(join(tmpdir(), 'events-api-test-'));
   const certificateEnv = receiverCertificateEnv(runFolder);
