@@ -210,6 +210,23 @@ describe('dashboard over HTTP', () => {
     return { organiserId: organiser.id, webhookId: created.body.data.id };
   }
 
+  it('lists an account’s webhooks with their description, escaped, so two to one host can be told apart', async () => {
+    const organiser = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    for (const description of ['Ticketing <sync>', 'Accounting']) {
+      const created = await publicApi(service)('POST', '/v1/webhooks', {
+        key: organiser.key,
+        body: { url: 'https://127.0.0.1:9/hooks', events: ['event.published'], description },
+      });
+      assert.equal(created.status, 201, created.text);
+    }
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const page = await client.get(`/internal/dashboard/organisers/${organiser.id}`);
+    assert.equal(page.status, 200);
+    assert.match(page.html, /<td>Ticketing &lt;sync&gt;<\/td>/);
+    assert.match(page.html, /<td>Accounting<\/td>/);
+  });
+
   it('offers no recovery window on a disabled subscription (it would be refused), only re-enabling with recovery', async () => {
     const organiser = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
     const created = await publicApi(service)('POST', '/v1/webhooks', {
