@@ -1,7 +1,12 @@
 import { ArgumentsHost, Catch, ExceptionFilter, OnModuleInit } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { pageRefusal, seeOther } from '../common/html/html-answers';
-import { answerRefusal, HtmlSections, type HtmlSection, type SectionRefusal } from '../common/html/html-sections';
+import {
+  answerException,
+  HtmlSections,
+  type HtmlSection,
+  type SectionAnswers,
+  type SectionRefusal,
+} from '../common/html/html-sections';
 import { DashboardPages } from './dashboard-pages';
 import { DASHBOARD_BASE } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
@@ -14,6 +19,12 @@ import { DashboardRedirect } from './dashboard-redirect';
  * the dashboard's section (html-sections.ts) it also shows the refusals the
  * HTTP layer makes under its path before any of its handlers runs.
  */
+const ANSWERS: SectionAnswers = {
+  redirectOf: (exception) => (exception instanceof DashboardRedirect ? exception.location : null),
+  unexpected: 'The server failed to complete the request. Quote the request id when reporting it.',
+  failureLog: 'dashboard request failed with an unexpected error',
+};
+
 @Catch()
 export class DashboardHtmlFilter implements ExceptionFilter, HtmlSection, OnModuleInit {
   readonly base = DASHBOARD_BASE;
@@ -29,16 +40,8 @@ export class DashboardHtmlFilter implements ExceptionFilter, HtmlSection, OnModu
   }
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const request = host.switchToHttp().getRequest<FastifyRequest>();
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    if (reply.sent) return;
-    if (exception instanceof DashboardRedirect) return seeOther(request, reply, exception.location);
-    const { status, message, domainError } = pageRefusal(
-      exception,
-      'The server failed to complete the request. Quote the request id when reporting it.',
-    );
-    if (status >= 500) request.log.error({ err: exception }, 'dashboard request failed with an unexpected error');
-    answerRefusal(this, request, reply, { status, message, headers: domainError?.headers ?? {} });
+    const http = host.switchToHttp();
+    answerException(this, ANSWERS, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), exception);
   }
 
   showRefusal(request: FastifyRequest, reply: FastifyReply, refusal: SectionRefusal): void {

@@ -1,8 +1,13 @@
 import { ArgumentsHost, Catch, ExceptionFilter, OnModuleInit } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { portalAccountOf } from '../common/auth-context/portal-access';
-import { pageRefusal, seeOther } from '../common/html/html-answers';
-import { answerRefusal, HtmlSections, type HtmlSection, type SectionRefusal } from '../common/html/html-sections';
+import {
+  answerException,
+  HtmlSections,
+  type HtmlSection,
+  type SectionAnswers,
+  type SectionRefusal,
+} from '../common/html/html-sections';
 import { PortalPages } from './portal-pages';
 import { PORTAL_BASE } from './portal-paths';
 import { PortalRedirect } from './portal-redirect';
@@ -19,6 +24,13 @@ const NOT_FOUND_MESSAGE = 'There is no such page in your portal: the link may be
  * section (html-sections.ts) it also shows the refusals the HTTP layer makes
  * under `/portal` before any of its handlers runs.
  */
+const ANSWERS: SectionAnswers = {
+  redirectOf: (exception) => (exception instanceof PortalRedirect ? exception.location : null),
+  unexpected: 'The portal failed to complete the request. Quote the request id when reporting it.',
+  failureLog: 'portal request failed with an unexpected error',
+  messageFor: (status, message) => (status === 404 ? NOT_FOUND_MESSAGE : message),
+};
+
 @Catch()
 export class PortalHtmlFilter implements ExceptionFilter, HtmlSection, OnModuleInit {
   readonly base = PORTAL_BASE;
@@ -34,20 +46,8 @@ export class PortalHtmlFilter implements ExceptionFilter, HtmlSection, OnModuleI
   }
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const request = host.switchToHttp().getRequest<FastifyRequest>();
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    if (reply.sent) return;
-    if (exception instanceof PortalRedirect) return seeOther(request, reply, exception.location);
-    const { status, message, domainError } = pageRefusal(
-      exception,
-      'The portal failed to complete the request. Quote the request id when reporting it.',
-    );
-    if (status >= 500) request.log.error({ err: exception }, 'portal request failed with an unexpected error');
-    answerRefusal(this, request, reply, {
-      status,
-      message: status === 404 ? NOT_FOUND_MESSAGE : message,
-      headers: domainError?.headers ?? {},
-    });
+    const http = host.switchToHttp();
+    answerException(this, ANSWERS, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), exception);
   }
 
   showRefusal(request: FastifyRequest, reply: FastifyReply, refusal: SectionRefusal): Promise<FastifyReply> {

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { listenerOf, pathOf, type Listener } from '../http/listener';
+import { pageRefusal, seeOther } from './html-answers';
 
 /** What an error page says: the status and message the JSON API would give, and the headers that go with them. */
 export interface SectionRefusal {
@@ -73,6 +74,42 @@ export function answerRefusal(
   } catch (error) {
     fallBack(error);
   }
+}
+
+/** How a section's exception filter answers: its redirect, its words for an unexpected failure and for a refusal. */
+export interface SectionAnswers {
+  /** The location when `exception` is the section's redirect (a 303 after a form post), else null. */
+  redirectOf(exception: unknown): string | null;
+  /** Said for an unexpected failure (a 500), which shows nothing internal. */
+  unexpected: string;
+  /** Logged with an unexpected failure. */
+  failureLog: string;
+  /** The section's words for a refusal, when they differ from the JSON API's. */
+  messageFor?(status: number, message: string): string;
+}
+
+/**
+ * A section's exception filter, in one place: its redirect becomes a 303,
+ * any other exception the section's error page with the status, message and
+ * headers the JSON API would give (answerRefusal), an unexpected one logged.
+ */
+export function answerException(
+  section: HtmlSection,
+  answers: SectionAnswers,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  exception: unknown,
+): void {
+  if (reply.sent) return;
+  const location = answers.redirectOf(exception);
+  if (location !== null) return seeOther(request, reply, location);
+  const { status, message, domainError } = pageRefusal(exception, answers.unexpected);
+  if (status >= 500) request.log.error({ err: exception }, answers.failureLog);
+  answerRefusal(section, request, reply, {
+    status,
+    message: answers.messageFor?.(status, message) ?? message,
+    headers: domainError?.headers ?? {},
+  });
 }
 
 /**
