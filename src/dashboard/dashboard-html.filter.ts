@@ -1,15 +1,16 @@
-import { ArgumentsHost, Catch, ExceptionFilter, OnModuleInit } from '@nestjs/common';
+import { Catch } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import {
-  answerException,
-  HtmlSections,
-  type HtmlSection,
-  type SectionAnswers,
-  type SectionRefusal,
-} from '../common/html/html-sections';
+import { HtmlSectionFilter } from '../common/html/html-section-filter';
+import { HtmlSections, type SectionAnswers, type SectionRefusal } from '../common/html/html-sections';
 import { DashboardPages } from './dashboard-pages';
 import { DASHBOARD_BASE } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
+
+const ANSWERS: SectionAnswers = {
+  redirectOf: (exception) => (exception instanceof DashboardRedirect ? exception.location : null),
+  unexpected: 'The server failed to complete the request. Quote the request id when reporting it.',
+  failureLog: 'dashboard request failed with an unexpected error',
+};
 
 /**
  * The dashboard answers people, not programs: a redirect is a 303 (htmx
@@ -19,32 +20,20 @@ import { DashboardRedirect } from './dashboard-redirect';
  * the dashboard's section (html-sections.ts) it also shows the refusals the
  * HTTP layer makes under its path before any of its handlers runs.
  */
-const ANSWERS: SectionAnswers = {
-  redirectOf: (exception) => (exception instanceof DashboardRedirect ? exception.location : null),
-  unexpected: 'The server failed to complete the request. Quote the request id when reporting it.',
-  failureLog: 'dashboard request failed with an unexpected error',
-};
-
 @Catch()
-export class DashboardHtmlFilter implements ExceptionFilter, HtmlSection, OnModuleInit {
+export class DashboardHtmlFilter extends HtmlSectionFilter {
   readonly base = DASHBOARD_BASE;
   readonly listener = 'admin' as const;
+  protected readonly answers = ANSWERS;
 
   constructor(
     private readonly pages: DashboardPages,
-    private readonly sections: HtmlSections,
-  ) {}
-
-  onModuleInit(): void {
-    this.sections.add(this);
+    sections: HtmlSections,
+  ) {
+    super(sections);
   }
 
-  catch(exception: unknown, host: ArgumentsHost): void {
-    const http = host.switchToHttp();
-    answerException(this, ANSWERS, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), exception);
-  }
-
-  showRefusal(request: FastifyRequest, reply: FastifyReply, refusal: SectionRefusal): void {
+  override showRefusal(request: FastifyRequest, reply: FastifyReply, refusal: SectionRefusal): void {
     const { status, message } = refusal;
     void this.pages.send(
       request,

@@ -1,19 +1,21 @@
-import { ArgumentsHost, Catch, ExceptionFilter, OnModuleInit } from '@nestjs/common';
+import { Catch } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { portalAccountOf } from '../common/auth-context/portal-access';
-import {
-  answerException,
-  HtmlSections,
-  type HtmlSection,
-  type SectionAnswers,
-  type SectionRefusal,
-} from '../common/html/html-sections';
+import { HtmlSectionFilter } from '../common/html/html-section-filter';
+import { HtmlSections, type SectionAnswers, type SectionRefusal } from '../common/html/html-sections';
 import { PortalPages } from './portal-pages';
 import { PORTAL_BASE } from './portal-paths';
 import { PortalRedirect } from './portal-redirect';
 
 /** One answer for every 404: another account's id and an unknown id must be indistinguishable. */
 const NOT_FOUND_MESSAGE = 'There is no such page in your portal: the link may be old, or the id mistyped.';
+
+const ANSWERS: SectionAnswers = {
+  redirectOf: (exception) => (exception instanceof PortalRedirect ? exception.location : null),
+  unexpected: 'The portal failed to complete the request. Quote the request id when reporting it.',
+  failureLog: 'portal request failed with an unexpected error',
+  messageFor: (status, message) => (status === 404 ? NOT_FOUND_MESSAGE : message),
+};
 
 /**
  * The portal answers people: a redirect is a 303 (htmx requests get
@@ -24,33 +26,20 @@ const NOT_FOUND_MESSAGE = 'There is no such page in your portal: the link may be
  * section (html-sections.ts) it also shows the refusals the HTTP layer makes
  * under `/portal` before any of its handlers runs.
  */
-const ANSWERS: SectionAnswers = {
-  redirectOf: (exception) => (exception instanceof PortalRedirect ? exception.location : null),
-  unexpected: 'The portal failed to complete the request. Quote the request id when reporting it.',
-  failureLog: 'portal request failed with an unexpected error',
-  messageFor: (status, message) => (status === 404 ? NOT_FOUND_MESSAGE : message),
-};
-
 @Catch()
-export class PortalHtmlFilter implements ExceptionFilter, HtmlSection, OnModuleInit {
+export class PortalHtmlFilter extends HtmlSectionFilter {
   readonly base = PORTAL_BASE;
   readonly listener = 'public' as const;
+  protected readonly answers = ANSWERS;
 
   constructor(
     private readonly pages: PortalPages,
-    private readonly sections: HtmlSections,
-  ) {}
-
-  onModuleInit(): void {
-    this.sections.add(this);
+    sections: HtmlSections,
+  ) {
+    super(sections);
   }
 
-  catch(exception: unknown, host: ArgumentsHost): void {
-    const http = host.switchToHttp();
-    answerException(this, ANSWERS, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), exception);
-  }
-
-  showRefusal(request: FastifyRequest, reply: FastifyReply, refusal: SectionRefusal): Promise<FastifyReply> {
+  override showRefusal(request: FastifyRequest, reply: FastifyReply, refusal: SectionRefusal): Promise<FastifyReply> {
     const { status } = refusal;
     return this.pages.send(
       request,
