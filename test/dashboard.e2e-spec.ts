@@ -654,6 +654,45 @@ describe('dashboard over HTTP', () => {
     assert.equal(stored.body.data.quantity, 2);
   });
 
+  it('refuses the event, order, billing and location forms in the words of their labels, never the internal API’s field names', async () => {
+    const make = fixtures(service);
+    const owner = await make.organiser();
+    const event = await make.event(owner.id);
+    const order = await make.order(event.id);
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${owner.id}`;
+    const flashAfter = (path: string, fields: Record<string, string>) => postedPage(client, csrf, path, fields);
+    const eventRefusal = await flashAfter(`${base}/events`, { title: 'Late', startTime: 'someday' });
+    assert.match(eventRefusal, /Not created: Start must be an ISO 8601 date-time/);
+    const orderRefusal = await flashAfter(`${base}/orders`, {
+      eventId: event.id,
+      quantity: 'two',
+      totalAmountMinor: 'ten',
+      currency: 'euro',
+    });
+    assert.match(
+      orderRefusal,
+      /Not created: Quantity must be an integer number; Total amount must be an integer number; Currency must be a three-letter/,
+    );
+    const billingRefusal = await flashAfter(`${base}/orders/${order.id}/billing`, { billingName: 'b'.repeat(501) });
+    assert.match(billingRefusal, /Not changed: Billing name must be shorter than or equal to 500 characters/);
+    for (const page of [eventRefusal, orderRefusal, billingRefusal]) {
+      const refusal = /<p class="flash flash-error"[^>]*>([^<]*)<\/p>/.exec(page)?.[1] ?? '';
+      assert.match(refusal, /^Not (created|changed): /);
+      assert.doesNotMatch(refusal, /startTime|lineItems|totalAmountMinor|currency|billingName/);
+    }
+    const venue = await make.venue();
+    const location = await client.post(
+      `/internal/dashboard/venues/${venue.id}/locations`,
+      { displayName: 'Side door', timeZone: 'Mars/Olympus' },
+      csrf,
+    );
+    assert.equal(location.status, 400);
+    assert.match(location.html, /id="location-time-zone-error" class="field-error">Time zone /);
+    assert.doesNotMatch(location.html, /timeZone must|timeZone is/);
+  });
+
   it('answers every error under the dashboard’s path with its HTML error page, status kept, while the internal API keeps its JSON body', async () => {
     const { webhookId } = await webhook();
     const url = (path: string) => `${service.adminUrl}${path}`;

@@ -17,6 +17,16 @@ import { DashboardSessionsService } from './dashboard-sessions.service';
 const LIST_LIMIT = 25;
 const ACCOUNTS = dashboardPath('accounts');
 
+/** The location fields' labels (location-fields.eta), and the venue form's name. */
+const LOCATION_LABELS = {
+  displayName: 'Display name',
+  address: 'Address',
+  city: 'City',
+  country: 'Country',
+  timeZone: 'Time zone',
+} as const;
+const VENUE_LABELS = { name: 'Name', ...LOCATION_LABELS } as const;
+
 function locationFields(form: HtmlForm): Record<string, string | null> {
   return {
     displayName: form.text('displayName'),
@@ -117,10 +127,14 @@ export class DashboardAccountsController {
     const form = new HtmlForm(request);
     const location = filled(locationFields(form));
     const input = filled({ name: form.text('name') });
-    const { value, errors } = await validateAs(CreateVenueDto, {
-      ...input,
-      locations: Object.keys(location).length === 0 ? [] : [location],
-    });
+    const { value, errors } = await validateAs(
+      CreateVenueDto,
+      {
+        ...input,
+        locations: Object.keys(location).length === 0 ? [] : [location],
+      },
+      VENUE_LABELS,
+    );
     if (Object.keys(errors).length > 0) {
       const { locations: locationError, ...own } = errors;
       const venueErrors = { ...own, ...(locationError === undefined ? {} : { timeZone: locationError }) };
@@ -169,7 +183,7 @@ export class DashboardAccountsController {
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
     const fields = filled(locationFields(new HtmlForm(request)));
-    const { value, errors } = await validateAs(CreateLocationDto, fields);
+    const { value, errors } = await validateAs(CreateLocationDto, fields, LOCATION_LABELS);
     if (Object.keys(errors).length > 0) {
       const view = await this.accounts.venuePage(venueId);
       return this.pages.send(request, reply, 'venue', { ...view, locationForm: fields, locationErrors: errors }, 400);

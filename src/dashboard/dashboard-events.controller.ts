@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
-import { HtmlForm } from '../common/html/html-form';
+import { HtmlForm, inLabelWords, type FieldLabels } from '../common/html/html-form';
 import { instantFieldText } from '../common/html/html-format';
 import type { PageRequest } from '../common/pagination/page-request';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
@@ -21,6 +21,24 @@ import { DashboardRedirect } from './dashboard-redirect';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 
 const PAGE_SIZE = 50;
+
+/** The forms' labels (events.eta, orders.eta) for the fields the internal API's refusals name. */
+const EVENT_LABELS: FieldLabels = { 'title.EN': 'Title', title: 'Title', startTime: 'Start', visibility: 'Visibility' };
+const BILLING_LABELS: FieldLabels = {
+  billingName: 'Billing name',
+  billingEmail: 'Billing email',
+  attributionSource: 'Attribution source',
+};
+const ORDER_LABELS: FieldLabels = {
+  eventId: 'Event id',
+  status: 'Status',
+  'lineItems.0.quantity': 'Quantity',
+  'lineItems.0.unitAmountMinor': 'Unit amount',
+  lineItems: 'Quantity',
+  totalAmountMinor: 'Total amount',
+  currency: 'Currency',
+  ...BILLING_LABELS,
+};
 
 interface OrganiserList {
   list: 'events' | 'orders';
@@ -77,18 +95,21 @@ export class DashboardEventsController {
     const startText = form.text('startTime');
     const startTime = startText === null ? null : instantFieldText(startText);
     const visibility = form.text('visibility');
-    return this.act({ request, organiserId, list: 'events', refused: 'Not created' }, async () => {
-      const created = await this.events.createInternal(
-        organiserId,
-        {
-          ...(title === null ? {} : { title: { EN: title } }),
-          ...(startTime === null ? {} : { startTime }),
-          ...(visibility === null ? {} : { visibility }),
-        },
-        requestContextOf(request).traceId,
-      );
-      return `Event ${created.title ?? created.id} created (${created.visibility}).`;
-    });
+    return this.act(
+      { request, organiserId, list: 'events', refused: 'Not created', labels: EVENT_LABELS },
+      async () => {
+        const created = await this.events.createInternal(
+          organiserId,
+          {
+            ...(title === null ? {} : { title: { EN: title } }),
+            ...(startTime === null ? {} : { startTime }),
+            ...(visibility === null ? {} : { visibility }),
+          },
+          requestContextOf(request).traceId,
+        );
+        return `Event ${created.title ?? created.id} created (${created.visibility}).`;
+      },
+    );
   }
 
   @Post('events/:eventId/publish')
@@ -172,26 +193,29 @@ export class DashboardEventsController {
       return text === null ? null : /^\d{1,15}$/.test(text) ? Number(text) : NaN;
     };
     const eventId = form.text('eventId') ?? '';
-    return this.act({ request, organiserId, list: 'orders', refused: 'Not created' }, async () => {
-      if (!(await this.events.isOwnedBy(eventId, organiserId))) {
-        throw DomainError.invalidArgument(`${eventId || 'That event'} is not an event of this organiser`);
-      }
-      const unitAmountMinor = whole('unitAmountMinor');
-      const body = await validatedInternalBody(
-        {
-          eventId,
-          status: form.text('status'),
-          lineItems: [{ quantity: whole('quantity'), ...(unitAmountMinor === null ? {} : { unitAmountMinor }) }],
-          totalAmountMinor: whole('totalAmountMinor'),
-          currency: form.text('currency'),
-          billingName: form.text('billingName'),
-          billingEmail: form.text('billingEmail'),
-        },
-        CreateOrderDto,
-      );
-      const created = await this.orders.create(body, requestContextOf(request).traceId);
-      return `Order ${created.id} created (${created.status}).`;
-    });
+    return this.act(
+      { request, organiserId, list: 'orders', refused: 'Not created', labels: ORDER_LABELS },
+      async () => {
+        if (!(await this.events.isOwnedBy(eventId, organiserId))) {
+          throw DomainError.invalidArgument(`${eventId || 'That event'} is not an event of this organiser`);
+        }
+        const unitAmountMinor = whole('unitAmountMinor');
+        const body = await validatedInternalBody(
+          {
+            eventId,
+            status: form.text('status'),
+            lineItems: [{ quantity: whole('quantity'), ...(unitAmountMinor === null ? {} : { unitAmountMinor }) }],
+            totalAmountMinor: whole('totalAmountMinor'),
+            currency: form.text('currency'),
+            billingName: form.text('billingName'),
+            billingEmail: form.text('billingEmail'),
+          },
+          CreateOrderDto,
+        );
+        const created = await this.orders.create(body, requestContextOf(request).traceId);
+        return `Order ${created.id} created (${created.status}).`;
+      },
+    );
   }
 
   /** Rewrites an order's billing fields, as `PATCH /internal/orders/{id}` does: updatedAt moves, nothing is sent. */
@@ -203,7 +227,15 @@ export class DashboardEventsController {
   ): Promise<never> {
     const form = new HtmlForm(request);
     const owned = () => this.orders.assertOrganiserOwnsOrder(organiserId, orderId);
-    return this.act({ request, organiserId, list: 'orders', refused: 'Not changed', owned }, async () => {
+    const action = {
+      request,
+      organiserId,
+      list: 'orders' as const,
+      refused: 'Not changed',
+      owned,
+      labels: BILLING_LABELS,
+    };
+    return this.act(action, async () => {
       // An emptied field clears it (null), as the internal API's null does.
       const body = await validatedInternalBody(
         {
@@ -261,6 +293,8 @@ export class DashboardEventsController {
       refused: string;
       /** Checks the row is the organiser's before the action; its refusal is the page's, not a flash. */
       owned?: () => Promise<unknown>;
+      /** The form's labels, for a refusal that names the fields it filled in. */
+      labels?: FieldLabels;
     },
     run: () => Promise<string>,
   ): Promise<never> {
@@ -270,7 +304,8 @@ export class DashboardEventsController {
       this.sessions.flash(action.request, { kind: 'success', text: await run() });
     } catch (error) {
       if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
-      this.sessions.flash(action.request, { kind: 'error', text: `${action.refused}: ${error.message}` });
+      const refusal = inLabelWords(error.message, action.labels ?? {});
+      this.sessions.flash(action.request, { kind: 'error', text: `${action.refused}: ${refusal}` });
     }
     throw new DashboardRedirect(dashboardPath('organisers', action.organiserId, action.list));
   }

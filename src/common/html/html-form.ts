@@ -32,13 +32,35 @@ export class HtmlForm {
   }
 }
 
+/** A form's visible label for each field the JSON API's messages name by its path (`title.EN`, `lineItems.0.quantity`). */
+export type FieldLabels = Readonly<Record<string, string>>;
+
+function escapedForPattern(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * A refusal in the words of the form a person filled in: each field the
+ * message names by the JSON API's path is named by its label instead
+ * ("Quantity must be an integer number", not "lineItems.0.quantity …").
+ * A path counts only whole: not inside a longer path, nor as a path's tail.
+ */
+export function inLabelWords(message: string, labels: FieldLabels): string {
+  const paths = Object.keys(labels).sort((a, b) => b.length - a.length);
+  if (paths.length === 0) return message;
+  const named = new RegExp(`(?<![\\w.])(?:${paths.map(escapedForPattern).join('|')})(?!\\w|\\.\\w)`, 'g');
+  return message.replace(named, (path) => labels[path] ?? path);
+}
+
 /**
  * Validates a form's values with the same DTO class (and so the same rules)
- * as the internal JSON API, returning the first message per field.
+ * as the internal JSON API, returning the first message per field, in the
+ * words of the form's labels.
  */
 export async function validateAs<T extends object>(
   type: new () => T,
   plain: Record<string, unknown>,
+  labels: FieldLabels,
 ): Promise<{ value: T; errors: Record<string, string> }> {
   const value = plainToInstance(type, plain);
   const failures = await validate(value, { whitelist: true, validationError: { target: false, value: false } });
@@ -46,7 +68,9 @@ export async function validateAs<T extends object>(
   const collect = (list: ValidationError[]): void => {
     for (const failure of list) {
       const message = Object.values(failure.constraints ?? {})[0];
-      if (message !== undefined && errors[failure.property] === undefined) errors[failure.property] = message;
+      if (message !== undefined && errors[failure.property] === undefined) {
+        errors[failure.property] = inLabelWords(message, labels);
+      }
       collect(failure.children ?? []);
     }
   };
