@@ -152,7 +152,7 @@ function stopOnSignals(logger: Logger): StopTargets {
         if (targets.closeService !== undefined) await targets.closeService();
         else await targets.database?.catch(() => undefined);
       } catch (error) {
-        logger.error({ err: error }, 'shutdown did not complete cleanly');
+        logger.error({ error: loggableError(error) }, 'shutdown did not complete cleanly');
         code = 1;
       } finally {
         // Last: the database outlives everything that writes to it.

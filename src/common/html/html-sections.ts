@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { listenerOf, pathOf, type Listener } from '../http/listener';
+import { loggableError } from '../logging/loggable-error';
 import { pageRefusal, seeOther } from './html-answers';
 
 /** What an error page says: the status and message the JSON API would give, and the headers that go with them. */
@@ -65,7 +66,7 @@ export function answerRefusal(
   if (request.headers['hx-request'] === 'true' && request.method === 'GET') void reply.header('hx-refresh', 'true');
   // A page that cannot be rendered still answers, with its status and message as text, and never fails the process.
   const fallBack = (error: unknown): void => {
-    request.log.error({ err: error }, 'an error page could not be rendered');
+    request.log.error({ error: loggableError(error) }, 'an error page could not be rendered');
     if (!reply.sent) void reply.status(refusal.status).type('text/plain; charset=utf-8').send(refusal.message);
   };
   try {
@@ -104,7 +105,7 @@ export function answerException(
   const location = answers.redirectOf(exception);
   if (location !== null) return seeOther(request, reply, location);
   const { status, message, domainError } = pageRefusal(exception, answers.unexpected);
-  if (status >= 500) request.log.error({ err: exception }, answers.failureLog);
+  if (status >= 500) request.log.error({ error: loggableError(exception) }, answers.failureLog);
   answerRefusal(section, request, reply, {
     status,
     message: answers.messageFor?.(status, message) ?? message,

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { describe, it } from 'node:test';
+import { QueryFailedError } from 'typeorm';
 import { ConfigError, loadAppConfig } from '../../config/app-config';
 import { eventually } from '../../../test/support/eventually';
 import {
@@ -96,6 +97,23 @@ describe('start-up lines', () => {
       .filter((line) => line !== '');
     assert.equal(lines.length, 1);
     assert.match(lines[0] ?? '', /webhook delivery/);
+  });
+});
+
+describe('errors in log lines', () => {
+  it('writes a database error logged whole under err without its statement, parameters or quoted values', () => {
+    const out = capture(false);
+    const driverError = Object.assign(new Error('invalid input syntax for type uuid: "whsec_secret"'), {
+      code: '22P02',
+      severity: 'ERROR',
+      detail: 'Key (billing_email)=(a@b.example) already exists.',
+    });
+    const failure = new QueryFailedError('INSERT INTO x VALUES ($1, $2)', ['a@b.example', 'whsec_secret'], driverError);
+    createRootLogger('info', 'json', out.stream).child({ reqId: 'r1' }).error({ err: failure }, 'page failed');
+    const line = JSON.parse(out.text()) as { err: { type: string; code: string; message: string } };
+    assert.equal(line.err.type, 'QueryFailedError');
+    assert.equal(line.err.code, '22P02');
+    for (const leak of ['whsec_secret', 'a@b.example', 'INSERT INTO']) assert.ok(!out.text().includes(leak), leak);
   });
 });
 

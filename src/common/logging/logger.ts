@@ -1,6 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type PinoPretty from 'pino-pretty';
+import { loggableError } from './loggable-error';
 
 export type LogFormat = 'json' | 'pretty' | 'auto';
 
@@ -91,6 +92,8 @@ export function createRootLogger(
       level,
       base: { service: 'events-api' },
       timestamp: isoTimeOncePerMillisecond(),
+      // A database error logged whole would carry its statement and parameters; under `err` it is cut to what names it.
+      serializers: { err: loggableError },
       redact: {
         paths: [
           'req.headers.authorization',

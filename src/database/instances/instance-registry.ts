@@ -7,6 +7,7 @@ import { Database, type SqlTarget } from '../sql/sql-target';
 import { UnitOfWork } from '../unit-of-work';
 import { serviceVersion } from './service-version';
 import { connectionBudgetProblem, DEDICATED_CONNECTIONS } from './connection-budget';
+import { failureName } from '../failure-name';
 import {
   CONNECTION_FIGURES,
   DEREGISTER,
@@ -28,10 +29,6 @@ export const MISSED_HEARTBEATS_WHEN_GONE = 3;
  */
 export interface LiveInstanceCount {
   liveApiInstances(): number;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -122,7 +119,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     try {
       await DEREGISTER.affected({ id: this.id }, this.database);
     } catch (error) {
-      this.logger.warn(`could not remove this instance from the registry (it ages out): ${errorText(error)}`);
+      this.logger.warn(`could not remove this instance from the registry (it ages out): ${failureName(error)}`);
     }
   }
 
@@ -142,7 +139,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
       if (this.failing) this.logger.log('the instance registry is reachable again');
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.logger.warn(`instance heartbeat failed (retrying): ${errorText(error)}`);
+      if (!this.failing) this.logger.warn(`instance heartbeat failed (retrying): ${failureName(error)}`);
       this.failing = true;
     }
   }

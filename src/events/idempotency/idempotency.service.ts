@@ -6,6 +6,7 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { ScheduledJobs } from '../../database/jobs/scheduled-jobs';
 import { UnitOfWork, type Transaction } from '../../database/unit-of-work';
 import type { RequestContext } from '../../common/request-id/request-context';
+import { describeError } from '../../common/logging/loggable-error';
 import { IdempotencyKeyRepository, type KeyOf } from './idempotency-key.repository';
 
 export { IDEMPOTENCY_RETENTION_DAYS } from './idempotency-key.repository';
@@ -158,7 +159,7 @@ export class IdempotencyService implements OnModuleInit {
       await this.keys.trim(organizerId, IDEMPOTENCY_KEYS_PER_ORGANISER);
     } catch (error) {
       this.createsSinceTrim.delete(organizerId);
-      this.logger.warn(`Trimming the idempotency keys of organiser ${organizerId} failed: ${(error as Error).name}`);
+      this.logger.warn(`Trimming the idempotency keys of organiser ${organizerId} failed: ${describeError(error)}`);
     }
   }
 

@@ -21,6 +21,7 @@ import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryNotifications } from './delivery-notifications';
 import { SigningSecrets } from './signing-secrets';
 import { WebhookSender } from './webhook-sender';
+import { describeError } from '../../common/logging/loggable-error';
 
 export const SWEEP_INTERVAL_NAME = 'webhook-delivery-sweep';
 /** Attempts in flight from this instance, across all subscriptions. */
@@ -133,7 +134,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     try {
       await this.deliveries.releaseLeases(cut.map(({ delivery }) => delivery));
     } catch (error) {
-      this.logger.warn(`could not give back ${cut.length} delivery leases; they expire on their own: ${String(error)}`);
+      this.logger.warn(
+        `could not give back ${cut.length} delivery leases; they expire on their own: ${describeError(error)}`,
+      );
     }
     this.sender.destroy();
   }
@@ -155,7 +158,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         });
         recordClaimDuration((performance.now() - claimStarted) / 1000);
       } catch (error) {
-        if (this.running) this.logger.error(`could not claim webhook deliveries: ${String(error)}`);
+        if (this.running) this.logger.error(`could not claim webhook deliveries: ${describeError(error)}`);
         // The poll tries again; re-waking now would spin on a database that is down.
         this.wanted = false;
         return;
@@ -170,7 +173,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     const done = this.attempt(delivery, abort.signal, trigger)
       .catch((error: unknown) => {
         // Unrecorded: the lease expires and the delivery is attempted again.
-        this.logger.error(`webhook delivery ${delivery.id} attempt was not recorded: ${String(error)}`);
+        this.logger.error(`webhook delivery ${delivery.id} attempt was not recorded: ${describeError(error)}`);
       })
       .finally(() => {
         this.inFlight.delete(delivery.id);

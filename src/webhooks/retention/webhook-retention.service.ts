@@ -5,6 +5,7 @@ import { roleDuties } from '../../config/service-role';
 import { ScheduledJobs } from '../../database/jobs/scheduled-jobs';
 import { DeliveryPartitionsRepository } from '../delivery-partitions.repository';
 import { WebhookSubscriptionRepository } from '../webhook-subscription.repository';
+import { describeError } from '../../common/logging/loggable-error';
 
 export const RETENTION_INTERVAL_NAME = 'webhook-retention-purge';
 const PURGE_EVERY_MS = 10 * 60 * 1000;
@@ -85,7 +86,7 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
       const made = await this.partitions.ensureDays(0, PARTITION_DAYS_AHEAD);
       if (made > 0) this.logger.log(`webhook history: made ${made} day partitions ahead`);
     } catch (error) {
-      this.logger.warn(`webhook history partitions not made: ${error instanceof Error ? error.message : 'error'}`);
+      this.logger.warn(`webhook history partitions not made: ${describeError(error)}`);
     }
   }
 
@@ -101,7 +102,7 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
       counts.deliveries += dropped.deliveries;
       counts.attempts += dropped.attempts;
     } catch (error) {
-      this.logger.warn(`webhook history partitions not dropped: ${error instanceof Error ? error.message : 'error'}`);
+      this.logger.warn(`webhook history partitions not dropped: ${describeError(error)}`);
     }
     const steps: Array<['warnings' | 'subscriptions', () => Promise<number>]> = [
       ['warnings', () => this.subscriptions.purgeWarnings(days, PURGE_BATCH)],
@@ -119,7 +120,7 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
       }
     } catch (error) {
       // The next run tries again; retention is never worth failing anything else for.
-      this.logger.warn(`webhook retention purge stopped early: ${error instanceof Error ? error.message : 'error'}`);
+      this.logger.warn(`webhook retention purge stopped early: ${describeError(error)}`);
     }
     if (counts.partitions + counts.warnings + counts.subscriptions > 0) {
       this.logger.log(
