@@ -138,6 +138,26 @@ describe('WebhookSubscriptionRepository', () => {
     assert.equal(await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(gone, 'sealed-4', 60, tx)), null);
   });
 
+  it('keeps the health of a disabled subscription: the attempts that disabled it count, past the skipped deliveries made since', async () => {
+    const id = await insertSubscription(tables.dataSource);
+    const failed = await insertDelivery(tables.dataSource, { subscriptionId: id, status: 'failed' });
+    await tables.dataSource.query(
+      `INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
+       VALUES ($1, now(), '500', 40, 'scheduled'), ($1, now(), '500', 60, 'scheduled')`,
+      [failed],
+    );
+    for (let skipped = 0; skipped < 150; skipped += 1) {
+      await insertDelivery(tables.dataSource, { subscriptionId: id, status: 'skipped' });
+    }
+    assert.deepEqual(await subscriptions.recentAttemptFigures(id, 100), {
+      attempts: 2,
+      successes: 0,
+      p50Ms: 40,
+      p99Ms: 60,
+      lastSuccessAt: null,
+    });
+  });
+
   it('pages stored secrets by id, deleted subscriptions too, and replaces them only if unchanged since read', async () => {
     const a = await insertSubscription(tables.dataSource, { id: 'whk_a' });
     await insertSubscription(tables.dataSource, { id: 'whk_b', deleted: true });

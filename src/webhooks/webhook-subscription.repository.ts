@@ -152,19 +152,31 @@ const WARNINGS_OF = defineStatement<
   { prepared: false },
 );
 
-/** Health over the attempts of the subscription's newest deliveries (see recentAttemptFigures). */
+/**
+ * A disabled subscription's recent deliveries are skipped ones, without attempts: its health looks past
+ * up to this many per attempt wanted, so that the failures that disabled it still show.
+ */
+const SKIPPED_SCAN_FACTOR = 10;
+
+/**
+ * Health over the attempts of the subscription's newest attempted deliveries (see recentAttemptFigures):
+ * skipped deliveries (made while it was disabled) were never attempted, and are passed over within
+ * the newest `scanned` deliveries, so the read stays bounded however long the history is.
+ */
 const RECENT_ATTEMPT_FIGURES = defineStatement<
-  { subscriptionId: string; attempts: number },
+  { subscriptionId: string; attempts: number; scanned: number },
   { n: number; ok: number; p50: number | null; p99: number | null; last_success_at: Date | null }
 >(
   (p) => sql`WITH recent AS (
            SELECT a.outcome ~ '^2[0-9][0-9]$' AS succeeded, a.duration_ms, a.attempted_at
-             FROM (SELECT id, seq FROM ((SELECT id, seq FROM webhook_delivery WHERE subscription_id = ${p.subscriptionId}
-                                          ORDER BY seq DESC LIMIT ${p.attempts})
-                                        UNION ALL
-                                        (SELECT id, seq FROM webhook_delivery_history
-                                          WHERE subscription_id = ${p.subscriptionId}
-                                          ORDER BY seq DESC LIMIT ${p.attempts})) AS newest
+             FROM (SELECT id FROM ((SELECT id, seq, status FROM webhook_delivery
+                                     WHERE subscription_id = ${p.subscriptionId}
+                                     ORDER BY seq DESC LIMIT ${p.scanned})
+                                   UNION ALL
+                                   (SELECT id, seq, status FROM webhook_delivery_history
+                                     WHERE subscription_id = ${p.subscriptionId}
+                                     ORDER BY seq DESC LIMIT ${p.scanned})) AS newest
+                    WHERE status <> 'skipped'
                     ORDER BY seq DESC LIMIT ${p.attempts}) d
              JOIN webhook_delivery_attempt a ON a.delivery_id = d.id
             ORDER BY a.id DESC
@@ -328,11 +340,12 @@ export class WebhookSubscriptionRepository {
 
   /**
    * Success rate and response times over the subscription's most recent
-   * attempts (those of its newest deliveries, so the read stays bounded
-   * however long the history is).
+   * attempts: those of its newest attempted deliveries, looked for among
+   * its newest `SKIPPED_SCAN_FACTOR` × `attempts` deliveries.
    */
   async recentAttemptFigures(subscriptionId: string, attempts: number): Promise<HealthFigures> {
-    const row = await RECENT_ATTEMPT_FIGURES.one({ subscriptionId, attempts }, this.database);
+    const scanned = attempts * SKIPPED_SCAN_FACTOR;
+    const row = await RECENT_ATTEMPT_FIGURES.one({ subscriptionId, attempts, scanned }, this.database);
     return {
       attempts: row?.n ?? 0,
       successes: row?.ok ?? 0,
