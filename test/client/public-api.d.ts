@@ -2763,7 +2763,7 @@ export interface operations {
         'Service-Signature': string;
         /** @description The event type. */
         'Service-Event': 'order.confirmed';
-        /** @description The delivery id; equals the envelope `id`. Deduplicate on it. */
+        /** @description The delivery id; equals the envelope `id`, which the signature covers: deduplicate on that, since this header is not signed. */
         'Service-Delivery': string;
         /** @description Constant. */
         'User-Agent': 'Service-Webhooks/1.0';
@@ -2831,7 +2831,7 @@ export interface operations {
         'Service-Signature': string;
         /** @description The event type. */
         'Service-Event': 'event.published';
-        /** @description The delivery id; equals the envelope `id`. Deduplicate on it. */
+        /** @description The delivery id; equals the envelope `id`, which the signature covers: deduplicate on that, since this header is not signed. */
         'Service-Delivery': string;
         /** @description Constant. */
         'User-Agent': 'Service-Webhooks/1.0';

@@ -49,7 +49,7 @@ Subscriptions (\`/v1/webhooks\`) receive HTTPS \`POST\` deliveries, described un
 1. Read the raw body bytes (re-serialised JSON does not verify).
 2. Compute \`HMAC-SHA256(secret, t + "." + rawBody)\` in hex and compare it with each \`v1\` value in constant time.
 3. Reject a \`t\` more than 300 seconds from your clock.
-4. Deduplicate on \`Service-Delivery\` (equal to the envelope \`id\`): delivery is at least once.
+4. Deduplicate on the envelope's \`id\` (equal to \`Service-Delivery\`, but inside the signed body): delivery is at least once.
 5. Answer any 2xx within 10 seconds. Anything else is retried with exponential backoff; 20 consecutive failures disable the subscription.
 `;
 }

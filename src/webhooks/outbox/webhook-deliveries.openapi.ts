@@ -116,7 +116,10 @@ function deliveryHeaders(type: WebhookEventType): Json[] {
     named('Service-Event', header('The event type.', { type: 'string', enum: [type] })),
     named(
       'Service-Delivery',
-      header('The delivery id; equals the envelope `id`. Deduplicate on it.', { type: 'string', format: 'uuid' }),
+      header(
+        'The delivery id; equals the envelope `id`, which the signature covers: deduplicate on that, since this header is not signed.',
+        { type: 'string', format: 'uuid' },
+      ),
     ),
     named('User-Agent', header('Constant.', { type: 'string', enum: ['Service-Webhooks/1.0'] })),
     named('webhook-id', header('Standard Webhooks: the delivery id (same as `Service-Delivery`).', { type: 'string' })),
