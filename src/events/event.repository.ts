@@ -13,7 +13,12 @@ import { isPlaceholderOrganiserSql } from '../identity/placeholder-organisers.sq
 import { locationIdsOfVenueSql } from '../venues/venue-location.sql-fragment';
 import { EventEntity } from './entities/event.entity';
 
-/** The public Event as every read and write yields it, timestamps formatted once, in SQL. */
+/**
+ * The public Event as every read and write yields it. Timestamps are selected
+ * as stored and the statement's pg type parser makes them ISO strings
+ * (timestamptz-text.ts); only `.json`, read under a lock, formats them in
+ * SQL, to the same text.
+ */
 export const EVENT_VIEW = defineColumns({
   id: column<string>('e.id'),
   title: column<Record<string, string> | null>('e.title'),
