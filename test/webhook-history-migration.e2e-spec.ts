@@ -9,13 +9,13 @@ const CONVERSION = '1763900024000-DeliveryQueueAndHistory';
 /** The conversion's name as TypeORM records it once run. */
 const CONVERSION_NAME = 'DeliveryQueueAndHistory1763900024000';
 
+/** Runs every migration (the conversion and the ones after it). */
+const migrateAll = (url: string): Promise<void> => withMigrations(url, 'all', (source) => source.runMigrations());
+
 /**
  * Undoes the migrations back to and including the conversion, newest first: the way back an operator
  * takes with `migration:revert`, once per migration.
  */
-/** Runs every migration (the conversion and the ones after it). */
-const migrateAll = (url: string): Promise<void> => withMigrations(url, 'all', (source) => source.runMigrations());
-
 function revertConversion(url: string): Promise<void> {
   return withMigrations(url, 'all', async (dataSource) => {
     const converted = async (): Promise<boolean> =>

@@ -185,15 +185,15 @@ function url(env: Env, name: string, fallback: string): string {
   return value.replace(/\/+$/, '');
 }
 
+// A URL parser lets `;`, `,` and quotes through in a host, and in a CSP header `;` starts another directive:
+// only the characters of DNS names, IPv4 and bracketed IPv6 addresses may reach the policy.
+const CSP_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/;
+
 /**
  * Origins allowed to frame the portal, as CSP `frame-ancestors` sources:
  * scheme, host and optional port, nothing else (a path, a wildcard scheme
  * or a keyword would widen or break the policy).
  */
-// A URL parser lets `;`, `,` and quotes through in a host, and in a CSP header `;` starts another directive:
-// only the characters of DNS names, IPv4 and bracketed IPv6 addresses may reach the policy.
-const CSP_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*|\[[0-9a-f:.]+\])$/;
-
 function frameAncestors(env: Env): string[] {
   const raw = optionalText(env, 'PORTAL_FRAME_ANCESTORS');
   if (raw === null) return [];

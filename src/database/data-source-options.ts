@@ -30,14 +30,14 @@ async function sessionInUtc(client: ClientBase): Promise<void> {
   await SESSION_IN_UTC.affected(NO_PARAMS, { sqlConnection: () => client });
 }
 
+/** Where TypeORM records the migrations it ran (read by the readiness check too). */
+export const MIGRATIONS_TABLE = 'schema_migration';
+
 /**
  * The one description of the database, shared by the application (through
  * @nestjs/typeorm) and by `ormconfig.ts` for the TypeORM CLI. Schema changes
  * happen only through the migrations folder; `synchronize` is never on.
  */
-/** Where TypeORM records the migrations it ran (read by the readiness check too). */
-export const MIGRATIONS_TABLE = 'schema_migration';
-
 export function dataSourceOptions(
   url: string,
   poolMax: number = DEFAULT_DB_POOL_MAX,

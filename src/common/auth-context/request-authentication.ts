@@ -12,6 +12,18 @@ export interface ApiKeyAuthenticator {
   authenticate(authorization: string | undefined): AuthContext | null | Promise<AuthContext | null>;
 }
 
+/** Node keeps the first of several `Authorization` headers; which one a proxy or client meant is unknowable. */
+export const ONE_AUTHORIZATION_HEADER = 'Send exactly one Authorization header.';
+
+function hasSeveralAuthorizationHeaders(rawHeaders: readonly string[]): boolean {
+  let seen = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization') seen += 1;
+  }
+  return seen > 1;
+}
+
 /**
  * Checks the credential of every request that needs a bearer credential in
  * `onRequest`, before Fastify reads the body: the API key of a public API
@@ -26,18 +38,6 @@ export interface ApiKeyAuthenticator {
  * The hook takes Fastify's `done` rather than being async: a cached key is
  * resolved in the same turn, and an async hook would cost a promise per request.
  */
-/** Node keeps the first of several `Authorization` headers; which one a proxy or client meant is unknowable. */
-export const ONE_AUTHORIZATION_HEADER = 'Send exactly one Authorization header.';
-
-function hasSeveralAuthorizationHeaders(rawHeaders: readonly string[]): boolean {
-  let seen = 0;
-  for (let index = 0; index < rawHeaders.length; index += 2) {
-    const name = rawHeaders[index]!;
-    if (name.length === 13 && name.toLowerCase() === 'authorization') seen += 1;
-  }
-  return seen > 1;
-}
-
 export function installRequestAuthentication(
   fastify: FastifyInstance,
   keys: ApiKeyAuthenticator,

@@ -168,17 +168,6 @@ function pathTextProblem(request: FastifyRequest): string | null {
   return null;
 }
 
-/**
- * The one JSON body parser, in place of Fastify's (and Nest's, which must be
- * created with `bodyParser: false`):
- * - each route reads at most what it needs (`bodyLimit` set per route here);
- * - a request that matched no route (404, 405) never has its body read;
- * - the parsed value passes one bounded structural check (depth, keys,
- *   values, string length, NUL and lone surrogates) before anything else;
- * - bodies of internal routes are remembered so that only they may meet class-transformer;
- * - an empty body on a route whose handler needs none is no body (`EmptyBodyRoutes`).
- * Any other media type has no parser, so Fastify answers 415 without reading it.
- */
 /** A urlencoded form as an object; a repeated field (checkboxes) becomes an array of its values. */
 function formFields(text: string): Record<string, string | string[]> {
   const fields: Record<string, string | string[]> = {};
@@ -191,6 +180,17 @@ function formFields(text: string): Record<string, string | string[]> {
   return fields;
 }
 
+/**
+ * The one JSON body parser, in place of Fastify's (and Nest's, which must be
+ * created with `bodyParser: false`):
+ * - each route reads at most what it needs (`bodyLimit` set per route here);
+ * - a request that matched no route (404, 405) never has its body read;
+ * - the parsed value passes one bounded structural check (depth, keys,
+ *   values, string length, NUL and lone surrogates) before anything else;
+ * - bodies of internal routes are remembered so that only they may meet class-transformer;
+ * - an empty body on a route whose handler needs none is no body (`EmptyBodyRoutes`).
+ * Any other media type has no parser, so Fastify answers 415 without reading it.
+ */
 export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfig, emptyBodies: EmptyBodyRoutes): void {
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
