@@ -12,7 +12,13 @@ export enum ErrorCode {
   UnsupportedParameter = 'unsupported_parameter',
   InvalidCursor = 'invalid_cursor',
   RateLimited = 'rate_limited',
-  /** Internal API only: the operation conflicts with the resource's state. */
+  /**
+   * The operation conflicts with the resource's state: on the public API, a
+   * create whose Idempotency-Key a concurrent request still holds
+   * (POST /v1/events); on the internal API, the dashboard and the portal, a
+   * state that refuses the operation (an unpublishable event, a disabled
+   * webhook, an order that is not pending).
+   */
   Conflict = 'conflict',
   Internal = 'internal',
 }
