@@ -68,7 +68,11 @@ export class WebhookDeliveryResponseDto {
   attemptLog!: WebhookAttemptDto[];
 }
 
-/** Body of POST /internal/webhooks/{id}/enable. Fields are read by WebhookOperationsService. */
+/**
+ * Body of POST /internal/webhooks/{id}/enable. Its fields, like those of the
+ * bodies below, are read by the read* functions of
+ * webhook-operation-inputs.ts (here readEnableOptions).
+ */
 export class EnableWebhookDto {
   @Allow() recover?: unknown;
 }
