@@ -14,9 +14,15 @@ export function authContextOf(request: FastifyRequest): AuthContext | undefined 
   return (request as RequestWithAuth)[AUTH_CONTEXT];
 }
 
-/** The caller of a public route, as resolved by the API-key guard. */
+/**
+ * The caller of a public route, as the request-authentication hook resolved
+ * it from the API key (request-authentication.ts); ApiKeyGuard only checks
+ * that one is attached.
+ */
 export const Auth = createParamDecorator((_data: unknown, context: ExecutionContext): AuthContext => {
   const auth = authContextOf(context.switchToHttp().getRequest<FastifyRequest>());
-  if (auth === undefined) throw new Error('@Auth() used on a route the API-key guard did not authenticate');
+  if (auth === undefined) {
+    throw new Error('@Auth() used on a route the request-authentication hook did not authenticate');
+  }
   return auth;
 });
