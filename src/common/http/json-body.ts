@@ -53,9 +53,10 @@ export function acceptAsInternalBody<T extends object>(value: T): T {
  * the application is built, before it listens). Clients that declare
  * `Content-Type: application/json` on every request (a DELETE included) are
  * then answered as if they had sent no header. Until `accept` runs, and for
- * any route it was not given, an empty JSON body is refused as before.
- * The dashboard's handlers read their forms from the request itself, which
- * the metadata cannot show, so its routes always keep the refusal.
+ * any route it was not given, an empty JSON body is refused.
+ * The dashboard's and the portal's handlers read their forms from the
+ * request itself, which the metadata cannot show, so their routes always keep
+ * the refusal.
  */
 export class EmptyBodyRoutes {
   private routes: ReadonlySet<string> = new Set();
@@ -189,7 +190,8 @@ function formFields(text: string): Record<string, string | string[]> {
  *   values, string length, NUL and lone surrogates) before anything else;
  * - bodies of internal routes are remembered so that only they may meet class-transformer;
  * - an empty body on a route whose handler needs none is no body (`EmptyBodyRoutes`).
- * Any other media type has no parser, so Fastify answers 415 without reading it.
+ * A urlencoded form is read only on the dashboard's and the portal's routes
+ * (below); any other media type has no parser, so Fastify answers 415 without reading it.
  */
 export function installJsonBodyParser(fastify: FastifyInstance, config: AppConfig, emptyBodies: EmptyBodyRoutes): void {
   fastify.addHook('onRoute', (route: RouteOptions) => {
