@@ -4,8 +4,9 @@ import { metricsRegistry } from '../common/metrics/metrics-registry';
 /**
  * The gauges filled at scrape time, in the service's one registry. The
  * counters are recorded where things happen, in the layer they happen in
- * (`src/common/http/http-metrics.ts`, `src/webhooks/delivery/delivery-metrics.ts`),
- * so no layer below this one imports it.
+ * (`src/common/http/http-metrics.ts`, `src/common/rate-limit/rate-limit-metrics.ts`,
+ * `src/webhooks/delivery/delivery-metrics.ts`), so no layer below this one
+ * imports it.
  */
 export { metricsRegistry };
 
