@@ -93,7 +93,10 @@ export interface AppConfig {
     secretsPlaintext: boolean;
     /** Ports a subscription URL may name (WEBHOOK_ALLOWED_PORTS). */
     allowedPorts: number[];
-    /** Days final deliveries, their attempts and warnings are kept (WEBHOOK_RETENTION_DAYS). */
+    /**
+     * Days final deliveries, their attempts, warnings and deleted subscriptions (once none of their
+     * deliveries is pending) are kept (WEBHOOK_RETENTION_DAYS).
+     */
     retentionDays: number;
   };
 }
