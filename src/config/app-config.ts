@@ -264,7 +264,7 @@ function scheduledJobPeriodMs(env: Env): number | null {
 function logFormat(env: Env): AppConfig['logFormat'] {
   const value = text(env, 'LOG_FORMAT', 'auto').toLowerCase();
   if (value !== 'json' && value !== 'pretty' && value !== 'auto') {
-    throw new ConfigError(`LOG_FORMAT must be json or pretty, got "${value}"`);
+    throw new ConfigError(`LOG_FORMAT must be json, pretty or auto, got "${value}"`);
   }
   return value;
 }
