@@ -10,13 +10,13 @@ export const WORKER_HEAP_GROWING_PERCENT = 40;
  * the last full collection (`--heap-growing-percent=10`): an instance that
  * serves the API otherwise climbs in memory under load, run after run.
  *
- * A delivery worker (`SERVICE_ROLE=worker`) allows 40%: with the cap it ran a
- * full collection every few hundred deliveries. In the delivery bench the
- * worker's share of the service CPU per delivery fell by about a tenth, and
- * its memory stayed flat through a drain (V8's own, uncapped growth saved
- * more CPU but kept growing through the drain's minute). Figures in
- * docs/performance.md. Only relaxed at run time, never imposed: if Node
- * ignored the flag, the worker would keep the cap it started with.
+ * A delivery worker (`SERVICE_ROLE=worker`) allows more
+ * (WORKER_HEAP_GROWING_PERCENT): under the cap its full collections come
+ * often enough to cost CPU on every delivery, and with the wider margin its
+ * memory still stays flat through a drain (V8's own, uncapped growth saves a
+ * little more CPU but keeps growing through a drain). Figures in
+ * docs/performance.md (Node flags). Only relaxed at run time, never imposed:
+ * if Node ignored the flag, the worker would keep the cap it started with.
  */
 export function heapGrowingPercentFor(config: Pick<AppConfig, 'serviceRole' | 'runBackgroundWork'>): number | null {
   return roleDuties(config).servesApi ? null : WORKER_HEAP_GROWING_PERCENT;

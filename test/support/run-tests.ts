@@ -73,10 +73,9 @@ const CLUSTER_ROOM_BYTES = 4 * 1024 ** 3;
  * room, else beside the run's other files. Every test file clones the
  * template, some 500 files each, and an ext4 disk that deleted many files in
  * the last minutes (the previous run's cluster) searches long for each new
- * inode: measured back to back, about 30% of PostgreSQL’s CPU in the run went
- * to creating files. In memory that cost is gone, and the run's speed no
- * longer depends on what the disk did before it. TEST_PG_IN_MEMORY=0 keeps
- * it on disk.
+ * inode, so much of PostgreSQL’s CPU in the run goes to creating files. In
+ * memory that cost is gone, and the run's speed does not depend on what the
+ * disk did before it. TEST_PG_IN_MEMORY=0 keeps it on disk.
  */
 function clusterParent(runFolder: string): string {
   if (process.env['TEST_PG_IN_MEMORY'] === '0') return runFolder;

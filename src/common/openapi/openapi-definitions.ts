@@ -21,10 +21,10 @@ function once(serialise: () => string): () => string {
  * `GET /openapi.json` and `GET /openapi.yaml`: the public document,
  * serialised on its first request and kept, since it never changes while the
  * service runs. @nestjs/swagger's own routes for them serialise the whole
- * document on every request (measured: 1.3 ms of CPU per JSON request, 15 ms
- * per YAML one), which let anyone without a key keep a core busy with some 80
- * requests a second. Not serialised at start: every start (and every test
- * app) would pay for a YAML form few ask for. Same paths, content types and
+ * document on every request (the YAML form at many times the JSON one's
+ * cost), which let anyone without a key keep a core busy with a modest
+ * request rate. Not serialised at start: every start (and every test app)
+ * would pay for a YAML form few ask for. Same paths, content types and
  * bytes as those routes (the YAML with the same `js-yaml` options).
  */
 export function serveOpenApiDefinitions(

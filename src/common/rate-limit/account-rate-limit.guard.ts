@@ -82,10 +82,10 @@ function failOpen(request: FastifyRequest, error: unknown): true {
  * request), and per-route overrides (`@Throttle`, `@SkipThrottle`) have no
  * place here, since one budget spans the whole API. This guard counts with
  * the store's `incrementNow` when it has one and answers in the same turn
- * when that counts at once, which cut about 10 µs of the 145 µs of CPU
- * `GET /v1/events/{id}` costs (`npm run bench -- side-by-side`); a count that
- * needs the database (the shared store reserving more units), or a store
- * with only the asynchronous `increment`, is awaited.
+ * when that counts at once, sparing every request those promises
+ * (`npm run bench -- side-by-side` shows the difference); a count that needs
+ * the database (the shared store reserving more units), or a store with only
+ * the asynchronous `increment`, is awaited.
  */
 @Injectable()
 export class AccountRateLimitGuard implements CanActivate {

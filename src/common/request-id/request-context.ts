@@ -8,9 +8,8 @@ import { newTraceId, traceIdFromTraceparent } from '../../../libs/trace/trace-co
  * trace their webhooks continue.
  *
  * Explicit rather than an AsyncLocalStorage: on Node 20 the storage turns on
- * async hooks for every promise of the process, which cost about a tenth of
- * the server's CPU per request (measured in the side-by-side bench), for two
- * values only a few write paths read.
+ * async hooks for every promise of the process, a cost on every request (the
+ * side-by-side bench shows it), for two values only a few write paths read.
  */
 export interface RequestContext {
   readonly requestId: string;
