@@ -157,7 +157,8 @@ describe('events', () => {
 
     it('refuses with 400, never a 500, a dateOnly event at a location whose stored time zone is no IANA zone', async () => {
       const mars = await fixtures(service).venue({ timeZone: 'UTC' });
-      // As an earlier version's CLI could store it (every way to make a location now refuses such a zone).
+      // A row holds such a zone only from past the service's checks (a direct write, a row older than the checks):
+      // every way the service makes a location refuses it.
       await db.query(`UPDATE venue_location SET time_zone = 'Mars/Olympus' WHERE id = $1`, [mars.locationIds[0]]);
       const dateOnly = await create({ startTime: '2027-07-10', dateOnly: true, locationId: mars.locationIds[0] });
       assertErrorBody(dateOnly, 400, 'invalid_argument');

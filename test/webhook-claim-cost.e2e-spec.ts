@@ -488,7 +488,8 @@ describe('webhook delivery claims while a snapshot is held', () => {
           `${before.rechecking} before the snapshot, ${held.choosing} + ${held.leasing} + ${held.rechecking} ` +
           `after 4,000 finished under it`,
       );
-      // Choosing reads the turns, which a claim no longer rewrites: their pages do not grow under the snapshot.
+      // Choosing reads the turns, which a claim rewrites only where one changes: their pages do not grow under
+      // the snapshot.
       assert.ok(
         held.choosing <= before.choosing * 2,
         `choosing: ${before.choosing} pages before, ${held.choosing} under`,

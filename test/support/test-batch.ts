@@ -42,7 +42,7 @@ function stealOrder(batches: readonly string[][], own: number): string[] {
  * after the other; batches run in parallel (run-tests.ts). A batch runs its
  * own planned files first, then the files other batches have not started yet
  * (from their shortest): a file that took longer than recorded (a wait for a
- * fresh rate window, a busy machine) no longer leaves the other processes
+ * fresh rate window, a busy machine) does not leave the other processes
  * idle at the end while its batch still has files queued behind it.
  */
 export function runBatch(planFile: string, index: number): void {

@@ -91,7 +91,7 @@ export function handlerInputsOf(controllers: readonly ControllerClass[]): Handle
   return inputs;
 }
 
-/** Declared types a path or query value may have now that no pipe converts them: they arrive as text. */
+/** Declared types a path or query value may have: no pipe converts them, so they arrive as text. */
 const UNCONVERTED_TYPES: unknown[] = [String, Object, undefined];
 const BODY = String(RouteParamtypes.BODY);
 const TEXT_INPUTS = [String(RouteParamtypes.PARAM), String(RouteParamtypes.QUERY)];
@@ -99,8 +99,8 @@ const TEXT_INPUTS = [String(RouteParamtypes.PARAM), String(RouteParamtypes.QUERY
 /**
  * The handler inputs that would reach a handler unchecked, as
  * `Controller.handler: reason`: a `@Body()` without the body pipe, or a path
- * or query value declared as anything but text (a number, say), which the
- * global pipe used to convert and nothing converts now.
+ * or query value declared as anything but text (a number, say), which no
+ * pipe converts: the handler would get text typed as something else.
  */
 export function unvalidatedInputsOf(controllers: readonly ControllerClass[]): string[] {
   return handlerInputsOf(controllers).flatMap(({ where, kind, type, pipes }) => {
