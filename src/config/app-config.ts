@@ -85,12 +85,13 @@ export interface AppConfig {
     backoffMaxMs: number;
     maxAttempts: number;
     timeoutMs: number;
-    /** Key that encrypts webhook secrets at rest (hex, 32 bytes), when set. */
+    /**
+     * Key that encrypts webhook secrets at rest (hex, 32 bytes), when set. Null stores them unsealed, which
+     * with a DATABASE_URL only WEBHOOK_SECRETS_PLAINTEXT=1 allows (loadAppConfig refuses to start otherwise).
+     */
     secretKey: string | null;
     /** Earlier keys (WEBHOOK_SECRET_KEY_PREVIOUS): secrets sealed under them still open, until re-sealed. */
     previousSecretKeys: string[];
-    /** WEBHOOK_SECRETS_PLAINTEXT=1: the explicit choice to store secrets unsealed with a DATABASE_URL and no key. */
-    secretsPlaintext: boolean;
     /** Ports a subscription URL may name (WEBHOOK_ALLOWED_PORTS). */
     allowedPorts: number[];
     /**
@@ -274,10 +275,7 @@ function logFormat(env: Env): AppConfig['logFormat'] {
  * embedded one (which generates its own key): an insecure default must be a
  * decision (WEBHOOK_SECRETS_PLAINTEXT=1), never an accident.
  */
-function webhookSecretSettings(
-  env: Env,
-  secretKey: string | null,
-): { previousSecretKeys: string[]; secretsPlaintext: boolean } {
+function webhookSecretSettings(env: Env, secretKey: string | null): { previousSecretKeys: string[] } {
   const secretsPlaintext = text(env, 'WEBHOOK_SECRETS_PLAINTEXT', '0') === '1';
   if (optionalText(env, 'DATABASE_URL') !== null && secretKey === null && !secretsPlaintext) {
     throw new ConfigError(
@@ -290,7 +288,7 @@ function webhookSecretSettings(
     }
     return key.toLowerCase();
   });
-  return { previousSecretKeys, secretsPlaintext };
+  return { previousSecretKeys };
 }
 
 /**

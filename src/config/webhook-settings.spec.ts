@@ -15,7 +15,7 @@ void describe('webhook settings', () => {
   });
 
   void it('starts without a key only when WEBHOOK_SECRETS_PLAINTEXT=1 says so, or on the embedded default', () => {
-    assert.equal(loadAppConfig({ DATABASE_URL, WEBHOOK_SECRETS_PLAINTEXT: '1' }).webhooks.secretsPlaintext, true);
+    assert.equal(loadAppConfig({ DATABASE_URL, WEBHOOK_SECRETS_PLAINTEXT: '1' }).webhooks.secretKey, null);
     assert.equal(loadAppConfig({}).webhooks.secretKey, null);
     const key = randomBytes(32).toString('hex');
     assert.equal(loadAppConfig({ DATABASE_URL, WEBHOOK_SECRET_KEY: key }).webhooks.secretKey, key);
