@@ -39,7 +39,7 @@ export class WebhookSecretCipher implements OnModuleInit {
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.current = config.webhooks.secretKey === null ? null : sealingKey(config.webhooks.secretKey);
-    const previous = (config.webhooks.previousSecretKeys ?? []).map(sealingKey);
+    const previous = config.webhooks.previousSecretKeys.map(sealingKey);
     this.readable = this.current === null ? previous : [this.current, ...previous];
   }
 
