@@ -74,8 +74,3 @@ export function parseInstant(value: unknown): Date | null {
   if (/^-?\d+$/.test(trimmed)) return fromEpochMs(Number(trimmed));
   return fromIso(trimmed);
 }
-
-/** Timestamps in responses: ISO 8601, UTC, millisecond precision. */
-export function formatInstant(value: Date | null | undefined): string | null {
-  return value === null || value === undefined ? null : value.toISOString();
-}
