@@ -1,6 +1,6 @@
-import { Controller, Get, Param, Req, Res, UseFilters } from '@nestjs/common';
+import { Controller, Get, Param, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
@@ -35,7 +35,7 @@ export class DashboardAssetsController {
   private readonly assets = loadAssets();
 
   @Get(':name')
-  asset(@Param('name') name: string, @Req() _request: FastifyRequest, @Res() reply: FastifyReply): FastifyReply {
+  asset(@Param('name') name: string, @Res() reply: FastifyReply): FastifyReply {
     const asset = this.assets.get(name);
     if (asset === undefined) throw DomainError.notFound('Asset');
     return reply.type(asset.type).header('cache-control', 'private, max-age=300').send(asset.body);
