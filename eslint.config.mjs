@@ -85,8 +85,9 @@ export default tseslint.config(
     },
   },
   {
-    // The dashboard's and the portal's browser scripts: plain JavaScript, no type information.
-    files: ['src/dashboard/assets/**/*.js', 'src/portal/assets/**/*.js', 'src/common/html/assets/**/*.js'],
+    // The browser scripts, the portal's and those every page shares (the dashboard has none of its own): plain
+    // JavaScript, no type information.
+    files: ['src/portal/assets/**/*.js', 'src/common/html/assets/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { projectService: false, project: false },
