@@ -2,7 +2,7 @@ import type { PrincipalType } from '../common/auth-context/access';
 
 import { EVENT_TYPES_FOR_PRINCIPAL, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../libs/webhooks/event-types';
 
-export { WEBHOOK_EVENT_TYPES, type WebhookEventType };
+export { EVENT_TYPES_FOR_PRINCIPAL, WEBHOOK_EVENT_TYPES, type WebhookEventType };
 
 export function isWebhookEventType(value: unknown): value is WebhookEventType {
   return typeof value === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
@@ -10,9 +10,6 @@ export function isWebhookEventType(value: unknown): value is WebhookEventType {
 
 /** Principals that may hold subscriptions. */
 export type SubscriberType = Extract<PrincipalType, 'organiser' | 'venue'>;
-
-/** Authentication 9: a venue key may subscribe to `event.published` only (one table, in libs/webhooks). */
-export const EVENT_TYPES_FOR: Record<SubscriberType, readonly WebhookEventType[]> = EVENT_TYPES_FOR_PRINCIPAL;
 
 /** `lastStatus`: an HTTP status, or why no status was received. */
 export type AttemptOutcome = number | 'timeout' | 'network_error' | 'blocked_host';

@@ -11,7 +11,7 @@ import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entit
 import { WebhookSecretCipher } from './secrets/webhook-secret.cipher';
 import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
 import {
-  EVENT_TYPES_FOR,
+  EVENT_TYPES_FOR_PRINCIPAL,
   isWebhookEventType,
   MAX_DESCRIPTION_LENGTH,
   MAX_SUBSCRIPTIONS_PER_ACCOUNT,
@@ -120,10 +120,10 @@ export class WebhooksService {
     const known = [...new Set(raw.filter(isWebhookEventType))];
     if (known.length === 0) {
       throw DomainError.invalidArgument(
-        `events names no known event type; known: ${EVENT_TYPES_FOR.organiser.join(', ')}.`,
+        `events names no known event type; known: ${EVENT_TYPES_FOR_PRINCIPAL.organiser.join(', ')}.`,
       );
     }
-    const allowed = EVENT_TYPES_FOR[type];
+    const allowed: readonly WebhookEventType[] = EVENT_TYPES_FOR_PRINCIPAL[type];
     // Refused, not narrowed: a venue asking for order.confirmed should learn it cannot have it.
     const refused = known.filter((event) => !allowed.includes(event));
     if (refused.length > 0) {

@@ -3,7 +3,7 @@ import type { OpenApiFragment } from '../../common/openapi/openapi-fragment';
 import type { EventPublishedData } from '../../events/dto/event.dto';
 import type { OrderWebhookData } from '../../orders/dto/order.dto';
 import {
-  EVENT_TYPES_FOR,
+  EVENT_TYPES_FOR_PRINCIPAL,
   FAILURES_BEFORE_DISABLE,
   WEBHOOK_EVENT_TYPES,
   type WebhookEventType,
@@ -163,7 +163,7 @@ export function webhookDeliverySchemas(): Record<string, Json> {
           properties: {
             type: {
               type: 'string',
-              enum: Object.entries(EVENT_TYPES_FOR)
+              enum: Object.entries<readonly WebhookEventType[]>(EVENT_TYPES_FOR_PRINCIPAL)
                 .filter(([, types]) => types.includes(type))
                 .map(([subscriber]) => subscriber),
             },
