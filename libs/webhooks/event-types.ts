@@ -13,3 +13,11 @@ export const EVENT_TYPES_FOR_PRINCIPAL = {
   venue: ['event.published'],
   professional: [],
 } as const satisfies Record<'organiser' | 'venue' | 'professional', readonly WebhookEventType[]>;
+
+/**
+ * The subscription limit of an account (api-v1.md "Limits"). In libs rather
+ * than in the webhooks context, so that the OpenAPI description of
+ * `limit_reached` (src/common, a lower layer) names the number the context
+ * enforces.
+ */
+export const MAX_SUBSCRIPTIONS_PER_ACCOUNT = 10;

@@ -17,7 +17,11 @@ import { PublicOperation } from '../common/openapi/public-operation.decorator';
 import { PagedList } from '../common/pagination/paged-list.decorator';
 import { EventPage, EventResponseDto } from './dto/event.dto';
 import { EventsService } from './events.service';
-import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency/idempotency.service';
+import {
+  IDEMPOTENCY_KEY_PATTERN,
+  IDEMPOTENCY_RETENTION_DAYS,
+  MAX_IDEMPOTENCY_KEY_LENGTH,
+} from './idempotency/idempotency.service';
 import { InRequest, type RequestContext } from '../common/request-id/request-context';
 
 /** `EventCreate` and `EventPatch` are built from libs/event-rules' field table (event-patch.schema.ts). */
@@ -62,8 +66,7 @@ export class EventsController {
   @PublicOperation({
     operationId: 'createEvent',
     summary: 'Create an event',
-    description:
-      'Creates a `draft` (default) or `unlisted` event owned by the calling organiser. `startTime` is required. A repeat with an `Idempotency-Key` that already succeeded replays the stored response (status, body, `ETag`, `Location`) with `Idempotent-Replayed: true` and creates nothing; a key whose attempt failed is treated as new. Keys are kept 7 days per organiser.',
+    description: `Creates a \`draft\` (default) or \`unlisted\` event owned by the calling organiser. \`startTime\` is required. A repeat with an \`Idempotency-Key\` that already succeeded replays the stored response (status, body, \`ETag\`, \`Location\`) with \`Idempotent-Replayed: true\` and creates nothing; a key whose attempt failed is treated as new. Keys are kept ${IDEMPOTENCY_RETENTION_DAYS} days per organiser.`,
     requestHeaders: [
       {
         name: 'Idempotency-Key',

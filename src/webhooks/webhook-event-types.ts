@@ -1,8 +1,13 @@
 import type { PrincipalType } from '../common/auth-context/access';
 
-import { EVENT_TYPES_FOR_PRINCIPAL, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../libs/webhooks/event-types';
+import {
+  EVENT_TYPES_FOR_PRINCIPAL,
+  MAX_SUBSCRIPTIONS_PER_ACCOUNT,
+  WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
+} from '../../libs/webhooks/event-types';
 
-export { EVENT_TYPES_FOR_PRINCIPAL, WEBHOOK_EVENT_TYPES, type WebhookEventType };
+export { EVENT_TYPES_FOR_PRINCIPAL, MAX_SUBSCRIPTIONS_PER_ACCOUNT, WEBHOOK_EVENT_TYPES, type WebhookEventType };
 
 export function isWebhookEventType(value: unknown): value is WebhookEventType {
   return typeof value === 'string' && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
@@ -24,8 +29,6 @@ export function outcomeFromText(text: string | null): AttemptOutcome | null {
   return text as AttemptOutcome;
 }
 
-/** The subscription limit of an account (api-v1.md "Limits"). */
-export const MAX_SUBSCRIPTIONS_PER_ACCOUNT = 10;
 /** Consecutive failed attempts that disable a subscription (api-v1.md "Delivery guarantees" 4). */
 export const FAILURES_BEFORE_DISABLE = 20;
 /** Description is trimmed, then cut to this many characters. */

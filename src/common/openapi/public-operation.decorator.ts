@@ -1,5 +1,6 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { MAX_SUBSCRIPTIONS_PER_ACCOUNT } from '../../../libs/webhooks/event-types';
 import { ErrorCode } from '../errors/error-code';
 import { EVERY_RESPONSE_HEADERS, errorResponse, headerRefs, ref, type ResponseHeaderName } from './openapi-conventions';
 
@@ -13,7 +14,7 @@ const ERROR_MEANINGS: Record<ErrorCode, string> = {
   [ErrorCode.NotFound]: 'No such resource, or it belongs to another account (never 403)',
   [ErrorCode.MethodNotAllowed]: 'Method not accepted on the path',
   [ErrorCode.PreconditionFailed]: '`If-Match` differs from the current ETag; nothing written',
-  [ErrorCode.LimitReached]: 'The account already has 10 webhook subscriptions',
+  [ErrorCode.LimitReached]: `The account already has ${MAX_SUBSCRIPTIONS_PER_ACCOUNT} webhook subscriptions`,
   [ErrorCode.IdempotencyKeyRequired]: '`Idempotency-Key` header missing',
   [ErrorCode.InvalidArgument]: 'A value is missing or unreadable (including a malformed URL or a NUL character)',
   [ErrorCode.UnsupportedParameter]: 'A query parameter the endpoint does not accept',
