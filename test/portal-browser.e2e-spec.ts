@@ -178,6 +178,32 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
     await browser.checkPage('portal-link-without-token');
   });
 
+  it('asks before a link replaces the session of the account already signed in, naming it, and opens the link only when told', async () => {
+    await browser.context.clearCookies();
+    // From another page: a link differing from the address shown only after `#` would not load the page again.
+    await page().goto('about:blank');
+    await page().goto(`${app.service.publicUrl}/portal#token=${(await mintPortalLink(app.service, ownerId)).token}`);
+    await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
+    const other = await app.make.organiser({ name: 'Quayside Theatre' });
+    const otherLink = await mintPortalLink(app.service, other.id);
+    await page().goto('about:blank');
+    await page().goto(`${app.service.publicUrl}/portal#token=${otherLink.token}`);
+    await page().waitForSelector('#open-link', { state: 'visible' });
+    assert.equal(new URL(page().url()).hash, '', 'the token is out of the address bar while the page asks');
+    assert.match(
+      (await page().textContent('#portal-open')) ?? '',
+      /signed in to the webhook portal of Harbour Jazz Club/,
+    );
+    assert.equal(await page().evaluate('document.activeElement && document.activeElement.id'), 'open-link');
+    await browser.checkPage('portal-open-while-signed-in');
+    const stillOwn = await page().request.get(`${app.service.publicUrl}/portal/subscriptions`);
+    assert.equal(stillOwn.status(), 200, 'nothing was exchanged before the person said so');
+    assert.match(await stillOwn.text(), /Harbour Jazz Club/);
+    await page().click('#open-link');
+    await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
+    assert.match((await page().textContent('main')) ?? '', /Quayside Theatre/);
+  });
+
   after(() => {
     const folder = browser.folder;
     if (process.env['UPDATE_SCREENSHOTS'] !== '1' || folder === null) return;

@@ -17,6 +17,7 @@ import { PortalPages } from './portal-pages';
 import { portalPath } from './portal-paths';
 import { portalSessionOf } from './portal-request';
 import { PortalSessionsService } from './portal-sessions.service';
+import { PortalSubscriptionViews } from './portal-subscription-views.service';
 
 interface Asset {
   body: Buffer;
@@ -64,19 +65,29 @@ export class PortalEntryController {
     private readonly links: PortalLinksService,
     private readonly sessions: PortalSessionsService,
     private readonly pages: PortalPages,
+    private readonly views: PortalSubscriptionViews,
   ) {}
 
-  /** A link's query (a mail tracker's, or PORTAL_URL's own) is ignored: only the fragment's token counts. */
+  /**
+   * A link's query (a mail tracker's, or PORTAL_URL's own) is ignored: only the fragment's token counts.
+   * A browser already signed in is asked before a link replaces its session: anyone holding a link of their
+   * own account could otherwise send it to a person using the portal, who would be signed out of theirs and
+   * into the sender's without a word (and might, say, rotate a secret the sender then reads).
+   */
   @Get()
   @IgnoresQuery()
-  open(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
-    return this.pages.send(request, reply, 'open', { title: 'Opening the webhook portal' });
+  async open(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
+    const session = portalSessionOf(request);
+    const signedInAs =
+      session === null ? null : await this.views.accountName({ type: session.account_type, id: session.account_id });
+    return this.pages.send(request, reply, 'open', { title: 'Opening the webhook portal', signedInAs });
   }
 
   /**
    * Exchanges a link's token for a session cookie. JSON only, from this
-   * origin only: a form on another site can post neither, so no one can
-   * sign a visitor into someone else's portal.
+   * origin only: a form on another site can post neither. A link someone
+   * else sent still opens through the portal's own page, which asks first
+   * when the browser is signed in already (open()).
    */
   @Post('session')
   @HttpCode(200)

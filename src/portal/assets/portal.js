@@ -16,19 +16,34 @@
       'This link carries no portal token: it may have been cut short when it was copied. Ask whoever sent it for a new one.';
     return;
   }
-  status.textContent = 'Opening the portal…';
-  fetch(opener.getAttribute('data-exchange'), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: token }),
-    credentials: 'same-origin',
-  })
-    .then((response) => {
-      const next = response.headers.get('location');
-      if (next === null) throw new Error('no next page');
-      window.location.replace(next);
+  const exchange = () => {
+    status.textContent = 'Opening the portal…';
+    fetch(opener.getAttribute('data-exchange'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: token }),
+      credentials: 'same-origin',
     })
-    .catch(() => {
-      status.textContent = 'The portal could not be opened. Check the connection and ask for a new link.';
-    });
+      .then((response) => {
+        const next = response.headers.get('location');
+        if (next === null) throw new Error('no next page');
+        window.location.replace(next);
+      })
+      .catch(() => {
+        status.textContent = 'The portal could not be opened. Check the connection and ask for a new link.';
+      });
+  };
+  // Signed in already: a link replaces that session only when the person says so (the page says why).
+  if (!opener.hasAttribute('data-signed-in')) {
+    exchange();
+    return;
+  }
+  const confirm = document.getElementById('open-confirm');
+  const button = document.getElementById('open-link');
+  confirm.hidden = false;
+  button.addEventListener('click', () => {
+    button.disabled = true;
+    exchange();
+  });
+  button.focus();
 })();
