@@ -94,7 +94,8 @@ function serveOpenApi(app: NestFastifyApplication, config: AppConfig): void {
       defaultModelsExpandDepth: 1,
       defaultModelExpandDepth: 3,
       filter: true,
-      persistAuthorization: true,
+      // A key pasted into "Authorize" is not kept in localStorage, which this origin shares with the portal.
+      persistAuthorization: false,
       showExtensions: false,
       tryItOutEnabled: false,
     },

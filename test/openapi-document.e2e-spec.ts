@@ -246,6 +246,11 @@ describe('the reference page', () => {
     const init = await (await fetch(`${service.publicUrl}/docs/swagger-ui-init.js`)).text();
     assert.match(init, /## Idempotency/, 'the reference opens with the conventions');
   });
+
+  it('keeps no key given to the reference page: Swagger UI stores no authorization in the browser, whose storage the portal’s origin shares', async () => {
+    const init = await (await fetch(`${service.publicUrl}/docs/swagger-ui-init.js`)).text();
+    assert.match(init, /"persistAuthorization":\s*false/);
+  });
 });
 
 describe('the webhooks section', () => {
