@@ -58,4 +58,18 @@ describe('npm run ops -- webhooks:*', () => {
     assert.equal(recovered.code, 0, recovered.stderr);
     assert.deepEqual(recovered.json.data, { queued: 0, remaining: 0 });
   });
+
+  it('shows the delivery it resent however far back the log holds it: behind more than a page of newer ones', async () => {
+    const deliveryId = String(nth(receiving.requests, 0, 'received deliveries').headers['service-delivery']);
+    await app.db.query(
+      `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, attempts)
+       SELECT gen_random_uuid()::text, $1, 'order.confirmed', 'ord_newer_' || n, '\\x7b7d', 'succeeded', 1
+         FROM generate_series(1, 501) AS n`,
+      [webhookId],
+    );
+    const resent = await ops(['webhooks:resend', '--webhook', webhookId, '--delivery', deliveryId]);
+    assert.equal(resent.code, 0, resent.stderr);
+    assert.equal(resent.json?.data?.id, deliveryId, JSON.stringify(resent.json));
+    assert.equal(resent.json.data.status, 'succeeded');
+  });
 });

@@ -112,7 +112,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
       await operations.resend(webhookId, deliveryId, { force: switchFlag(args, 'force') });
       // The attempt runs in this process: wait for it, then show how it went.
       await app.get(WebhookDeliveryWorker).idle();
-      return (await operations.deliveries(webhookId)).find((delivery) => delivery.id === deliveryId);
+      return operations.delivery(webhookId, deliveryId);
     },
   },
   'webhooks:recover': {

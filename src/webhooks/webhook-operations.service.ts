@@ -96,6 +96,13 @@ export class WebhookOperationsService {
     return rows.map(presentDelivery);
   }
 
+  /** One delivery of the log, however far back; 404 for one that is not the subscription's. */
+  async delivery(webhookId: string, deliveryId: string): Promise<WebhookDeliveryResponseDto> {
+    const [row] = await this.deliveryRows.listForSubscription(webhookId, 1, { onlyDeliveryId: deliveryId });
+    if (row === undefined) throw DomainError.notFound('Delivery');
+    return presentDelivery(row);
+  }
+
   /**
    * A page of the delivery log, newest first: the newest `size` (at most 500), or the `size` before
    * `cursor`, which is the `nextCursor` of the page before (the id of its last delivery). Every
