@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { NO_PAGE_HERE } from '../src/common/html/html-sections';
@@ -14,6 +15,8 @@ import { startTestService, type TestService } from './support/test-service';
 import { nth } from './support/defined';
 import { withApp } from './support/with-app';
 import { roomInRateWindow } from './support/rate-window';
+import { eventually } from './support/eventually';
+import { generateApiKey } from '../libs/keys/api-key-format';
 
 /** Open dashboard routes: the sign-in form itself and the assets it needs. */
 const OPEN_DASHBOARD_ROUTES = [
@@ -394,6 +397,81 @@ describe('trust boundary: a budget for failed requests per client', () => {
       statuses.push((await admin('GET', '/internal/instances', { token: 'guess' })).status);
     assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429]);
     assert.equal((await admin('GET', '/internal/instances')).status, 429, 'the guesser’s address is refused');
+  });
+});
+
+describe('trust boundary: the failure budget under concurrent requests', () => {
+  let organiser: Organiser;
+  // Each test speaks for an address of its own through the trusted loopback proxy, so none spends another's budget.
+  const app = withApp({ RATE_LIMIT_FAILURES_PER_CLIENT: '20', TRUSTED_PROXIES: '127.0.0.1/32' });
+  before(async () => {
+    await roomInRateWindow(20);
+    organiser = await app.make.organiser();
+  });
+  const from = (address: string): Record<string, string> => ({ 'x-forwarded-for': address });
+
+  it('answers at most the failure budget’s figure of 401s to a burst of concurrent requests with unknown keys, and 429 to the rest', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 300 }, async () => {
+        const answer = await app.api('GET', '/v1/me', { key: generateApiKey(), headers: from('203.0.113.10') });
+        return answer.status;
+      }),
+    );
+    const answered = (status: number): number => statuses.filter((s) => s === status).length;
+    assert.ok(answered(401) <= 20, `${answered(401)} answers of 401 to a budget of 20`);
+    assert.equal(answered(401) + answered(429), 300, `statuses: ${[...new Set(statuses)].join(', ')}`);
+    assert.equal((await app.api('GET', '/v1/me', { key: organiser.key, headers: from('203.0.113.10') })).status, 429);
+  });
+
+  it('charges a failure answered after its client closed the connection', async () => {
+    const { hostname, port } = new URL(app.service.publicUrl);
+    const request = (key: string): string =>
+      `GET /v1/me HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nX-Forwarded-For: 203.0.113.11\r\n\r\n`;
+    await Promise.all(
+      Array.from(
+        { length: 25 },
+        () =>
+          new Promise<void>((sent, failed) => {
+            // Ends its side once written: the server drops the request before its key is looked up.
+            const socket = connect(Number(port), hostname, () => socket.end(request(generateApiKey())));
+            socket.on('error', failed);
+            socket.on('close', () => sent());
+            socket.resume();
+          }),
+      ),
+    );
+    const refusal = await eventually(
+      async () => {
+        const answer = await app.api('GET', '/v1/me', { key: organiser.key, headers: from('203.0.113.11') });
+        assert.equal(answer.status, 429, 'the closed connections’ failures were counted');
+        return /still being answered/.test(String(answer.body?.message)) ? undefined : answer;
+      },
+      'the closed connections’ requests to be settled',
+      5_000,
+    );
+    assertErrorBody(refusal, 429, 'rate_limited');
+  });
+
+  it('lets concurrent requests with an accepted key through while failures and undecided requests stay under the figure, and charges them nothing', async () => {
+    const address = from('203.0.113.12');
+    for (let i = 0; i < 4; i += 1) {
+      assert.equal((await app.api('GET', '/v1/me', { key: generateApiKey(), headers: address })).status, 401);
+    }
+    const statuses = await Promise.all(
+      Array.from(
+        { length: 16 },
+        async () => (await app.api('GET', '/v1/me', { key: organiser.key, headers: address })).status,
+      ),
+    );
+    assert.deepEqual(
+      statuses,
+      Array.from({ length: 16 }, () => 200),
+    );
+    const failures: number[] = [];
+    for (let i = 0; i < 17; i += 1) {
+      failures.push((await app.api('GET', '/v1/me', { key: generateApiKey(), headers: address })).status);
+    }
+    assert.deepEqual(failures, [...Array.from({ length: 16 }, () => 401), 429]);
   });
 });
 

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { recordAnsweredRequest } from './http-metrics';
 import { DomainError } from '../errors/domain-error';
-import type { ClientFailureBudget } from '../rate-limit/client-failure-budget';
+import type { Admission, ClientFailureBudget } from '../rate-limit/client-failure-budget';
+import { authContextOf } from '../auth-context/auth.decorator';
 import { unsupportedBodyMediaType } from './body-media-type';
 import { acceptsFormBodies, audienceOfRequest, listenerOf, pathOf } from './listener';
 import { RouteMiss } from './route-miss';
@@ -15,7 +16,14 @@ const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 
 const ROUTE_MISSED = Symbol('route-missed');
 const FAILURE_BUDGET_REFUSED = Symbol('failure-budget-refused');
-type MarkedRequest = FastifyRequest & { [ROUTE_MISSED]?: true; [FAILURE_BUDGET_REFUSED]?: true };
+const ADMISSION = Symbol('failure-budget-admission');
+const OUTCOME_COUNTED = Symbol('failure-budget-outcome-counted');
+type MarkedRequest = FastifyRequest & {
+  [ROUTE_MISSED]?: true;
+  [FAILURE_BUDGET_REFUSED]?: true;
+  [ADMISSION]?: Admission;
+  [OUTCOME_COUNTED]?: true;
+};
 
 /**
  * Conventions that must hold before any Nest code runs, so they also cover
@@ -23,7 +31,8 @@ type MarkedRequest = FastifyRequest & { [ROUTE_MISSED]?: true; [FAILURE_BUDGET_R
  * (`/openapi.json`, `/docs`):
  * - every route is recorded in the route table (405 `Allow`, `GET /v1`);
  * - `X-Request-Id` is set first thing (the id itself comes from `genReqId`);
- * - a client over its failure budget is refused before anything else;
+ * - a client over its failure budget is refused before anything else, and
+ *   every request it lets in is settled once its outcome is known;
  * - each listener answers only the routes it serves, decided by the route
  *   the router matched (after decoding and normalising the URL), never by
  *   the URL's text; anything else is a route miss, answered before the body
@@ -54,7 +63,8 @@ export function installHttpConventions(
     // The probes and the reference stay reachable: a load balancer must see health whatever a client did.
     if (audience?.credential !== 'none') {
       try {
-        failures.assertWithinBudget(listener, request.ip);
+        const admission = failures.admit(listener, request.ip);
+        if (admission !== null) (request as MarkedRequest)[ADMISSION] = admission;
       } catch (refusal) {
         (request as MarkedRequest)[FAILURE_BUDGET_REFUSED] = true;
         throw refusal;
@@ -71,6 +81,19 @@ export function installHttpConventions(
     done();
   });
 
+  // Past the onRequest hooks an accepted API key is settled: it was the last way for the request to fail the budget.
+  fastify.addHook('preParsing', (request, _reply, payload, done) => {
+    const admission = (request as MarkedRequest)[ADMISSION];
+    if (admission?.holdsUnit === true && authContextOf(request) !== undefined) failures.settle(admission, false);
+    done(null, payload);
+  });
+
+  // The answer is decided when it is sent, even to a client that has gone: an aborted guess still costs the guesser.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    countOutcome(request, reply.statusCode, failures);
+    done(null, payload);
+  });
+
   fastify.addHook('preValidation', (request, _reply, done) => {
     assertJsonObjectBody(request);
     done();
@@ -80,9 +103,8 @@ export function installHttpConventions(
   const logAccess = accessLogOf(fastify.log);
   fastify.addHook('onResponse', (request, reply, done) => {
     const marked = request as MarkedRequest;
-    if (reply.statusCode === 401 || marked[ROUTE_MISSED] === true) {
-      failures.recordFailure(listenerOf(request.raw), request.ip);
-    }
+    // Settled in onSend already, unless the reply skipped it.
+    countOutcome(request, reply.statusCode, failures);
     recordAnsweredRequest({
       method: request.method,
       routePattern: request.routeOptions.url,
@@ -103,6 +125,17 @@ export function installHttpConventions(
     );
     done();
   });
+}
+
+/** Settles the request with the failure budget, once: answers of `401` and route misses are failures. */
+function countOutcome(request: FastifyRequest, statusCode: number, failures: ClientFailureBudget): void {
+  const marked = request as MarkedRequest;
+  if (marked[OUTCOME_COUNTED] === true) return;
+  marked[OUTCOME_COUNTED] = true;
+  const failed = statusCode === 401 || marked[ROUTE_MISSED] === true;
+  const admission = marked[ADMISSION];
+  if (admission !== undefined) failures.settle(admission, failed);
+  else if (failed) failures.recordFailure(listenerOf(request.raw), request.ip);
 }
 
 /** A body of a write must be JSON (the dashboard's forms excepted), and a JSON body must be an object. */
