@@ -181,6 +181,52 @@ describe('events', () => {
       assert.equal(created.body.data.endTime, '2027-06-16T16:00:00.000Z');
     });
 
+    it('refuses with 400, storing nothing, a dateOnly startTime or endTime whose noon at its location is outside the instants kept, and pages past the ends that are kept', async () => {
+      const owner = await fixtures(service).organiser({ scopes: ['events:read', 'events:write'] });
+      const [pagoPago, westmost, kiritimati] = [
+        await fixtures(service).venue({ timeZone: 'Pacific/Pago_Pago' }),
+        await fixtures(service).venue({ timeZone: 'Etc/GMT+12' }),
+        await fixtures(service).venue({ timeZone: 'Pacific/Kiritimati' }),
+      ];
+      const dateOnlyAt = (where: { locationIds: string[] }, times: Record<string, string>) =>
+        create({ ...times, dateOnly: true, locationId: where.locationIds[0] }, owner.key);
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        const first = await dateOnlyAt(pagoPago, { startTime: '0001-01-01T00:00:00Z' });
+        assertErrorBody(first, 400, 'invalid_argument');
+        assert.match(
+          first.body.message,
+          /^startTime is on 0001-01-01, .* Pacific\/Pago_Pago is 0000-12-31T23:22:48\.000Z, outside the instants kept \(0001-01-01T00:00:00\.000Z to 9999-12-31T23:59:59\.999Z\)\.$/,
+        );
+      }
+      const last = await dateOnlyAt(westmost, { startTime: '9999-12-30', endTime: '9999-12-31' });
+      assertErrorBody(last, 400, 'invalid_argument');
+      assert.match(last.body.message, /^endTime is on 9999-12-31, .* Etc\/GMT\+12 is \+010000-01-01T00:00:00\.000Z/);
+      assert.equal(await countEvents(owner.id), 0);
+
+      const earliest = await dateOnlyAt(westmost, { startTime: '0001-01-01' });
+      assert.equal(earliest.status, 201, earliest.text);
+      assert.equal(earliest.body.data.startTime, '0001-01-02T00:00:00.000Z');
+      const latest = await dateOnlyAt(kiritimati, { startTime: '9999-12-31T23:59:59.999Z' });
+      assert.equal(latest.status, 201, latest.text);
+      assert.equal(latest.body.data.startTime, '9999-12-31T22:00:00.000Z');
+      const moved = await api('PATCH', `/v1/events/${earliest.body.data.id as string}`, {
+        key: owner.key,
+        body: { locationId: pagoPago.locationIds[0] },
+      });
+      assertErrorBody(moved, 400, 'invalid_argument');
+      assert.match(moved.body.message, /^startTime is on 0001-01-01, /);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+        const page = await api('GET', `/v1/events?limit=1${query}`, { key: owner.key });
+        assert.equal(page.status, 200, page.text);
+        seen.push(...(page.body.data as Array<{ startTime: string }>).map((event) => event.startTime));
+        cursor = page.body.next_cursor as string | null;
+      } while (cursor !== null);
+      assert.deepEqual(seen.sort(), ['0001-01-02T00:00:00.000Z', '9999-12-31T22:00:00.000Z']);
+    });
+
     it('keeps a dateOnly event on its calendar day when it moves to a location in another zone', async () => {
       const tokyo = await fixtures(service).venue({ timeZone: 'Asia/Tokyo' });
       const newYork = await fixtures(service).venue({ timeZone: 'America/New_York' });

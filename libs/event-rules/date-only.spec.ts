@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { CalendarDay, calendarDayIn, isValidTimeZone, noonInTimeZone } from './date-only';
+import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS } from '../time/instant';
+import { CalendarDay, calendarDayIn, isValidTimeZone, noonInTimeZone, NoonOutOfRange } from './date-only';
 
 /** Independent of the code under test: the wall clock Intl shows for an instant in a zone. */
 function localDateTime(instant: Date, timeZone: string): string {
@@ -100,6 +101,61 @@ void describe('noonInTimeZone', () => {
     assert.throws(() => noonInTimeZone('15.07.2025', 'UTC'), RangeError);
     assert.throws(() => noonInTimeZone('2025-02-30', 'UTC'), RangeError);
     assert.throws(() => noonInTimeZone(new Date(Number.NaN), 'UTC'), RangeError);
+  });
+
+  void it('refuses a noon outside the instants kept: the first day in a zone far east of UTC, the last in one far west', () => {
+    const refusal = (date: Date | string, zone: string): NoonOutOfRange => {
+      try {
+        noonInTimeZone(date, zone);
+      } catch (error) {
+        assert.ok(error instanceof NoonOutOfRange, String(error));
+        return error;
+      }
+      assert.fail(`noon on ${String(date)} in ${zone} was given`);
+    };
+    // Pago Pago kept the local mean time of the far side of the date line until the nineteenth century.
+    const pagoPago = refusal('0001-01-01', 'Pacific/Pago_Pago');
+    assert.deepEqual([pagoPago.day, pagoPago.noon.toISOString()], ['0001-01-01', '0000-12-31T23:22:48.000Z']);
+    refusal(new Date('0001-01-01T00:00:00Z'), 'Pacific/Pago_Pago');
+    refusal(new CalendarDay(new Date('0001-01-01T00:00:00Z'), '0001-01-01'), 'Etc/GMT-14');
+    const lastDay = refusal('9999-12-31', 'Etc/GMT+12');
+    assert.deepEqual([lastDay.day, lastDay.noon.toISOString()], ['9999-12-31', '+010000-01-01T00:00:00.000Z']);
+    refusal(new Date('9999-12-31T23:59:59.999Z'), 'Etc/GMT+12');
+    // The other ends stay inside.
+    assert.equal(noonInTimeZone('9999-12-31', 'Pacific/Kiritimati').toISOString(), '9999-12-30T22:00:00.000Z');
+    assert.equal(noonInTimeZone('9999-12-31', 'Etc/GMT-14').toISOString(), '9999-12-30T22:00:00.000Z');
+    assert.equal(noonInTimeZone('0001-01-01', 'Etc/GMT+12').toISOString(), '0001-01-02T00:00:00.000Z');
+  });
+
+  void it('never gives an instant outside the instants kept, for the first and last days kept in any zone', () => {
+    const zones = [...Intl.supportedValuesOf('timeZone'), 'Etc/GMT-14', 'Etc/GMT+12'];
+    const days = ['0001-01-01', '0001-01-02', '9999-12-30', '9999-12-31'];
+    const instants = [new Date(EARLIEST_INSTANT_MS), new Date(LATEST_INSTANT_MS)];
+    for (const zone of zones) {
+      for (const date of [...days, ...instants]) {
+        try {
+          const noon = noonInTimeZone(date, zone).getTime();
+          assert.ok(noon >= EARLIEST_INSTANT_MS && noon <= LATEST_INSTANT_MS, `${String(date)} in ${zone}`);
+        } catch (error) {
+          assert.ok(error instanceof NoonOutOfRange, `${String(date)} in ${zone}: ${String(error)}`);
+        }
+      }
+    }
+  });
+
+  void it('reads a wall clock before the common era as the year before 0001, not as 0001 again', () => {
+    // Manila kept the local mean time of the Americas' side of the date line until the nineteenth century.
+    assert.equal(calendarDayIn(new Date('0001-01-01T00:00:00Z'), 'America/New_York'), '0000-12-31');
+    assert.equal(noonInTimeZone('0001-01-01', 'Asia/Manila').toISOString(), '0001-01-02T03:56:08.000Z');
+    assert.equal(
+      noonInTimeZone(new Date('0001-01-01T05:00:00Z'), 'Asia/Manila').toISOString(),
+      '0001-01-01T03:56:08.000Z',
+    );
+  });
+
+  void it('reads the day an instant late on the last day kept falls on east of UTC, in the year after it', () => {
+    assert.equal(calendarDayIn(new Date('9999-12-31T12:00:00Z'), 'Etc/GMT-14'), '10000-01-01');
+    assert.equal(noonInTimeZone('10000-01-01', 'Etc/GMT-14').toISOString(), '9999-12-31T22:00:00.000Z');
   });
 
   void it('is always 12:00 local time on the requested day', () => {

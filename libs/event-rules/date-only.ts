@@ -5,6 +5,8 @@
  * night) never move it off the day.
  */
 
+import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS } from '../time/instant';
+
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 // One formatter per zone: constructing them is the expensive part, and the
@@ -16,6 +18,8 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
     formatter = new Intl.DateTimeFormat('en-US', {
       timeZone,
       hourCycle: 'h23',
+      // Without the era, a year before the common era reads as the same number after it.
+      era: 'short',
       year: 'numeric',
       month: '2-digit',
       day: '2-digit',
@@ -47,14 +51,20 @@ interface WallClock {
 
 function wallClock(instantMs: number, timeZone: string): WallClock {
   const parts = formatterFor(timeZone).formatToParts(new Date(instantMs));
-  const value = (type: Intl.DateTimeFormatPartTypes): number => {
+  const text = (type: Intl.DateTimeFormatPartTypes): string => {
     const part = parts.find((candidate) => candidate.type === type);
     // The formatter is built with every one of these fields, so a missing one is an ICU defect.
     if (part === undefined) throw new Error(`Intl.DateTimeFormat gave no ${type} for ${timeZone}`);
-    return Number(part.value);
+    return part.value;
   };
+  const value = (type: Intl.DateTimeFormatPartTypes): number => Number(text(type));
+  const era = text('era');
+  // Read wrongly, an era would move the day by years without a sound.
+  if (era !== 'AD' && era !== 'BC') throw new Error(`Intl.DateTimeFormat gave the era ${era} for ${timeZone}`);
+  // Intl numbers the years before the common era backwards within their era; Date's years run on through zero.
+  const year = era === 'BC' ? 1 - value('year') : value('year');
   return {
-    year: value('year'),
+    year,
     month: value('month'),
     day: value('day'),
     // Some ICU versions print midnight as 24 even with h23.
@@ -82,7 +92,8 @@ export function isValidTimeZone(timeZone: string): boolean {
   }
 }
 
-const DAY_PREFIX = /^(\d{4})-(\d{2})-(\d{2})/;
+// Late on the last day kept, a zone east of UTC is already in a five-digit year (calendarDayIn).
+const DAY_PREFIX = /^(\d{4,5})-(\d{2})-(\d{2})/;
 
 /**
  * A date given with no time of day (`2027-06-15`): as an instant, midnight
@@ -102,9 +113,29 @@ export class CalendarDay extends Date {
 
 /** The calendar day (`YYYY-MM-DD`) on which `date` falls in `timeZone`. */
 export function calendarDayIn(date: Date, timeZone: string): string {
-  const { year, month, day } = calendarDay(date, timeZone);
+  return dayText(calendarDay(date, timeZone));
+}
+
+function dayText({ year, month, day }: { year: number; month: number; day: number }): string {
   const two = (n: number): string => String(n).padStart(2, '0');
   return `${String(year).padStart(4, '0')}-${two(month)}-${two(day)}`;
+}
+
+/**
+ * Noon on the day asked for is no instant the service keeps (between
+ * EARLIEST_INSTANT_MS and LATEST_INSTANT_MS): on the first day kept in a zone
+ * far east of UTC, on the last in one far west of it.
+ */
+export class NoonOutOfRange extends RangeError {
+  constructor(
+    /** `YYYY-MM-DD`: the calendar day in the zone. */
+    readonly day: string,
+    readonly timeZone: string,
+    readonly noon: Date,
+  ) {
+    super(`noon on ${day} in ${timeZone} is ${noon.toISOString()}, outside the instants kept`);
+    this.name = 'NoonOutOfRange';
+  }
 }
 
 function calendarDay(date: Date | string, timeZone: string): { year: number; month: number; day: number } {
@@ -129,7 +160,8 @@ function calendarDay(date: Date | string, timeZone: string): { year: number; mon
  * The instant at 12:00 local time in `timeZone` on the calendar day of
  * `date`: for a Date, the day it falls on in that zone; for a string or a
  * CalendarDay, its `YYYY-MM-DD` as written. Throws RangeError for an unknown zone or an
- * unreadable date, since the caller has validated both already.
+ * unreadable date, since the caller has validated both already, and
+ * NoonOutOfRange when that noon is outside the instants the service keeps.
  */
 export function noonInTimeZone(date: Date | string, timeZone: string): Date {
   if (!isValidTimeZone(timeZone)) throw new RangeError(`unknown time zone: ${timeZone}`);
@@ -142,5 +174,8 @@ export function noonInTimeZone(date: Date | string, timeZone: string): Date {
   let candidate = noonAsUtc - firstOffset;
   const secondOffset = offsetAt(candidate, timeZone);
   if (secondOffset !== firstOffset) candidate = noonAsUtc - secondOffset;
+  if (candidate < EARLIEST_INSTANT_MS || candidate > LATEST_INSTANT_MS) {
+    throw new NoonOutOfRange(dayText({ year, month, day }), timeZone, new Date(candidate));
+  }
   return new Date(candidate);
 }

@@ -32,7 +32,7 @@ export type {
 } from './planning';
 export { MEETING_PROVIDERS, MEETING_PROVIDER_CODES, isProviderHost, parseOnlineMeeting } from './online-meeting';
 export type { MeetingHostRule, MeetingProvider, OnlineMeeting } from './online-meeting';
-export { CalendarDay, calendarDayIn, isValidTimeZone, noonInTimeZone } from './date-only';
+export { CalendarDay, calendarDayIn, isValidTimeZone, noonInTimeZone, NoonOutOfRange } from './date-only';
 export { shouldCreateRefundOffer } from './refund-offer';
 export type { EventWhenAndWhere } from './refund-offer';
 export type { CheckResult } from './field-checks';

@@ -6,6 +6,7 @@ import {
   isPublishable,
   isValidTimeZone,
   noonInTimeZone,
+  NoonOutOfRange,
   normaliseAdditionalLocationIds,
   parseEventPatch,
   shouldCreateRefundOffer,
@@ -14,6 +15,7 @@ import {
   type Visibility,
 } from '../../libs/event-rules';
 import { newResourceId } from '../../libs/ids/resource-id';
+import { EARLIEST_INSTANT_MS, LATEST_INSTANT_MS } from '../../libs/time/instant';
 import type { AuthContext, Principal } from '../common/auth-context/access';
 import { DomainEventBus } from '../common/domain-events/domain-event-bus';
 import { SerializedBody, type Page } from '../common/envelope/page';
@@ -286,7 +288,9 @@ export class EventsService {
    * was date-only already is noon on its day at the location it had: at the
    * same location it stays as stored (even when that location has been
    * deleted since and its zone is unknown); after a move its day is read in
-   * the old location's zone, so the event keeps its day.
+   * the old location's zone, so the event keeps its day. A noon outside the
+   * instants kept is refused, naming its field: stored, it would leave the
+   * contract's range, and the list's cursor would refuse it as a position.
    */
   private async placeDateOnlyInstants(
     before: { locationId: string | null; dateOnly: boolean },
@@ -308,12 +312,19 @@ export class EventsService {
       // The previous location's zone stored invalid: its calendar day cannot be read, so the instant stays as given.
       if (oldZone !== null && !isValidTimeZone(oldZone)) oldZone = null;
     }
-    const place = (value: Date | null, fromStore: boolean): Date | null => {
+    const place = (field: 'startTime' | 'endTime', value: Date | null, fromStore: boolean): Date | null => {
       if (value === null || (fromStore && !moved)) return value;
-      return noonInTimeZone(fromStore && oldZone !== null ? calendarDayIn(value, oldZone) : value, timeZone);
+      try {
+        return noonInTimeZone(fromStore && oldZone !== null ? calendarDayIn(value, oldZone) : value, timeZone);
+      } catch (error) {
+        if (!(error instanceof NoonOutOfRange)) throw error;
+        throw DomainError.invalidArgument(
+          `${field} is on ${error.day}, and a date-only event is kept at noon in its location's time zone: noon on that day in ${error.timeZone} is ${error.noon.toISOString()}, outside the instants kept (${new Date(EARLIEST_INSTANT_MS).toISOString()} to ${new Date(LATEST_INSTANT_MS).toISOString()}).`,
+        );
+      }
     };
-    entity.startTime = place(entity.startTime, restored.startTime);
-    entity.endTime = place(entity.endTime, restored.endTime);
+    entity.startTime = place('startTime', entity.startTime, restored.startTime);
+    entity.endTime = place('endTime', entity.endTime, restored.endTime);
   }
 
   /** Merges a validated patch into the stored event, applying the rules that need stored state. */
