@@ -105,6 +105,16 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.equal(after.rows[0].n, before.rows[0].n, 'nothing stored');
   });
 
+  it('validates organisers:create as POST /internal/organisers does: a name over 500 characters is refused and stores nothing', async () => {
+    const before = await app.db.query('SELECT count(*)::int AS n FROM organiser');
+    const long = await ops('organisers:create', '--name', 'n'.repeat(501));
+    assert.equal(long.code, 1, long.stderr);
+    assert.equal(long.json.error, 'invalid_argument');
+    assert.match(long.json.message, /name must be shorter than or equal to 500 characters/);
+    const after = await app.db.query('SELECT count(*)::int AS n FROM organiser');
+    assert.equal(after.rows[0].n, before.rows[0].n, 'nothing stored');
+  });
+
   it('refuses a flag a command does not take, and an on/off flag given anything but true or false', async () => {
     const typo = await ops('organisers:create', '--name', 'Typo Org', '--bogus', '1');
     assert.equal(typo.code, 2);

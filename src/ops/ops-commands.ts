@@ -4,6 +4,7 @@ import { ApiKeysService } from '../identity/api-keys.service';
 import { OrdersService } from '../orders/orders.service';
 import { PortalLinksService } from '../portal/portal-links.service';
 import { OrganisersService } from '../identity/organisers.service';
+import { CreateOrganiserDto } from '../identity/dto/identity.dto';
 import { CreateVenueDto } from '../venues/dto/venue.dto';
 import { VenuesService } from '../venues/venues.service';
 import { validatedInternalBody } from '../common/validation/validation.pipe';
@@ -33,10 +34,14 @@ function principalFrom(args: OpsArguments): { type: 'organiser' | 'venue'; id: s
 export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = {
   'organisers:create': {
     usage: '--name <name> [--placeholder]',
-    run: (app, args) =>
-      app
-        .get(OrganisersService)
-        .create({ name: requiredFlag(args, 'name'), placeholder: switchFlag(args, 'placeholder') }),
+    run: async (app, args) => {
+      // The internal API's own rules for that body (a name of at most 500 characters).
+      const organiser = await validatedInternalBody(
+        { name: requiredFlag(args, 'name'), placeholder: switchFlag(args, 'placeholder') },
+        CreateOrganiserDto,
+      );
+      return app.get(OrganisersService).create(organiser);
+    },
   },
   'organisers:list': {
     usage: '',
