@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { Route } from 'playwright-core';
 import { chromiumMissingReason, DashboardBrowser } from './support/dashboard-browser';
+import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from './support/https-receiver';
 import type { TestService } from './support/test-service';
@@ -351,6 +353,88 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     assert.match(locations, /Hamburg/);
     assert.match(locations, /Back room/);
     await browser.checkPage('venue');
+  });
+
+  /**
+   * Holds every form post whose address matches `pattern` for `holdMs` after
+   * the service answered it, as a slow network would: the page it was posted
+   * from stays in front of the person all that time. Returns the undo.
+   */
+  async function slowPosts(pattern: RegExp, holdMs: number): Promise<() => Promise<void>> {
+    const hold = async (route: Route): Promise<void> => {
+      if (route.request().method() !== 'POST') return route.fallback();
+      const response = await route.fetch({ maxRedirects: 0 });
+      await new Promise((done) => setTimeout(done, holdMs));
+      // A post the browser gave up on (it sent another instead) has no page left to answer.
+      await route.fulfill({ response }).catch(() => undefined);
+    };
+    await page().route(pattern, hold);
+    return () => page().unroute(pattern, hold);
+  }
+
+  it('sends a form once while its answer is on its way: a second Enter or Space mints no second key and makes no second order', async () => {
+    const owner = await fixtures(service).organiser();
+    const event = await fixtures(service).event(owner.id);
+    const ownerPath = `/internal/dashboard/organisers/${owner.id}`;
+    const count = async (sql: string, id: string): Promise<number> =>
+      Number((await app.db.query<{ n: string }>(sql, [id])).rows[0]?.n);
+    const keys = () => count('SELECT count(*) AS n FROM api_key WHERE principal_id = $1', owner.id);
+    const orders = () => count('SELECT count(*) AS n FROM "order" WHERE event_id = $1', event.id);
+    const keysBefore = await keys();
+    const undo = await slowPosts(/\/organisers\/[^/]+\/(?:keys|orders)$/, 1_500);
+    try {
+      await page().goto(url(ownerPath));
+      await browser.tabTo('form[action$="/keys"] button[type=submit]');
+      await page().keyboard.press('Enter');
+      await page().waitForTimeout(300);
+      await page().keyboard.press('Enter');
+      await page().waitForTimeout(300);
+      await page().keyboard.press('Space');
+      await page().locator('#new-key').waitFor();
+      assert.match(await page().inputValue('#new-key'), /^svc_live_/);
+      assert.equal(await keys(), keysBefore + 1, 'three presses while the mint was on its way made one key');
+
+      await page().goto(url(`${ownerPath}/orders`));
+      await browser.type('#order-event', event.id);
+      await browser.tabTo('#order-status');
+      await page().keyboard.type('confirmed');
+      await browser.type('#order-total', '1500');
+      await page().keyboard.press('Enter');
+      await page().waitForTimeout(300);
+      await page().keyboard.press('Enter');
+      await page()
+        .locator('[role=status]', { hasText: /created \(confirmed\)/ })
+        .waitFor();
+      assert.equal(await orders(), 1, 'two Enters while the order was on its way made one confirmed order');
+    } finally {
+      await undo();
+    }
+  });
+
+  it('lets a form be sent again when its post was stopped before any answer came', async () => {
+    const owner = await fixtures(service).organiser();
+    let held: Route | null = null;
+    // The first post never reaches the service: it waits until the browser's Stop ends it.
+    const hold = async (route: Route): Promise<void> => {
+      if (route.request().method() !== 'POST' || held !== null) return route.fallback();
+      held = route;
+    };
+    await page().route(/\/keys$/, hold);
+    try {
+      await page().goto(url(`/internal/dashboard/organisers/${owner.id}`));
+      await browser.tabTo('form[action$="/keys"] button[type=submit]');
+      await page().keyboard.press('Enter');
+      for (let waited = 0; held === null && waited < 5_000; waited += 50) await page().waitForTimeout(50);
+      assert.ok(held !== null, 'the mint was posted');
+      const devtools = await browser.context.newCDPSession(page());
+      await devtools.send('Page.stopLoading');
+      await devtools.detach();
+      await (held as Route).abort().catch(() => undefined);
+      await page().keyboard.press('Enter');
+      await page().locator('#new-key').waitFor({ timeout: 5_000 });
+    } finally {
+      await page().unroute(/\/keys$/, hold);
+    }
   });
 
   it('signs out', async () => {

@@ -19,6 +19,7 @@ function loadAssets(): Map<string, Asset> {
     ['dashboard.css', { body: shared.css, type: 'text/css; charset=utf-8' }],
     ['favicon.svg', { body: shared.favicon, type: 'image/svg+xml' }],
     ['copy-button.js', { body: shared.copyButton, type: 'text/javascript; charset=utf-8' }],
+    ['submit-once.js', { body: shared.submitOnce, type: 'text/javascript; charset=utf-8' }],
     [
       'htmx.min.js',
       { body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')), type: 'text/javascript; charset=utf-8' },

@@ -16,12 +16,17 @@ export function sourceFolder(compiledDir: string, unit: string, name: string): s
   return join(root, 'src', ...parts, name);
 }
 
-/** The stylesheet, icon and copy button every server-rendered page shares (the dashboard's and the portal's). */
-export function sharedPageAssets(): { css: Buffer; favicon: Buffer; copyButton: Buffer } {
+/**
+ * The stylesheet, icon and scripts the server-rendered pages share (the
+ * dashboard's and the portal's): the copy button, and the guard that sends a
+ * form once while its answer is pending.
+ */
+export function sharedPageAssets(): { css: Buffer; favicon: Buffer; copyButton: Buffer; submitOnce: Buffer } {
   const folder = sourceFolder(__dirname, 'common/html', 'assets');
   return {
     css: readFileSync(join(folder, 'pages.css')),
     favicon: readFileSync(join(folder, 'favicon.svg')),
     copyButton: readFileSync(join(folder, 'copy-button.js')),
+    submitOnce: readFileSync(join(folder, 'submit-once.js')),
   };
 }
