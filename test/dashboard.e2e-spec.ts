@@ -386,6 +386,45 @@ describe('dashboard over HTTP', () => {
     assert.equal(rotated.body.data.secretRotation, null, 'no grace: the old secret signs no more');
   });
 
+  it('rotates while the previous secret is still in its grace period only with its box ticked: that secret must not stop signing by a slip', async () => {
+    const { webhookId } = await webhook();
+    const admin = internalApi(service);
+    const first = await admin('POST', `/internal/webhooks/${webhookId}/rotate-secret`, {
+      body: { graceSeconds: 3600 },
+    });
+    assert.equal(first.status, 200, first.text);
+    const inGrace = await admin('GET', `/internal/webhooks/${webhookId}`);
+    assert.notEqual(inGrace.body.data.secretRotation, null);
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+    assert.match(
+      (await client.get(path)).html,
+      /I mean it: the previous secret, still signing until \d{4}-\d{2}-\d{2} /,
+    );
+    const refused = await client.post(`${path}/rotate-secret`, { graceSeconds: '60' }, csrf);
+    assert.equal(refused.status, 400);
+    assert.match(
+      refused.html,
+      /id="confirm-no-grace-error" class="field-error">The secret replaced by the last rotation still signs until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC: rotating again stops it at once/,
+    );
+    assert.match(
+      refused.html,
+      /id="confirm-no-grace"[^>]*aria-invalid="true" aria-describedby="confirm-no-grace-error"/,
+    );
+    const kept = await admin('GET', `/internal/webhooks/${webhookId}`);
+    assert.equal(kept.body.data.secret, inGrace.body.data.secret, 'nothing rotated');
+    assert.deepEqual(
+      kept.body.data.secretRotation,
+      inGrace.body.data.secretRotation,
+      'the previous secret still signs',
+    );
+    const confirmed = await client.post(`${path}/rotate-secret`, { graceSeconds: '60', confirmNoGrace: 'true' }, csrf);
+    assert.equal(confirmed.status, 303);
+    const rotated = await admin('GET', `/internal/webhooks/${webhookId}`);
+    assert.notEqual(rotated.body.data.secret, inGrace.body.data.secret);
+  });
+
   /** Keys listed on an account page (one revoke link per live key). */
   const liveKeysOn = (html: string): number => html.match(/\/keys\/key_[^/"]+\/revoke"/g)?.length ?? 0;
   const KEY_PATTERN = /svc_live_[0-9a-f]{48}/;

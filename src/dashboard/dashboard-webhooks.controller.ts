@@ -6,6 +6,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import {
   readGraceSecondsField,
+  assertGraceEndConfirmed,
   assertNoGraceConfirmed,
   deliveryLogPage,
   pageAfterAction,
@@ -105,9 +106,15 @@ export class DashboardWebhooksController {
   ): Promise<FastifyReply> {
     const form = new HtmlForm(request);
     const graceText = form.text('graceSeconds');
+    const confirmed = form.checked('confirmNoGrace');
+    // Which field the refusal is shown beside: the seconds, or the box that would have confirmed it.
+    let refusedField: 'graceError' | 'confirmError' = 'graceError';
     try {
       const graceSeconds = readGraceSecondsField(graceText);
-      assertNoGraceConfirmed(graceSeconds, form.checked('confirmNoGrace'));
+      assertNoGraceConfirmed(graceSeconds, confirmed);
+      refusedField = 'confirmError';
+      const { secretRotation } = await this.operations.detail(webhookId);
+      assertGraceEndConfirmed(secretRotation?.previousExpiresAt ?? null, confirmed);
       const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds });
       this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);
     } catch (error) {
@@ -117,7 +124,7 @@ export class DashboardWebhooksController {
         request,
         reply,
         'webhook',
-        { ...view, graceError: error.message, graceValue: graceText },
+        { ...view, [refusedField]: error.message, graceValue: graceText },
         error.status,
       );
     }
@@ -187,6 +194,7 @@ export class DashboardWebhooksController {
       webhookHref: dashboardPath('webhooks', webhookId),
       defaultGrace: DEFAULT_GRACE_SECONDS,
       graceError: null,
+      confirmError: null,
       graceValue: null,
       breadcrumbs: [
         { label: 'Accounts', href: dashboardPath('accounts') },

@@ -1,6 +1,6 @@
 import { parseInstant } from '../../libs/time/instant';
 import { DomainError } from '../common/errors/domain-error';
-import { instantFieldText } from '../common/html/html-format';
+import { instant as shownInstant, instantFieldText } from '../common/html/html-format';
 import type { Page } from '../common/envelope/page';
 import { ErrorCode } from '../common/errors/error-code';
 import type { WebhookDeliveryResponseDto } from './dto/webhook.dto';
@@ -140,6 +140,22 @@ export function assertNoGraceConfirmed(graceSeconds: number, confirmed: boolean)
   if (graceSeconds === 0 && !confirmed) {
     throw DomainError.invalidArgument(
       'With 0 seconds the current secret stops signing at once and every receiver not yet switched fails: tick the box to confirm, or give a grace period.',
+    );
+  }
+}
+
+/**
+ * Refuses, on the dashboard's form, a rotation while the secret replaced by
+ * the last one still signs (`previousExpiresAt`, from the webhook's
+ * `secretRotation`) and the confirm box is not ticked: at most two secrets
+ * sign at a time, so that older secret stops at once, whatever grace the new
+ * rotation gives, and every receiver still on it fails. The internal API
+ * rotates as its contract says, without asking.
+ */
+export function assertGraceEndConfirmed(previousExpiresAt: string | null, confirmed: boolean): void {
+  if (previousExpiresAt !== null && !confirmed) {
+    throw DomainError.invalidArgument(
+      `The secret replaced by the last rotation still signs until ${shownInstant(previousExpiresAt)}: rotating again stops it at once and every receiver still on it fails. Tick the box to confirm, or rotate after that time.`,
     );
   }
 }
