@@ -187,6 +187,42 @@ describe('dashboard over HTTP', () => {
     assert.match(page.html, /Unsupported query parameter/);
   });
 
+  it('refuses a NUL in any form field or query value with an HTML 400, never a failure, and stores nothing', async () => {
+    const organiser = await fixtures(service).organiser();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const refusals: Array<[string, Promise<{ status: number; html: string }>]> = [
+      ['an organiser name', client.post('/internal/dashboard/organisers', { name: 'a\u0000b' }, csrf)],
+      ['a venue’s city', client.post('/internal/dashboard/venues', { name: 'Nulhall', city: 'a\u0000b' }, csrf)],
+      [
+        'an event title',
+        client.post(
+          `/internal/dashboard/organisers/${organiser.id}/events`,
+          { title: 'a\u0000b', startTime: '2031-01-01T20:00:00Z' },
+          csrf,
+        ),
+      ],
+      ['a search', client.get('/internal/dashboard/accounts?q=a%00b')],
+      ['a page of organisers', client.get('/internal/dashboard/accounts?organisers_cursor=a%00b')],
+      ['a page of venues', client.get('/internal/dashboard/accounts?venues_cursor=a%00b')],
+      ['a page of events', client.get(`/internal/dashboard/organisers/${organiser.id}/events?cursor=a%00b`)],
+      ['a page of orders', client.get(`/internal/dashboard/organisers/${organiser.id}/orders?cursor=a%00b`)],
+    ];
+    const answered: string[] = [];
+    for (const [what, answer] of refusals) {
+      const page = await answer;
+      answered.push(`${what}: ${page.status} ${/<html/.test(page.html) ? 'page' : 'no page'}`);
+    }
+    assert.deepEqual(
+      answered,
+      refusals.map(([what]) => `${what}: 400 page`),
+    );
+    const refused = await client.post('/internal/dashboard/organisers', { name: 'a\u0000b' }, csrf);
+    assert.match(refused.html, /The form field name must not contain the NUL character/);
+    const search = await client.get('/internal/dashboard/accounts?q=Nulhall');
+    assert.match(search.html, /No venues match/, 'nothing was created');
+  });
+
   /** Posts a form that changes something and returns the page its 303 leads to, with the message it shows. */
   async function postedPage(
     client: DashboardClient,

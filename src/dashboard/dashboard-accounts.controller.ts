@@ -1,7 +1,9 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { unstorableTextProblem } from '../../libs/json/json-shape';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
+import { DomainError } from '../common/errors/domain-error';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { OrganisersService } from '../identity/organisers.service';
 import { CreateLocationDto, CreateVenueDto } from '../venues/dto/venue.dto';
@@ -69,6 +71,9 @@ export class DashboardAccountsController {
     status: number,
   ): Promise<FastifyReply> {
     const q = (typeof query['q'] === 'string' ? query['q'].trim() : '').slice(0, 200);
+    // The text to find reaches SQL as text, which cannot hold a NUL: refused here rather than failing there.
+    const unstorable = unstorableTextProblem(q);
+    if (unstorable !== null) throw DomainError.invalidArgument(`The text to find ${unstorable}.`);
     const organiserCursor = typeof query['organisers_cursor'] === 'string' ? query['organisers_cursor'] : null;
     const venueCursor = typeof query['venues_cursor'] === 'string' ? query['venues_cursor'] : null;
     const limit = LIST_LIMIT;

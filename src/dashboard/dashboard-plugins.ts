@@ -1,5 +1,8 @@
 import fastifyCookie from '@fastify/cookie';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DomainError } from '../common/errors/domain-error';
+import { unstorableFormProblem } from '../common/html/html-form';
+import { isDashboardRoute } from '../common/http/listener';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 
 export { CSRF_COOKIE, DASHBOARD_COOKIE_OPTIONS } from './dashboard-cookies';
@@ -7,28 +10,36 @@ export { CSRF_COOKIE, DASHBOARD_COOKIE_OPTIONS } from './dashboard-cookies';
 /**
  * What the dashboard needs of Fastify, registered once from the bootstrap.
  * @fastify/cookie parses the Cookie header of every request (a few
- * microseconds; the public API never reads it). The onSend hook writes what a
- * dashboard request changed in its session before the answer leaves, so the
- * page a redirect leads to finds it, on whichever instance it lands; other
- * requests pass straight through. Form bodies (urlencoded) are parsed by
- * Nest's Fastify adapter already; the HTTP conventions admit them on
- * dashboard paths only.
+ * microseconds; the public API never reads it). The preValidation hook
+ * refuses, for every dashboard form at once and before its handler, a field
+ * PostgreSQL's text cannot hold (a NUL), as a JSON body's or a path's text
+ * is refused, with the dashboard's 400 page, rather than failing in SQL as
+ * the server's fault. The onSend hook writes what a dashboard request
+ * changed in its session before the answer leaves, so the page a redirect
+ * leads to finds it, on whichever instance it lands; other requests pass
+ * straight through. Form bodies (urlencoded) are parsed by Nest's Fastify
+ * adapter already; the HTTP conventions admit them on dashboard paths only.
  */
 export async function registerDashboardPlugins(app: NestFastifyApplication): Promise<void> {
   await app.register(fastifyCookie, {});
   const sessions = app.get(DashboardSessionsService);
-  app
-    .getHttpAdapter()
-    .getInstance()
-    .addHook('onSend', (request, _reply, payload, done) => {
-      const settling = sessions.settle(request);
-      if (settling === null) {
-        done(null, payload);
-        return;
-      }
-      settling.then(
-        () => done(null, payload),
-        (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
-      );
-    });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    if (isDashboardRoute(request.routeOptions.url ?? '')) {
+      const problem = unstorableFormProblem(request.body);
+      if (problem !== null) throw DomainError.invalidArgument(problem);
+    }
+    done();
+  });
+  fastify.addHook('onSend', (request, _reply, payload, done) => {
+    const settling = sessions.settle(request);
+    if (settling === null) {
+      done(null, payload);
+      return;
+    }
+    settling.then(
+      () => done(null, payload),
+      (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
+    );
+  });
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { inLabelWords } from './html-form';
+import { inLabelWords, unstorableFormProblem } from './html-form';
 
 describe('a form’s refusal in the words of its labels', () => {
   const labels = {
@@ -32,5 +32,21 @@ describe('a form’s refusal in the words of its labels', () => {
       inLabelWords('title.EN must be at most 10000 characters.', {}),
       'title.EN must be at most 10000 characters.',
     );
+  });
+});
+
+describe('a posted form’s text', () => {
+  it('refuses a NUL or a lone surrogate in any field, a repeated one included, naming the field', () => {
+    assert.match(unstorableFormProblem({ name: 'a\u0000b' }) ?? '', /^The form field name must not contain the NUL/);
+    assert.match(
+      unstorableFormProblem({ scopes: ['events:read', '\ud800'] }) ?? '',
+      /^The form field scopes .*surrogate/,
+    );
+    assert.match(unstorableFormProblem({ 'x\u0000': '\u0000' }) ?? '', /^A form field must not contain the NUL/);
+  });
+
+  it('takes any other text, and no body at all', () => {
+    assert.equal(unstorableFormProblem({ name: 'Zoë 🎉', scopes: ['events:read'] }), null);
+    assert.equal(unstorableFormProblem(undefined), null);
   });
 });

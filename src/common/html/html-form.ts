@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validate, type ValidationError } from 'class-validator';
 import type { FastifyRequest } from 'fastify';
+import { unstorableTextProblem } from '../../../libs/json/json-shape';
 
 /** A posted urlencoded form: every value a string, or several strings for repeated names (checkboxes). */
 export class HtmlForm {
@@ -30,6 +31,25 @@ export class HtmlForm {
   checked(name: string): boolean {
     return this.text(name) !== null;
   }
+}
+
+/**
+ * Why a posted form cannot be taken as it is, or null: a value PostgreSQL's
+ * text cannot hold (NUL; a lone surrogate, which a urlencoded body can only
+ * carry as U+FFFD, checked all the same). A field reaches SQL as text,
+ * where it would fail the request as the server's fault.
+ */
+export function unstorableFormProblem(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  for (const [name, raw] of Object.entries(body as Record<string, unknown>)) {
+    for (const value of Array.isArray(raw) ? (raw as unknown[]) : [raw]) {
+      const problem = typeof value === 'string' ? unstorableTextProblem(value) : null;
+      if (problem === null) continue;
+      const field = unstorableTextProblem(name) === null ? `The form field ${name.slice(0, 40)}` : 'A form field';
+      return `${field} ${problem}; nothing was changed.`;
+    }
+  }
+  return null;
 }
 
 /** A form's visible label for each field the JSON API's messages name by its path (`title.EN`, `lineItems.0.quantity`). */
