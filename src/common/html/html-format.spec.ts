@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseInstant } from '../../../libs/time/instant';
-import { instant, instantFieldText } from './html-format';
+import { instant, instantFieldText, money } from './html-format';
 
 describe('instants on pages and in forms', () => {
   it('reads back in a form the time format the pages show, as the ISO 8601 instant it stands for', () => {
@@ -15,5 +15,25 @@ describe('instants on pages and in forms', () => {
     for (const text of ['2026-12-07T00:24:46Z', '1765067086000', 'yesterday', '2026-12-07 00:24:46 CET']) {
       assert.equal(instantFieldText(text), text);
     }
+  });
+});
+
+describe('amounts on pages', () => {
+  it('shows integer minor units with the currency’s own minor-unit digits', () => {
+    assert.equal(money(1500, 'JPY'), '1500 JPY');
+    assert.equal(money(1500, 'EUR'), '15.00 EUR');
+    assert.equal(money(1500, 'KWD'), '1.500 KWD');
+    assert.equal(money(7, 'BHD'), '0.007 BHD');
+    assert.equal(money(1500, 'jpy'), '1500 jpy', 'a code stored in lower case is the same currency');
+  });
+
+  it('keeps the sign of a negative amount, whatever the digits', () => {
+    assert.equal(money(-5, 'EUR'), '-0.05 EUR');
+    assert.equal(money(-1500, 'JPY'), '-1500 JPY');
+    assert.equal(money(-1500, 'KWD'), '-1.500 KWD');
+  });
+
+  it('shows 2 digits for a code Intl cannot read', () => {
+    assert.equal(money(1500, 'EU1'), '15.00 EU1');
   });
 });

@@ -23,11 +23,37 @@ export function instantFieldText(text: string): string {
   return shown === null ? text : `${shown[1]}T${shown[2]}Z`;
 }
 
-/** Integer minor units as a decimal amount (2 decimals; the service stores no currency exponent). */
+/** Minor-unit digits by currency code, as Intl resolves them; the codes are few, and a page shows many amounts. */
+const MINOR_DIGITS = new Map<string, number>();
+const MAX_REMEMBERED_CURRENCIES = 500;
+
+/**
+ * Digits of a currency's minor unit (ISO 4217: 0 for JPY, 2 for EUR, 3 for
+ * KWD), from Intl, since the service stores none: amounts are integer minor
+ * units. 2 for a code Intl cannot read.
+ */
+function minorDigits(currency: string): number {
+  let digits = MINOR_DIGITS.get(currency);
+  if (digits === undefined) {
+    try {
+      const format = new Intl.NumberFormat('en', { style: 'currency', currency });
+      digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+    } catch {
+      digits = 2;
+    }
+    if (MINOR_DIGITS.size < MAX_REMEMBERED_CURRENCIES) MINOR_DIGITS.set(currency, digits);
+  }
+  return digits;
+}
+
+/** Integer minor units as a decimal amount with the currency's own minor-unit digits (`1500 JPY`, `15.00 EUR`). */
 export function money(minor: number, currency: string): string {
   const sign = minor < 0 ? '-' : '';
   const absolute = Math.abs(minor);
-  return `${sign}${Math.floor(absolute / 100)}.${String(absolute % 100).padStart(2, '0')} ${currency}`;
+  const digits = minorDigits(currency);
+  if (digits === 0) return `${sign}${absolute} ${currency}`;
+  const unit = 10 ** digits;
+  return `${sign}${Math.floor(absolute / unit)}.${String(absolute % unit).padStart(digits, '0')} ${currency}`;
 }
 
 export function milliseconds(value: number | null | undefined): string {
