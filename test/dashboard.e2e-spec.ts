@@ -729,6 +729,18 @@ describe('dashboard over HTTP', () => {
     assert.equal(stored.body.data.quantity, 2);
   });
 
+  it('requires a start for a new event, as the events list shows only events with one: without it nothing is made', async () => {
+    const owner = await fixtures(service).organiser();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${owner.id}`;
+    assert.match((await client.get(`${base}/events`)).html, /<input id="event-start" name="startTime" required/);
+    const refused = await postedPage(client, csrf, `${base}/events`, { title: 'Whenever', visibility: 'draft' });
+    assert.match(refused, /Not created: Start is required/);
+    const { rowCount } = await app.db.query('SELECT 1 FROM event WHERE organizer_id = $1', [owner.id]);
+    assert.equal(rowCount, 0);
+  });
+
   it('refuses the event, order, billing and location forms in the words of their labels, never the internal API’s field names', async () => {
     const make = fixtures(service);
     const owner = await make.organiser();
