@@ -667,8 +667,10 @@ describe('dashboard over HTTP', () => {
     );
     assert.equal((await app.db.query('SELECT 1 FROM event WHERE id = $1', [eventId])).rowCount, 0);
 
-    const venuePage = await flashAfter(`/internal/dashboard/venues/${venue.id}/locations/${locationId}/delete`);
-    assert.match(venuePage, new RegExp(`Location ${locationId} deleted`));
+    const venuePage = await flashAfter(`/internal/dashboard/venues/${venue.id}/locations/${locationId}/delete`, {
+      confirm: '1',
+    });
+    assert.match(venuePage, new RegExp(`Location Gone soon \\(${locationId}\\) deleted`));
     assert.ok(!venuePage.includes(`<code>${locationId}</code>`), 'left out of the venue');
 
     assert.match(
@@ -678,6 +680,27 @@ describe('dashboard over HTTP', () => {
     const token = new URL(link.body.data.url as string).hash.replace('#token=', '');
     const opened = await new PortalClient(service.publicUrl).exchange(token);
     assert.equal(opened.status, 410, 'the unopened link no longer opens');
+  });
+
+  it('deletes a venue’s location only with its “I mean it” box ticked, naming the location; without it nothing is deleted', async () => {
+    const venue = await fixtures(service).venue({ locations: 2 });
+    const [locationId] = venue.locationIds;
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const venuePath = `/internal/dashboard/venues/${venue.id}`;
+    const page = await client.get(venuePath);
+    assert.match(
+      page.html,
+      /<label><input type="checkbox" name="confirm" value="1" required> I mean it<span class="visually-hidden">: delete location Room 1<\/span><\/label>/,
+    );
+    const refused = await postedPage(client, csrf, `${venuePath}/locations/${locationId}/delete`, {});
+    assert.match(refused, new RegExp(`Not deleted: tick “I mean it” to delete location Room 1 \\(${locationId}\\)`));
+    assert.ok(refused.includes(`<code>${locationId}</code>`), 'still listed');
+    const live = await app.db.query('SELECT 1 FROM venue_location WHERE id = $1 AND deleted_at IS NULL', [locationId]);
+    assert.equal(live.rowCount, 1, 'nothing deleted');
+    const deleted = await postedPage(client, csrf, `${venuePath}/locations/${locationId}/delete`, { confirm: '1' });
+    assert.match(deleted, new RegExp(`Location Room 1 \\(${locationId}\\) deleted`));
+    assert.ok(!deleted.includes(`<code>${locationId}</code>`), 'left out of the venue');
   });
 
   it('creates an event and an order and rewrites an order’s billing as the internal API does, refusing an order for another organiser’s event', async () => {

@@ -198,17 +198,29 @@ export class DashboardAccountsController {
     throw new DashboardRedirect(dashboardPath('venues', venueId));
   }
 
+  /** Posted with its "I mean it" box ticked, as the event and order deletes are; without it, nothing is deleted. */
   @Post('venues/:venueId/locations/:locationId/delete')
   async deleteLocation(
     @Param('venueId') venueId: string,
     @Param('locationId') locationId: string,
     @Req() request: FastifyRequest,
   ): Promise<never> {
-    const deleted = await this.venues.deleteLocation(venueId, locationId);
-    this.sessions.flash(request, {
-      kind: 'success',
-      text: `Location ${deleted.id} deleted: it is left out of the venue from now on.`,
-    });
+    const venue = await this.venues.describe(venueId);
+    const displayName = venue.locations.find((location) => location.id === locationId)?.displayName ?? null;
+    // Named as the page lists it, so the message says which one of the venue's rooms it was.
+    const named = displayName === null ? locationId : `${displayName} (${locationId})`;
+    if (!new HtmlForm(request).checked('confirm')) {
+      this.sessions.flash(request, {
+        kind: 'error',
+        text: `Not deleted: tick “I mean it” to delete location ${named}; nothing was deleted.`,
+      });
+    } else {
+      await this.venues.deleteLocation(venueId, locationId);
+      this.sessions.flash(request, {
+        kind: 'success',
+        text: `Location ${named} deleted: it is left out of the venue from now on.`,
+      });
+    }
     throw new DashboardRedirect(dashboardPath('venues', venueId));
   }
 
