@@ -330,6 +330,17 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     );
   });
 
+  it('names every “I mean it” box after its row, so each delete’s box can be told apart by ear', async () => {
+    for (const list of ['events', 'orders']) {
+      await page().goto(url(`${state.organiserPath}/${list}`));
+      const snapshot = await page().locator('table').ariaSnapshot();
+      const names = [...snapshot.matchAll(/checkbox "([^"]+)"/g)].map((match) => match[1] ?? '');
+      assert.ok(names.length > 0, `${list}: no “I mean it” box`);
+      for (const name of names) assert.match(name, /^I mean it: delete \S/, list);
+      assert.equal(new Set(names).size, names.length, `${list}: ${names.join(' | ')}`);
+    }
+  });
+
   it('revokes the key after a confirmation, and the public API answers 401 from then on', async () => {
     await page().goto(url(state.organiserPath ?? ''));
     await browser.submitWith('a[href*="/revoke"]');

@@ -691,7 +691,7 @@ describe('dashboard over HTTP', () => {
     const page = await client.get(venuePath);
     assert.match(
       page.html,
-      /<label><input type="checkbox" name="confirm" value="1" required> I mean it<span class="visually-hidden">: delete location Room 1<\/span><\/label>/,
+      /<input type="checkbox" name="confirm" value="1" required aria-label="I mean it: delete location Room 1">/,
     );
     const refused = await postedPage(client, csrf, `${venuePath}/locations/${locationId}/delete`, {});
     assert.match(refused, new RegExp(`Not deleted: tick “I mean it” to delete location Room 1 \\(${locationId}\\)`));
