@@ -341,6 +341,20 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     }
   });
 
+  it('gives every control of the orders page a target of 24px or room around it (WCAG 2.2 target size)', async () => {
+    const pending = await internalApi(service)('POST', '/internal/orders', {
+      body: { eventId: state.eventId, lineItems: [{ quantity: 1 }], totalAmountMinor: 900, billingName: 'Kim' },
+    });
+    assert.equal(pending.status, 201, pending.text);
+    await page().goto(url(`${state.organiserPath}/orders`));
+    assert.equal(await page().locator(`form[action$="/orders/${pending.body.data.id}/confirm"]`).count(), 1);
+    const violations = await browser.checkAccessibility('orders-target-size');
+    assert.deepEqual(
+      violations.filter((violation) => violation.id === 'target-size'),
+      [],
+    );
+  });
+
   it('revokes the key after a confirmation, and the public API answers 401 from then on', async () => {
     await page().goto(url(state.organiserPath ?? ''));
     await browser.submitWith('a[href*="/revoke"]');
