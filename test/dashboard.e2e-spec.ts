@@ -401,6 +401,17 @@ describe('dashboard over HTTP', () => {
     assert.doesNotMatch(stale.html, /cursor/);
   });
 
+  it('says until when a new portal link opens in the pages’ time format, as every other time on them', async () => {
+    const { organiserId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const page = await postedPage(client, csrf, `/internal/dashboard/organisers/${organiserId}/portal-link`, {
+      ttlSeconds: '600',
+    });
+    assert.match(page, /Portal link made: it opens once, until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC, and is shown/);
+    assert.doesNotMatch(page, /until \d{4}-\d{2}-\d{2}T/);
+  });
+
   it('rotates with no grace period only with its box ticked: the old secret must not stop signing by a slip', async () => {
     const { webhookId } = await webhook();
     const client = new DashboardClient(service.adminUrl);

@@ -5,6 +5,7 @@ import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { MAX_LINK_TTL_SECONDS, MIN_LINK_TTL_SECONDS, PortalLinksService } from '../portal/portal-links.service';
 import { HtmlForm } from '../common/html/html-form';
+import { instant } from '../common/html/html-format';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { dashboardPath } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
@@ -71,7 +72,7 @@ export class DashboardPortalLinksController {
       this.sessions.putFlash(request, dashboardPath(accountKind, accountId), link.url);
       this.sessions.flash(request, {
         kind: 'success',
-        text: `Portal link${link.readOnly ? ' (read only)' : ''} made: it opens once, until ${link.expiresAt}, and is shown below once.`,
+        text: `Portal link${link.readOnly ? ' (read only)' : ''} made: it opens once, until ${instant(link.expiresAt)}, and is shown below once.`,
       });
     } catch (error) {
       // A refusal (a ttl out of range, a worker that knows no portal address) is said on the page; not found stays 404.
