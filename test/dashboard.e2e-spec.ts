@@ -33,6 +33,23 @@ describe('dashboard over HTTP', () => {
     assert.equal(post.status, 303, 'a form post without a session also goes to the sign-in form');
   });
 
+  it('redirects the dashboard’s address with a trailing slash as it redirects the address without one', async () => {
+    const client = new DashboardClient(service.adminUrl);
+    for (const path of ['/internal/dashboard', '/internal/dashboard/']) {
+      const page = await client.get(path);
+      assert.equal(page.status, 303, path);
+      assert.match(page.location ?? '', /^\/internal\/dashboard(?:\/sign-in)?$/, path);
+    }
+    const followed = await client.get((await client.get('/internal/dashboard/')).location ?? '');
+    assert.equal(followed.location, '/internal/dashboard/sign-in');
+    await client.signIn(service.adminToken);
+    const signedIn = await client.get('/internal/dashboard/');
+    assert.equal((await client.get(signedIn.location ?? '')).location, '/internal/dashboard/accounts');
+    assert.equal((await client.get('/internal/dashboard/nope/')).status, 404, 'only the dashboard’s own address');
+    const elsewhere = await fetch(`${service.publicUrl}/internal/dashboard/`, { redirect: 'manual' });
+    assert.equal(elsewhere.status, 404, 'and on the admin listener only');
+  });
+
   it('does not take the admin bearer token instead of a session on dashboard pages', async () => {
     const client = new DashboardClient(service.adminUrl);
     const page = await client.get('/internal/dashboard/accounts', { authorization: `Bearer ${service.adminToken}` });

@@ -1,8 +1,10 @@
 import { Catch } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { seeOther } from '../common/html/html-answers';
 import { HtmlSectionFilter } from '../common/html/html-section-filter';
 import { HtmlSections, type SectionAnswers, type SectionRefusal } from '../common/html/html-sections';
 import { DashboardPages } from './dashboard-pages';
+import { pathOf } from '../common/http/listener';
 import { DASHBOARD_BASE } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
 
@@ -35,6 +37,12 @@ export class DashboardHtmlFilter extends HtmlSectionFilter {
 
   override showRefusal(request: FastifyRequest, reply: FastifyReply, refusal: SectionRefusal): void {
     const { status, message } = refusal;
+    // The dashboard's own address typed with a trailing slash: Nest registers routes without one, so no route
+    // matches it, yet it names the same place as `/internal/dashboard`, which redirects to where to start.
+    if (status === 404 && ['GET', 'HEAD'].includes(request.method) && pathOf(request.url) === `${DASHBOARD_BASE}/`) {
+      seeOther(request, reply, DASHBOARD_BASE);
+      return;
+    }
     void this.pages.send(
       request,
       reply,
