@@ -792,6 +792,22 @@ describe('dashboard over HTTP', () => {
     assert.equal(rowCount, 0);
   });
 
+  it('says on the Start label that a time without an offset is read as UTC, as it is stored', async () => {
+    const owner = await fixtures(service).organiser();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${owner.id}`;
+    assert.match(
+      (await client.get(`${base}/events`)).html,
+      /<label for="event-start">Start \([^<]*no offset means UTC\)/,
+    );
+    await postedPage(client, csrf, `${base}/events`, { title: 'Local?', startTime: '2031-03-01T19:00' });
+    const { rows } = await app.db.query<{ start_time: Date }>('SELECT start_time FROM event WHERE organizer_id = $1', [
+      owner.id,
+    ]);
+    assert.equal(rows[0]?.start_time.toISOString(), '2031-03-01T19:00:00.000Z');
+  });
+
   it('refuses the event, order, billing and location forms in the words of their labels, never the internal API’s field names', async () => {
     const make = fixtures(service);
     const owner = await make.organiser();
