@@ -380,6 +380,24 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     await browser.checkPage('venue');
   });
 
+  it('wraps a long webhook description without spaces in the webhook list, keeping the other columns in view', async () => {
+    const owner = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    const created = await publicApi(service)('POST', '/v1/webhooks', {
+      key: owner.key,
+      body: { url: `${receiver.origin}/hooks`, events: ['order.confirmed'], description: 'x'.repeat(200) },
+    });
+    assert.equal(created.status, 201, created.text);
+    await page().goto(url(`/internal/dashboard/organisers/${owner.id}`));
+    const list = page().locator('#webhooks-heading ~ .table-wrap');
+    const overflow = await list.evaluate((element) => {
+      const box = element as unknown as { scrollWidth: number; clientWidth: number };
+      return box.scrollWidth - box.clientWidth;
+    });
+    assert.ok(overflow <= 0, `the webhook list is ${overflow}px wider than the page`);
+    assert.ok(await page().getByRole('cell', { name: 'healthy' }).isVisible());
+    await browser.checkPage('organiser-long-webhook-description');
+  });
+
   /**
    * Holds every form post whose address matches `pattern` for `holdMs` after
    * the service answered it, as a slow network would: the page it was posted
