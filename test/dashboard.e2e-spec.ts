@@ -280,6 +280,26 @@ describe('dashboard over HTTP', () => {
     assert.match(page.html, /<td>Accounting<\/td>/);
   });
 
+  it('titles each webhook page with its description, or its id without one, so two to one host can be told apart', async () => {
+    const organiser = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    const ids: string[] = [];
+    for (const description of ['Ticketing <sync>', undefined]) {
+      const created = await publicApi(service)('POST', '/v1/webhooks', {
+        key: organiser.key,
+        body: { url: 'https://127.0.0.1:9/hooks', events: ['event.published'], description },
+      });
+      assert.equal(created.status, 201, created.text);
+      ids.push(created.body.data.id as string);
+    }
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const described = await client.get(`/internal/dashboard/webhooks/${ids[0]}`);
+    assert.match(described.html, /<title>Webhook to 127\.0\.0\.1:9: Ticketing &lt;sync&gt; · /);
+    assert.match(described.html, /<h1>Webhook to 127\.0\.0\.1:9: Ticketing &lt;sync&gt;<\/h1>/);
+    const bare = await client.get(`/internal/dashboard/webhooks/${ids[1]}`);
+    assert.match(bare.html, new RegExp(`<h1>Webhook to 127\\.0\\.0\\.1:9 \\(${ids[1]}\\)</h1>`));
+  });
+
   it('offers no recovery window on a disabled subscription (it would be refused), only re-enabling with recovery', async () => {
     const organiser = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
     const created = await publicApi(service)('POST', '/v1/webhooks', {

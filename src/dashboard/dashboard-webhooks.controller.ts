@@ -177,6 +177,7 @@ export class DashboardWebhooksController {
       deliveryLogPage(this.operations, webhookId, olderThanId, DELIVERIES_SHOWN),
     ]);
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
+    const host = new URL(webhook.url).host;
     return {
       olderPage: olderThanId !== undefined,
       // Carried by the page's forms, so an action returns to this page of the log.
@@ -185,7 +186,8 @@ export class DashboardWebhooksController {
         page.nextCursor === null
           ? null
           : `${dashboardPath('webhooks', webhookId)}?before=${encodeURIComponent(page.nextCursor)}#delivery-log`,
-      title: `Webhook to ${new URL(webhook.url).host}`,
+      // An account's subscriptions often share a host: the description (or the id) tells their tabs apart.
+      title: webhook.description ? `Webhook to ${host}: ${webhook.description}` : `Webhook to ${host} (${webhook.id})`,
       webhook: { ...webhook, health: healthOf(webhook) },
       figures: webhook.health,
       account,
