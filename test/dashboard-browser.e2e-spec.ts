@@ -275,6 +275,30 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     assert.deepEqual(after.body.data.secretRotation, before.body.data.secretRotation);
   });
 
+  it('puts the focus on what a refused form needs, with the refusal beside it: the box a 0-second rotation needs ticked', async () => {
+    await page().goto(url(`/internal/dashboard/webhooks/${state.webhookId}`));
+    await browser.tabTo('#grace-seconds');
+    await page().keyboard.press('Control+A');
+    await page().keyboard.type('0');
+    const logged = browser.consoleErrors.length;
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+    await page().locator('#confirm-no-grace:focus').waitFor({ timeout: 5_000 });
+    // The refused form is answered 400, which Chromium writes on the console as a failed load: that one is expected.
+    const refusals = browser.consoleErrors.splice(logged);
+    assert.ok(
+      refusals.every((line) => /rotate-secret: Failed to load resource: .* 400 /.test(line)),
+      refusals.join('\n'),
+    );
+    const describedBy = (await page().getAttribute('#confirm-no-grace', 'aria-describedby')) ?? '';
+    assert.match(
+      (await page().textContent(`#${describedBy}`)) ?? '',
+      /With 0 seconds the current secret stops signing/,
+    );
+    await browser.checkPage('webhook-rotation-refused');
+    const detail = await internalApi(service)('GET', `/internal/webhooks/${state.webhookId}`);
+    assert.equal(detail.body.data.secret, state.secret, 'nothing rotated');
+  });
+
   it('publishes an event from the events page (event.published arrives), and refuses one whose date mode is not fixed with the reason', async () => {
     const admin = internalApi(service);
     const fixed = await admin('POST', '/internal/events', {

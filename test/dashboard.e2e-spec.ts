@@ -459,7 +459,7 @@ describe('dashboard over HTTP', () => {
     assert.equal(refused.status, 400);
     assert.match(
       refused.html,
-      /id="grace-seconds-error" class="field-error">With 0 seconds the current secret stops signing at once/,
+      /id="confirm-no-grace-error" class="field-error">With 0 seconds the current secret stops signing at once/,
     );
     const kept = await internalApi(service)('GET', `/internal/webhooks/${webhookId}`);
     assert.equal(kept.body.data.secret, before.body.data.secret, 'nothing rotated');
@@ -507,6 +507,48 @@ describe('dashboard over HTTP', () => {
     assert.equal(confirmed.status, 303);
     const rotated = await admin('GET', `/internal/webhooks/${webhookId}`);
     assert.notEqual(rotated.body.data.secret, inGrace.body.data.secret);
+  });
+
+  it('focuses the first field a refused form marks invalid, described by its refusal, and nothing else', async () => {
+    const { webhookId } = await webhook();
+    const venue = await fixtures(service).venue();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const venuePath = `/internal/dashboard/venues/${venue.id}`;
+    const refusals: Array<[string, Promise<{ status: number; html: string }>, RegExp]> = [
+      [
+        'a blank organiser name',
+        client.post('/internal/dashboard/organisers', { name: ' ' }, csrf),
+        /<input id="organiser-name"[^>]*aria-invalid="true" aria-describedby="organiser-name-error" autofocus>/,
+      ],
+      [
+        'scopes a venue key may not hold',
+        client.post(`${venuePath}/keys`, { scopes: ['events:read', 'events:write'], actorRole: 'owner' }, csrf),
+        /<input id="key-scope-0"[^>]* autofocus>/,
+      ],
+      [
+        'a grace of 0 seconds without its box',
+        client.post(`/internal/dashboard/webhooks/${webhookId}/rotate-secret`, { graceSeconds: '0' }, csrf),
+        /<input id="confirm-no-grace"[^>]*aria-invalid="true" aria-describedby="confirm-no-grace-error" autofocus>/,
+      ],
+      [
+        'an unknown time zone',
+        client.post(`${venuePath}/locations`, { displayName: 'Loft', timeZone: 'Mars/Olympus' }, csrf),
+        /<input id="location-time-zone"[^>]*aria-invalid="true" aria-describedby="location-time-zone-error" autofocus>/,
+      ],
+    ];
+    for (const [what, answer, focused] of refusals) {
+      const page = await answer;
+      assert.equal(page.status, 400, what);
+      assert.match(page.html, focused, what);
+      assert.equal(page.html.match(/\sautofocus\b/g)?.length, 1, `${what}: one element takes the focus`);
+    }
+    const rotate = await client.post(
+      `/internal/dashboard/webhooks/${webhookId}/rotate-secret`,
+      { graceSeconds: '0' },
+      csrf,
+    );
+    assert.doesNotMatch(rotate.html, /id="grace-seconds"[^>]*aria-invalid/, 'the seconds typed are not what is wrong');
   });
 
   /** Keys listed on an account page (one revoke link per live key). */

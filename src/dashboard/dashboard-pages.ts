@@ -7,6 +7,7 @@ import { DASHBOARD_BASE, dashboardPath, withQuery } from './dashboard-paths';
 import { sessionOf } from './dashboard-request';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import * as format from '../common/html/html-format';
+import { PageFocus } from '../common/html/page-focus';
 
 /**
  * Headers of every dashboard page: nothing cached (pages show keys and
@@ -44,6 +45,7 @@ export class DashboardPages {
       path: dashboardPath,
       withQuery,
       format,
+      focus: new PageFocus(),
     });
     // Time from the request's arrival to the rendered page, for the benchmark and the browser's network panel.
     void reply.header('server-timing', `page;dur=${reply.elapsedTime.toFixed(1)}`);

@@ -111,8 +111,9 @@ export class DashboardWebhooksController {
     let refusedField: 'graceError' | 'confirmError' = 'graceError';
     try {
       const graceSeconds = readGraceSecondsField(graceText);
-      assertNoGraceConfirmed(graceSeconds, confirmed);
+      // What is refused from here on is the box left unticked, not the seconds typed.
       refusedField = 'confirmError';
+      assertNoGraceConfirmed(graceSeconds, confirmed);
       const { secretRotation } = await this.operations.detail(webhookId);
       assertGraceEndConfirmed(secretRotation?.previousExpiresAt ?? null, confirmed);
       const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds });
