@@ -9,6 +9,39 @@ import { internalApi, publicApi } from './support/http-client';
 import type { TestService } from './support/test-service';
 import { withApp } from './support/with-app';
 import { roomInRateWindow } from './support/rate-window';
+import { readContractSections } from './support/contract-tables';
+import { SCOPES, type Scope } from '../src/common/auth-context/access';
+
+/** The scopes a venue key may hold (api-v1.md, Authentication 6). */
+const VENUE_SCOPES: Scope[] = ['events:read', 'webhooks:read', 'webhooks:write'];
+
+interface ScopedRoute {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  scope: Scope;
+  principals: string[];
+}
+
+/** Every route of api-v1.md's summary table that names a scope, read from the contract itself. */
+function scopedRoutes(): ScopedRoute[] {
+  const table = readContractSections()
+    .flatMap((section) => section.tables)
+    .find((candidate) => candidate.header.join('|') === 'Method|Path|Scope|Principals');
+  assert.ok(table, "api-v1.md has the endpoints' summary table");
+  const routes = table.rows
+    .filter(([, , scope]) => !(scope ?? '').startsWith('none'))
+    .map(([method, path, scope, principals]) => {
+      assert.ok((SCOPES as readonly string[]).includes(scope ?? ''), `${method} ${path}: unknown scope ${scope}`);
+      return {
+        method: method as ScopedRoute['method'],
+        path: path ?? '',
+        scope: scope as Scope,
+        principals: (principals ?? '').split(',').map((name) => name.trim()),
+      };
+    });
+  assert.deepEqual(new Set(routes.map((route) => route.scope)), new Set(SCOPES), 'every scope guards some route');
+  return routes;
+}
 
 describe('identity and access', () => {
   let service: TestService;
@@ -191,6 +224,71 @@ describe('identity and access', () => {
     it('refuses a valid key without the required scope with 403 insufficient_scope', async () => {
       const ordersOnly = await fixtures(service).key({ type: 'organiser', id: organiser.id }, ['orders:read']);
       assertErrorBody(await api('GET', '/v1/events', { key: ordersOnly }), 403, 'insufficient_scope');
+    });
+
+    it("needs each scoped route's own scope: a key with every other scope gets 403 insufficient_scope and writes nothing, the full key is served", async () => {
+      const make = fixtures(service);
+      const owner = await make.organiser({ scopes: [...SCOPES] });
+      const place = await make.venue({ scopes: VENUE_SCOPES });
+      let idempotencyKeys = 0;
+      /** A request the route would serve and, for a write, act on: real ids of the caller's own rows, a valid body. */
+      const requestFor = async (route: ScopedRoute, principal: { type: string; id: string; key: string }) => {
+        let path = route.path;
+        if (path.includes('{eventId}')) path = path.replace('{eventId}', (await make.event(owner.id)).id);
+        if (path.includes('{webhookId}')) {
+          path = path.replace('{webhookId}', (await make.webhook(principal.key, 'https://hooks.example.com/in')).id);
+        }
+        const bodies: Record<string, unknown> = {
+          'POST /v1/events': { title: { EN: 'Scoped' }, startTime: '2030-03-01T18:00:00Z' },
+          'PATCH /v1/events/{eventId}': { title: { EN: 'Renamed' } },
+          'POST /v1/webhooks': { url: 'https://hooks.example.com/new', events: ['event.published'] },
+        };
+        const body = bodies[`${route.method} ${route.path}`];
+        assert.ok(
+          route.method === 'GET' || route.method === 'DELETE' || body !== undefined,
+          `a body for ${route.path}`,
+        );
+        return (key: string) => {
+          idempotencyKeys += 1;
+          return api(route.method, path, {
+            key,
+            body,
+            headers: route.method === 'POST' ? { 'idempotency-key': `scoped-${idempotencyKeys}` } : {},
+          });
+        };
+      };
+      const stored = async () =>
+        JSON.stringify(
+          (
+            await db.query(
+              `SELECT (SELECT json_agg(e ORDER BY e.id) FROM event e) AS events,
+                      (SELECT json_agg(w ORDER BY w.id) FROM webhook_subscription w) AS webhooks,
+                      (SELECT json_agg(k ORDER BY k.organizer_id, k.key) FROM idempotency_key k) AS idempotency`,
+            )
+          ).rows[0],
+        );
+
+      for (const route of scopedRoutes()) {
+        const principal = route.principals.includes('organiser')
+          ? { type: 'organiser', id: owner.id, key: owner.key, scopes: [...SCOPES] }
+          : { type: 'venue', id: place.id, key: place.key, scopes: VENUE_SCOPES };
+        const allButOne = principal.scopes.filter((scope) => scope !== route.scope);
+        const lacking = await make.key({ type: principal.type, id: principal.id }, allButOne);
+        const send = await requestFor(route, principal);
+        const name = `${route.method} ${route.path} without ${route.scope}`;
+
+        const before = await stored();
+        assertErrorBody(await send(lacking), 403, 'insufficient_scope');
+        assert.equal(await stored(), before, `${name} changed nothing`);
+
+        const served = await send(principal.key);
+        assert.ok(
+          served.status >= 200 && served.status < 300,
+          `${route.method} ${route.path} with ${route.scope}: ${served.status} ${served.text}`,
+        );
+        if (route.method !== 'GET')
+          assert.notEqual(await stored(), before, `${route.method} ${route.path} with ${route.scope} writes`);
+      }
     });
 
     it('serves a professional key (which only a database write can make) /v1 and /v1/me, and refuses it elsewhere without crashing', async () => {
