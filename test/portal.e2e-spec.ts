@@ -613,6 +613,25 @@ describe('the webhook portal', () => {
       assert.equal(await webhookState(app.db), stateBefore);
     });
 
+    it("checks a form's CSRF token by value: a forged token and another live session's token are refused, changing nothing", async () => {
+      const client = await opened(ours.id);
+      const other = await opened(ours.id);
+      const own = csrfOf((await client.get('/portal/subscriptions')).html);
+      const othersToken = csrfOf((await other.get('/portal/subscriptions')).html);
+      assert.notEqual(othersToken, own, 'each session has its own token');
+      const forged = `${own.slice(0, -1)}${own.endsWith('A') ? 'B' : 'A'}`;
+      const stateBefore = await webhookState(app.db);
+      for (const [what, token] of [
+        ['a forged token', forged],
+        ["another live session's token", othersToken],
+      ] as const) {
+        const refused = await client.post(`/portal/subscriptions/${ours.webhookIds[0]}/rotate-secret`, {}, token);
+        assert.equal(refused.status, 403, what);
+        assert.equal(await webhookState(app.db), stateBefore, `${what} changed nothing`);
+      }
+      assert.equal((await other.get('/portal/subscriptions')).status, 200, 'the other session is live');
+    });
+
     it('answers a form posted in another encoding (multipart) with 415 saying forms are posted urlencoded, changing nothing', async () => {
       const client = await opened(ours.id);
       const stateBefore = await webhookState(app.db);
