@@ -109,6 +109,32 @@ describe('dashboard sessions across instances', () => {
     assert.equal(signedIn.location, ACCOUNTS);
   });
 
+  it('refuses the sign-in form with the right admin token but a missing, forged or other browser’s CSRF token: 403 and no session', async () => {
+    const browser = new DashboardClient(a.service.adminUrl);
+    const token = csrfOf((await browser.get('/internal/dashboard/sign-in')).html);
+    const otherBrowser = new DashboardClient(a.service.adminUrl);
+    const othersToken = csrfOf((await otherBrowser.get('/internal/dashboard/sign-in')).html);
+    const sessions = async () => (await a.db.query('SELECT count(*)::int AS n FROM dashboard_session')).rows[0].n;
+    const before = await sessions();
+    for (const [what, csrf] of [
+      ['no token', null],
+      ['a forged token', `${token.slice(0, -2)}${token.endsWith('xx') ? 'yy' : 'xx'}`],
+      ["another browser's token", othersToken],
+    ] as const) {
+      const refused = await browser.post('/internal/dashboard/sign-in', { token: a.service.adminToken }, csrf);
+      assert.equal(refused.status, 403, what);
+      assert.ok(
+        !refused.headers.getSetCookie().some((line) => line.startsWith('dashboard_session=')),
+        `${what}: no dashboard_session cookie`,
+      );
+      assert.equal(cookieOf(browser), '', what);
+      assert.equal(await sessions(), before, `${what}: no session stored`);
+    }
+    const signedIn = await browser.post('/internal/dashboard/sign-in', { token: a.service.adminToken }, token);
+    assert.equal(signedIn.status, 303, 'the same form with its own token signs in');
+    assert.notEqual(cookieOf(browser), '');
+  });
+
   it('ends the session on the first instance at once when it is signed out on the second', async () => {
     const onA = new DashboardClient(a.service.adminUrl);
     await onA.signIn(a.service.adminToken);
