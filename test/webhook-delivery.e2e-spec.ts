@@ -517,6 +517,89 @@ describe('webhook delivery', () => {
   });
 });
 
+/**
+ * The retry schedule, with a base long enough to measure (hundreds of ms) and
+ * short enough to keep the wait small: each receiver holds the attempt after
+ * the one measured, so the delivery log still shows the wait that attempt was
+ * given (nextAttemptAt) next to when the measured attempt ended.
+ */
+describe('webhook retry schedule', () => {
+  const BASE_MS = 300;
+  const JITTER = 0.2;
+  /** Between an attempt's end and the write of its outcome (one batched statement); generous for a busy machine. */
+  const WRITE_SLACK_MS = 150;
+  /** How long a receiver holds the next attempt while the log is read; well within the deadline below. */
+  const HOLD_MS = 600;
+  const app = withApp({
+    ...DELIVERY_ENV,
+    WEBHOOK_BACKOFF_BASE_MS: String(BASE_MS),
+    WEBHOOK_BACKOFF_MAX_MS: '5000',
+    WEBHOOK_TIMEOUT_MS: '3000',
+  });
+  let w: ReturnType<typeof world>;
+  const receivers: HttpsReceiver[] = [];
+  before(() => {
+    w = world(app.service.publicUrl, app.service.adminUrl, app.service.adminToken);
+  });
+  after(async () => {
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+  });
+
+  /** A subscription whose receiver answers attempt n (from 0) with `replies[n]`, each but the first held a while. */
+  async function failingDelivery(replies: Array<{ status: number; headers?: Record<string, string> }>) {
+    const receiving = await startHttpsReceiver((_request, index) => ({
+      ...(replies[index] ?? { status: 200 }),
+      delayMs: index === 0 ? 0 : HOLD_MS,
+    }));
+    receivers.push(receiving);
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed']);
+    await w.order((await w.event(owner.id)).id);
+    return {
+      /** The wait scheduled after attempt `n` (from 1): nextAttemptAt less the end of that attempt, read while attempt n + 1 is held. */
+      async waitAfter(n: number): Promise<number> {
+        await receiving.waitFor((requests) => requests.length >= n + 1);
+        const [delivery] = await w.deliveries(hook.id);
+        assert.equal(delivery.attempts, n, `the log shows attempt ${n} while attempt ${n + 1} is held`);
+        // The log runs oldest first.
+        const attempt = nth(delivery.attemptLog as Array<{ at: string; durationMs: number }>, n - 1, 'logged attempts');
+        return Date.parse(delivery.nextAttemptAt) - (Date.parse(attempt.at) + attempt.durationMs);
+      },
+    };
+  }
+
+  it('waits base·2^(n−1) ±20% after failed attempt n: about 300 ms after the first 500, about 600 ms after the second', async () => {
+    const delivery = await failingDelivery([{ status: 500 }, { status: 500 }]);
+    for (const n of [1, 2]) {
+      const nominal = BASE_MS * 2 ** (n - 1);
+      const waited = await delivery.waitAfter(n);
+      assert.ok(
+        waited >= nominal * (1 - JITTER) - 5 && waited <= nominal * (1 + JITTER) + WRITE_SLACK_MS,
+        `attempt ${n} was followed by a wait of ${waited} ms, not ${nominal} ms ±20%`,
+      );
+    }
+  });
+
+  it("takes a receiver's Retry-After on a 429 or a 503 as the next wait, and ignores it on a 500", async () => {
+    // Retry-After asks for a second (within the schedule's bounds of 300 ms to 5 s); the backoff alone would wait 240 to 360 ms.
+    const cases = [
+      { status: 429, expected: 1_000 },
+      { status: 503, expected: 1_000 },
+      { status: 500, expected: BASE_MS },
+    ];
+    const deliveries = await Promise.all(
+      cases.map(({ status }) => failingDelivery([{ status, headers: { 'retry-after': '1' } }])),
+    );
+    const waits = await Promise.all(deliveries.map((delivery) => delivery.waitAfter(1)));
+    cases.forEach(({ status, expected }, index) => {
+      const waited = waits[index] ?? NaN;
+      const low = status === 500 ? expected * (1 - JITTER) - 5 : expected - 5;
+      const high = (status === 500 ? expected * (1 + JITTER) : expected) + WRITE_SLACK_MS;
+      assert.ok(waited >= low && waited <= high, `a ${status} with Retry-After: 1 was followed by ${waited} ms`);
+    });
+  });
+});
+
 describe('webhook delivery across a crash', () => {
   const processes: ServiceProcess[] = [];
   let receiving: HttpsReceiver;
