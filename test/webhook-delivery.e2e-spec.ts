@@ -198,7 +198,12 @@ describe('webhook delivery', () => {
   });
 
   it('retries after a 500 with the same delivery id and byte-identical bodies, each freshly signed', async () => {
-    const receiving = await receiver((_request, index) => ({ status: index < 2 ? 500 : 204 }));
+    // Each 500 is held until just past the next second (at most 500 ms, within the deadline), so the
+    // last retry starts in a later second than the first attempt: a signature made once would show it.
+    const untilNextSecond = (): number => Math.min(500, 1_000 - (Date.now() % 1_000) + 20);
+    const receiving = await receiver((_request, index) =>
+      index < 2 ? { status: 500, delayMs: untilNextSecond() } : { status: 204 },
+    );
     const owner = await w.organiser();
     const hook = await w.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed']);
     await w.order((await w.event(owner.id)).id);
@@ -206,12 +211,25 @@ describe('webhook delivery', () => {
     const requests = await receiving.waitFor((all) => all.length >= 3);
     const [first, ...retries] = requests;
     assert.ok(first, 'the first attempt arrived');
+    const signed = (request: ReceivedRequest) => {
+      const header = String(request.headers['service-signature']);
+      const [, t = '', v1 = ''] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header) ?? [];
+      return { header, t: Number(t), v1 };
+    };
+    for (const request of requests) {
+      const { t } = signed(request);
+      const late = Math.floor(request.receivedAt / 1000) - t;
+      assert.ok(late === 0 || late === 1, `t=${t} is the time of the attempt, not ${late} s before it arrived`);
+    }
     for (const retry of retries) {
       assert.equal(deliveryIdOf(retry), deliveryIdOf(first));
       assert.ok(retry.rawBody.equals(first.rawBody), 'retry body differs from the first attempt');
-      const header = String(retry.headers['service-signature']);
+      const { header } = signed(retry);
       assert.deepEqual(verifySignature({ secret: hook.secret, rawBody: retry.rawBody, header }), { ok: true });
     }
+    const last = signed(nth(retries, retries.length - 1, 'retries'));
+    assert.ok(last.t > signed(first).t, `the last retry's t=${last.t} is later than the first attempt's`);
+    assert.notEqual(last.v1, signed(first).v1, 'the last retry has a signature of its own');
     const [delivery] = await settled(hook.id);
     assert.equal(delivery.status, 'succeeded');
     assert.equal(delivery.attempts, 3);
