@@ -24,9 +24,10 @@ const DELIVERY_ENV = {
   WEBHOOK_BACKOFF_BASE_MS: '50',
   WEBHOOK_BACKOFF_MAX_MS: '200',
   WEBHOOK_POLL_MS: '50',
-  // Short, for the timeout test, yet long enough for a first attempt's TLS handshake on a machine
-  // busy with the other test files: a first attempt timed out there is retried, and counted twice.
-  WEBHOOK_TIMEOUT_MS: '800',
+  // Short, for the timeout test, yet well beyond what a first attempt's TLS handshake can take on a
+  // machine busy with the other test files: a first attempt timed out there is retried, and counted
+  // twice, which every test that counts attempts would report as a failure.
+  WEBHOOK_TIMEOUT_MS: '2000',
   WEBHOOK_MAX_ATTEMPTS: '25',
 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -243,8 +244,8 @@ describe('webhook delivery', () => {
   });
 
   it('retries after a timeout with byte-identical bodies', async () => {
-    // WEBHOOK_TIMEOUT_MS is 800: the first answer, after a second, comes too late.
-    const receiving = await receiver((_request, index) => ({ status: 200, delayMs: index === 0 ? 1_000 : 0 }));
+    // WEBHOOK_TIMEOUT_MS is 2000: the first answer, after 2.2 s, comes too late.
+    const receiving = await receiver((_request, index) => ({ status: 200, delayMs: index === 0 ? 2_200 : 0 }));
     const owner = await w.organiser();
     const hook = await w.subscribe(owner.key, `${receiving.origin}/slow`, ['order.confirmed']);
     await w.order((await w.event(owner.id)).id);
@@ -258,7 +259,7 @@ describe('webhook delivery', () => {
       delivery.attemptLog.map((attempt: { outcome: unknown }) => attempt.outcome),
       ['timeout', 200],
     );
-    assert.ok(delivery.attemptLog[0].durationMs >= 750, `timeout after ${delivery.attemptLog[0].durationMs} ms`);
+    assert.ok(delivery.attemptLog[0].durationMs >= 1_950, `timeout after ${delivery.attemptLog[0].durationMs} ms`);
   });
 
   it('treats a redirect as a failure and never follows it', async () => {
