@@ -384,7 +384,7 @@ describe('webhook operations', () => {
   });
 
   describe('secret rotation', () => {
-    it('signs with the new and the old secret during the grace period, so receivers holding either verify', async () => {
+    it('signs with the new and the old secret during the grace period, newest first, so receivers holding either verify', async () => {
       const receiving = await receiver();
       const owner = await organiser();
       const hook = await subscribe(owner.key, `${receiving.origin}/rotating`);
@@ -409,9 +409,35 @@ describe('webhook operations', () => {
         assert.deepEqual(verifySignature({ secret, rawBody: request.rawBody, header }), { ok: true });
         assert.doesNotThrow(() => new Webhook(secret).verify(request.rawBody.toString('utf8'), headers));
       }
-      // The newest secret signs first in both schemes.
-      assert.ok(header.startsWith(`t=${headers['webhook-timestamp']},v1=`));
-      assert.equal(headers['webhook-signature']?.split(' ').length, 2);
+      // The newest secret signs first in both schemes: the first signature alone verifies with it, not with the old.
+      const [timestamp = '', firstV1 = ''] = header.split(',');
+      assert.equal(timestamp, `t=${headers['webhook-timestamp']}`);
+      const firstOnly = `${timestamp},${firstV1}`;
+      assert.deepEqual(verifySignature({ secret: fresh, rawBody: request.rawBody, header: firstOnly }), { ok: true });
+      assert.equal(verifySignature({ secret: hook.secret, rawBody: request.rawBody, header: firstOnly }).ok, false);
+      const standard = (headers['webhook-signature'] ?? '').split(' ');
+      assert.equal(standard.length, 2);
+      const firstStandard = { ...headers, 'webhook-signature': standard[0] ?? '' };
+      assert.doesNotThrow(() => new Webhook(fresh).verify(request.rawBody.toString('utf8'), firstStandard));
+      assert.throws(() => new Webhook(hook.secret).verify(request.rawBody.toString('utf8'), firstStandard));
+    });
+
+    it('gives the old secret a day of grace by default: previousExpiresAt is the rotation time plus 86,400 s', async () => {
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, 'https://127.0.0.1:1/rotated-by-default');
+      const rotatedFrom = Date.now();
+      const rotated = await admin('POST', `/internal/webhooks/${hook.id}/rotate-secret`, { body: {} });
+      const rotatedBy = Date.now();
+      assert.equal(rotated.status, 200, rotated.text);
+      const expires = Date.parse(rotated.body.data.secretRotation?.previousExpiresAt);
+      assert.ok(
+        expires >= rotatedFrom + 86_400_000 - 2_000 && expires <= rotatedBy + 86_400_000 + 2_000,
+        `the old secret's grace ends at ${rotated.body.data.secretRotation?.previousExpiresAt}, not a day after the rotation`,
+      );
+      assert.equal(
+        (await detail(hook.id)).secretRotation.previousExpiresAt,
+        rotated.body.data.secretRotation.previousExpiresAt,
+      );
     });
 
     it('keeps at most two secrets signing: a rotation during a grace period ends the older grace at once', async () => {
