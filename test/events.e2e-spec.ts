@@ -468,6 +468,32 @@ describe('events', () => {
       assert.equal(await countEvents(organiser.id), before + 1);
     });
 
+    it('keeps a key 7 days: one made 6 days ago still replays, one made 8 days ago is new again', async () => {
+      const madeDaysAgo = async (days: number) => {
+        const key = randomUUID();
+        const first = await create({ startTime: '2027-08-07T10:00:00Z' }, organiser.key, key);
+        assert.equal(first.status, 201, first.text);
+        const aged = await db.query(
+          `UPDATE idempotency_key SET created_at = now() - make_interval(days => $3) WHERE organizer_id = $1 AND key = $2`,
+          [organiser.id, key, days],
+        );
+        assert.equal(aged.rowCount, 1);
+        return { key, first };
+      };
+      const sixDays = await madeDaysAgo(6);
+      const kept = await create({ startTime: '2027-08-07T10:00:00Z' }, organiser.key, sixDays.key);
+      assert.equal(kept.headers.get('idempotent-replayed'), 'true', 'a key made 6 days ago still replays');
+      assert.equal(kept.body.data.id, sixDays.first.body.data.id);
+
+      const eightDays = await madeDaysAgo(8);
+      const before = await countEvents(organiser.id);
+      const renewed = await create({ startTime: '2027-08-07T10:00:00Z' }, organiser.key, eightDays.key);
+      assert.equal(renewed.status, 201, renewed.text);
+      assert.equal(renewed.headers.get('idempotent-replayed'), null, 'a key made 8 days ago is new again');
+      assert.notEqual(renewed.body.data.id, eightDays.first.body.data.id);
+      assert.equal(await countEvents(organiser.id), before + 1);
+    });
+
     it('purges keys older than 7 days, after which the key is new again', async () => {
       const key = randomUUID();
       const first = await create({ startTime: '2027-08-06T10:00:00Z' }, organiser.key, key);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { repositoryDatabase, type RepositoryDatabase } from '../../../test/support/repository-database';
 import { OrganiserRepository } from '../../identity/organiser.repository';
-import { IDEMPOTENCY_RETENTION_DAYS, IdempotencyKeyRepository } from './idempotency-key.repository';
+import { IdempotencyKeyRepository } from './idempotency-key.repository';
 
 /** Every statement of IdempotencyKeyRepository, on real PostgreSQL. */
 describe('IdempotencyKeyRepository', () => {
@@ -59,13 +59,18 @@ describe('IdempotencyKeyRepository', () => {
     assert.equal(await db.unitOfWork.run((tx) => keys.find({ organizerId: 'org_a', key: 'nope' }, tx)), null);
   });
 
-  it(`expires a key only once it is older than ${IDEMPOTENCY_RETENTION_DAYS} days, and purges every such key`, async () => {
+  it('expires a key only once it is older than 7 days, and purges every such key', async () => {
     await db.unitOfWork.run((tx) => keys.expire(mine, tx));
     assert.notEqual(await db.unitOfWork.run((tx) => keys.find(mine, tx)), null, 'a fresh key stays');
-    await createdDaysAgo(IDEMPOTENCY_RETENTION_DAYS + 1, mine);
+    await createdDaysAgo(6, mine);
     await db.unitOfWork.run((tx) => keys.expire(mine, tx));
-    assert.equal(await db.unitOfWork.run((tx) => keys.find(mine, tx)), null);
-    await createdDaysAgo(IDEMPOTENCY_RETENTION_DAYS + 1, theirs);
+    assert.notEqual(await db.unitOfWork.run((tx) => keys.find(mine, tx)), null, 'a key made 6 days ago stays');
+    await createdDaysAgo(6, theirs);
+    assert.equal(await keys.purgeExpired(), 0, 'no key made 6 days ago is purged');
+    await createdDaysAgo(8, mine);
+    await db.unitOfWork.run((tx) => keys.expire(mine, tx));
+    assert.equal(await db.unitOfWork.run((tx) => keys.find(mine, tx)), null, 'a key made 8 days ago expires');
+    await createdDaysAgo(8, theirs);
     assert.equal(await keys.purgeExpired(), 1);
   });
 
