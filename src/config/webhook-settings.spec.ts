@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { FAILURES_BEFORE_DISABLE } from '../webhooks/webhook-event-types';
 import { ConfigError, loadAppConfig } from './app-config';
 
 const DATABASE_URL = 'postgres://service@db.example.com/events';
@@ -28,6 +29,22 @@ void describe('webhook settings', () => {
       [a, b],
     );
     assert.throws(() => loadAppConfig({ WEBHOOK_SECRET_KEY_PREVIOUS: 'short' }), /WEBHOOK_SECRET_KEY_PREVIOUS/);
+  });
+
+  void it('defaults to the published delivery contract: a 10 s deadline, 12 attempts 10 min to 12 h apart, disabled after 20 failures', () => {
+    const { webhooks } = loadAppConfig({});
+    assert.equal(webhooks.timeoutMs, 10_000);
+    assert.equal(webhooks.backoffBaseMs, 600_000);
+    assert.equal(webhooks.backoffMaxMs, 43_200_000);
+    assert.equal(webhooks.maxAttempts, 12);
+    assert.equal(FAILURES_BEFORE_DISABLE, 20);
+    const set = loadAppConfig({
+      WEBHOOK_TIMEOUT_MS: '2500',
+      WEBHOOK_BACKOFF_BASE_MS: '300',
+      WEBHOOK_BACKOFF_MAX_MS: '5000',
+      WEBHOOK_MAX_ATTEMPTS: '3',
+    }).webhooks;
+    assert.deepEqual([set.timeoutMs, set.backoffBaseMs, set.backoffMaxMs, set.maxAttempts], [2500, 300, 5000, 3]);
   });
 
   void it('allows port 443 only by default and reads WEBHOOK_ALLOWED_PORTS', () => {
