@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import { parseCidrList, type AddressLookup } from '../../../libs/webhooks';
 import { startHttpsReceiver, type HttpsReceiver } from '../../../test/support/https-receiver';
 import { excerptOf, WebhookSender } from './webhook-sender';
@@ -12,15 +12,19 @@ const loopback = parseCidrList(['127.0.0.0/8']);
 const body = Buffer.from('{"id":"d1","type":"order.confirmed"}');
 
 void describe('WebhookSender', () => {
+  // A receiver of its own per test: a request one test abandoned (its deadline passed, its caller aborted) may
+  // still be read by its receiver afterwards, and must not be counted by the next test.
   let receiver: HttpsReceiver;
   const sender = new WebhookSender();
 
-  before(async () => {
+  beforeEach(async () => {
     receiver = await startHttpsReceiver();
   });
-  after(async () => {
-    sender.destroy();
+  afterEach(async () => {
     await receiver.close();
+  });
+  after(() => {
+    sender.destroy();
   });
 
   const send = (path: string, options: Partial<Parameters<WebhookSender['send']>[1]> = {}) =>
