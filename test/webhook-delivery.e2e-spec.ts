@@ -564,25 +564,30 @@ describe('webhook retry schedule', () => {
     await Promise.all(receivers.map((receiver) => receiver.close()));
   });
 
+  type Answer = { status: number; headers?: Record<string, string> };
   /** A subscription whose receiver answers attempt n (from 0) with `replies[n]`, each but the first held a while. */
-  async function failingDelivery(replies: Array<{ status: number; headers?: Record<string, string> }>) {
-    const receiving = await startHttpsReceiver((_request, index) => ({
-      ...(replies[index] ?? { status: 200 }),
-      delayMs: index === 0 ? 0 : HOLD_MS,
-    }));
+  async function failingDelivery(replies: Array<Answer | (() => Answer)>) {
+    const receiving = await startHttpsReceiver((_request, index) => {
+      const reply = replies[index] ?? { status: 200 };
+      return { ...(typeof reply === 'function' ? reply() : reply), delayMs: index === 0 ? 0 : HOLD_MS };
+    });
     receivers.push(receiving);
     const owner = await w.organiser();
     const hook = await w.subscribe(owner.key, `${receiving.origin}/in`, ['order.confirmed']);
     await w.order((await w.event(owner.id)).id);
     return {
-      /** The wait scheduled after attempt `n` (from 1): nextAttemptAt less the end of that attempt, read while attempt n + 1 is held. */
-      async waitAfter(n: number): Promise<number> {
+      /**
+       * The wait scheduled after attempt `n` (from 1), nextAttemptAt less the end of that attempt, and
+       * nextAttemptAt itself (epoch ms), read while attempt n + 1 is held.
+       */
+      async waitAfter(n: number): Promise<{ waited: number; nextAttemptAt: number }> {
         await receiving.waitFor((requests) => requests.length >= n + 1);
         const [delivery] = await w.deliveries(hook.id);
         assert.equal(delivery.attempts, n, `the log shows attempt ${n} while attempt ${n + 1} is held`);
         // The log runs oldest first.
         const attempt = nth(delivery.attemptLog as Array<{ at: string; durationMs: number }>, n - 1, 'logged attempts');
-        return Date.parse(delivery.nextAttemptAt) - (Date.parse(attempt.at) + attempt.durationMs);
+        const nextAttemptAt = Date.parse(delivery.nextAttemptAt);
+        return { waited: nextAttemptAt - (Date.parse(attempt.at) + attempt.durationMs), nextAttemptAt };
       },
     };
   }
@@ -591,7 +596,7 @@ describe('webhook retry schedule', () => {
     const delivery = await failingDelivery([{ status: 500 }, { status: 500 }]);
     for (const n of [1, 2]) {
       const nominal = BASE_MS * 2 ** (n - 1);
-      const waited = await delivery.waitAfter(n);
+      const { waited } = await delivery.waitAfter(n);
       assert.ok(
         waited >= nominal * (1 - JITTER) - 5 && waited <= nominal * (1 + JITTER) + WRITE_SLACK_MS,
         `attempt ${n} was followed by a wait of ${waited} ms, not ${nominal} ms ±20%`,
@@ -599,23 +604,40 @@ describe('webhook retry schedule', () => {
     }
   });
 
-  it("takes a receiver's Retry-After on a 429 or a 503 as the next wait, and ignores it on a 500", async () => {
-    // Retry-After asks for a second (within the schedule's bounds of 300 ms to 5 s); the backoff alone would wait 240 to 360 ms.
-    const cases = [
-      { status: 429, expected: 1_000 },
-      { status: 503, expected: 1_000 },
-      { status: 500, expected: BASE_MS },
-    ];
-    const deliveries = await Promise.all(
-      cases.map(({ status }) => failingDelivery([{ status, headers: { 'retry-after': '1' } }])),
+  it("takes a receiver's Retry-After, in seconds or as an HTTP date, on a 429 or a 503 as the next wait, and ignores it on a 500", async () => {
+    // Retry-After asks for one to two seconds (within the schedule's bounds of 300 ms to 5 s); the backoff alone would wait 240 to 360 ms.
+    const inOneSecond = { 'retry-after': '1' };
+    let dated = NaN;
+    const untilDate = () => {
+      // One to two seconds ahead, on a whole second as an HTTP date has it.
+      dated = Math.ceil((Date.now() + 1_000) / 1_000) * 1_000;
+      return { status: 503, headers: { 'retry-after': new Date(dated).toUTCString() } };
+    };
+    const deliveries = await Promise.all([
+      failingDelivery([{ status: 429, headers: inOneSecond }]),
+      failingDelivery([{ status: 503, headers: inOneSecond }]),
+      failingDelivery([{ status: 500, headers: inOneSecond }]),
+      failingDelivery([untilDate]),
+    ]);
+    const [tooMany, unavailable, failed, unavailableUntil] = await Promise.all(
+      deliveries.map((delivery) => delivery.waitAfter(1)),
     );
-    const waits = await Promise.all(deliveries.map((delivery) => delivery.waitAfter(1)));
-    cases.forEach(({ status, expected }, index) => {
-      const waited = waits[index] ?? NaN;
-      const low = status === 500 ? expected * (1 - JITTER) - 5 : expected - 5;
-      const high = (status === 500 ? expected * (1 + JITTER) : expected) + WRITE_SLACK_MS;
-      assert.ok(waited >= low && waited <= high, `a ${status} with Retry-After: 1 was followed by ${waited} ms`);
-    });
+    const within = (value: number, low: number, high: number, what: string) =>
+      assert.ok(value >= low - 5 && value <= high + WRITE_SLACK_MS, `${what}: ${value} ms`);
+    within(tooMany?.waited ?? NaN, 1_000, 1_000, 'a 429 with Retry-After: 1 was followed by');
+    within(unavailable?.waited ?? NaN, 1_000, 1_000, 'a 503 with Retry-After: 1 was followed by');
+    within(
+      failed?.waited ?? NaN,
+      BASE_MS * (1 - JITTER),
+      BASE_MS * (1 + JITTER),
+      'a 500 with Retry-After: 1 was followed by',
+    );
+    within(
+      (unavailableUntil?.nextAttemptAt ?? NaN) - dated,
+      0,
+      0,
+      'a 503 with Retry-After as an HTTP date: due after the date by',
+    );
   });
 });
 
