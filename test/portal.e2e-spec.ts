@@ -522,6 +522,16 @@ describe('the webhook portal', () => {
       assert.doesNotMatch((await client.get('/portal')).html, /<script>/, 'no inline script');
     });
 
+    it('sends a form once while its answer is pending, as the dashboard does: every page loads the same script from the portal itself', async () => {
+      const client = await opened(ours.id);
+      const page = await client.get(`/portal/subscriptions/${ours.webhookIds[0] ?? ''}`);
+      assert.match(page.html, /<script src="\/portal\/assets\/submit-once\.js" defer><\/script>/);
+      const script = await client.get('/portal/assets/submit-once.js');
+      assert.equal(script.status, 200);
+      assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
+      assert.match(script.html, /addEventListener\('submit'/);
+    });
+
     it('answers every error under /portal with its HTML error page, status and headers kept and a link back, while the API keeps its JSON body', async () => {
       const client = await opened(ours.id);
       const webhookId = ours.webhookIds[0] ?? '';
@@ -734,6 +744,31 @@ describe('the webhook portal', () => {
       });
       assert.equal(confirmed.location, `/portal/subscriptions/${webhookId}/secret`);
       assert.notEqual((await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret, before);
+    });
+
+    it('rotates while the previous secret is still in its grace period only with its box ticked: that secret must not stop signing by a slip', async () => {
+      const owner = await app.make.organiser({ name: 'grace', scopes: ['webhooks:read', 'webhooks:write'] });
+      const webhookId = (await app.make.webhook(owner.key, `${receiver.origin}/grace`, ['order.confirmed'])).id;
+      const client = await opened(owner.id);
+      const rotate = async (fields: Record<string, string>) =>
+        client.postFrom(
+          await client.get(`/portal/subscriptions/${webhookId}`),
+          `/portal/subscriptions/${webhookId}/rotate-secret`,
+          fields,
+        );
+      assert.equal((await rotate({ graceSeconds: '60' })).location, `/portal/subscriptions/${webhookId}/secret`);
+      const during = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret as string;
+      const refused = await rotate({ graceSeconds: '60' });
+      assert.equal(refused.location, `/portal/subscriptions/${webhookId}`);
+      assert.match((await client.get(refused.location ?? '')).html, /still signs until .*Tick the box to confirm/);
+      assert.equal(
+        (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret,
+        during,
+        'nothing rotated',
+      );
+      const confirmed = await rotate({ graceSeconds: '60', confirmNoGrace: 'true' });
+      assert.equal(confirmed.location, `/portal/subscriptions/${webhookId}/secret`);
+      assert.notEqual((await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret, during);
     });
 
     it('answers HEAD like GET without using anything up: the new secret and the next page’s message are still shown to the GET that follows', async () => {

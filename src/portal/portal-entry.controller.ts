@@ -34,6 +34,7 @@ function loadAssets(): Map<string, Asset> {
     ['favicon.svg', { body: shared.favicon, type: 'image/svg+xml' }],
     ['portal.js', { body: readFileSync(join(portalFolder('assets'), 'portal.js')), type: script }],
     ['copy-button.js', { body: shared.copyButton, type: script }],
+    ['submit-once.js', { body: shared.submitOnce, type: script }],
     ['htmx.min.js', { body: readFileSync(require.resolve('htmx.org/dist/htmx.min.js')), type: script }],
   ]);
 }

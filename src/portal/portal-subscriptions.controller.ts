@@ -9,6 +9,7 @@ import { seeOther } from '../common/html/html-answers';
 import { HtmlForm } from '../common/html/html-form';
 import {
   readGraceSecondsField,
+  assertGraceEndConfirmed,
   assertNoGraceConfirmed,
   pageAfterAction,
   readRecoverWindowFields,
@@ -127,7 +128,10 @@ export class PortalSubscriptionsController {
     let rotated = false;
     await this.act(request, webhookId, async () => {
       const graceSeconds = readGraceSecondsField(form.text('graceSeconds'));
-      assertNoGraceConfirmed(graceSeconds, form.checked('confirmNoGrace'));
+      const confirmed = form.checked('confirmNoGrace');
+      assertNoGraceConfirmed(graceSeconds, confirmed);
+      const { secretRotation } = await this.views.owned(accountOf(session), webhookId);
+      assertGraceEndConfirmed(secretRotation?.previousExpiresAt ?? null, confirmed);
       await this.operations.rotateSecret(webhookId, { graceSeconds });
       await this.sessions.allowSecretReveal(session, webhookId);
       rotated = true;
