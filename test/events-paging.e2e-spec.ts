@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import type { Client } from 'pg';
+import { nth } from './support/defined';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
@@ -215,6 +216,69 @@ describe('paging rules (events list)', () => {
         );
       }
     });
+  });
+
+  it('pages a venue key exactly across its visibility filter: every event it may see once, in order, none it may not, however the hidden ones fall between pages', async () => {
+    const make = fixtures(service);
+    const active = await make.organiser();
+    const placeholder = await make.organiser({ placeholder: true });
+    const venue = await make.venue();
+    const elsewhere = await make.venue();
+    const kinds = [
+      { organizerId: active.id, visibility: 'public', seen: true },
+      { organizerId: placeholder.id, visibility: 'unlisted', seen: true },
+      { organizerId: null, visibility: 'unlisted', seen: true },
+      { organizerId: active.id, visibility: 'unlisted', seen: false },
+      { organizerId: active.id, visibility: null, seen: false },
+    ] as const;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.tuple(fc.integer({ min: 0, max: kinds.length - 1 }), fc.boolean(), fc.integer({ min: 0, max: 3 })),
+          {
+            maxLength: 30,
+          },
+        ),
+        fc.integer({ min: 1, max: 7 }),
+        async (picks, limit) => {
+          // Each run on a location of its own, so the runs' events never meet in one list.
+          const added = await internalApi(service)('POST', `/internal/venues/${venue.id}/locations`, {
+            body: { displayName: 'Stage', timeZone: 'Europe/Berlin' },
+          });
+          assert.equal(added.status, 201, added.text);
+          const here = added.body.data.id as string;
+          const rows = picks.map(([kind, atVenue, tick]) => ({
+            ...newRow(BASE + tick * 1000, BASE),
+            ...nth(kinds, kind, 'event kinds'),
+            locationId: atVenue ? here : (elsewhere.locationIds[0] ?? ''),
+          }));
+          await db.query(
+            `INSERT INTO event (id, organizer_id, location_id, visibility, start_time, updated_at, created_at)
+             SELECT id, o, l, v, to_timestamp(s / 1000.0), to_timestamp(u / 1000.0), now()
+               FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[]) AS t(id, o, l, v, s, u)`,
+            [
+              rows.map((r) => r.id),
+              rows.map((r) => r.organizerId),
+              rows.map((r) => r.locationId),
+              rows.map((r) => r.visibility),
+              rows.map((r) => r.start),
+              rows.map((r) => r.updated),
+            ],
+          );
+          const expected = rows
+            .filter((row) => row.seen && row.locationId === here)
+            .sort(byStartDesc)
+            .map((row) => row.id);
+          const seen = (await walk(venue.key, '', limit)).map((event) => event.id);
+          const others = new Set(rows.map((row) => row.id));
+          assert.deepEqual(
+            seen.filter((id) => others.has(id)),
+            expected,
+          );
+        },
+      ),
+      { numRuns: 15 },
+    );
   });
 
   it('walks every page of a random visible set exactly once, in order, for both orderings, also when rows arrive between pages', async () => {
