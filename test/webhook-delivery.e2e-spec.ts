@@ -459,6 +459,21 @@ describe('webhook delivery', () => {
     assert.deepEqual(await w.deliveries(deleted.id), []);
   });
 
+  it('does not recall a delivery in flight when its subscription is deleted: the attempt completes and is recorded', async () => {
+    const receiving = await receiver(() => ({ status: 200, delayMs: 800 }));
+    const owner = await w.organiser();
+    const hook = await w.subscribe(owner.key, `${receiving.origin}/in-flight`, ['order.confirmed']);
+    await w.order((await w.event(owner.id)).id);
+    await receiving.waitFor((all) => all.length >= 1);
+    assert.equal((await w.api('DELETE', `/v1/webhooks/${hook.id}`, { key: owner.key })).status, 200);
+    const recorded = await eventually(async () => {
+      const [delivery] = await w.deliveries(hook.id);
+      return delivery?.status === 'pending' ? undefined : delivery;
+    }, 'the attempt in flight to be recorded');
+    assert.deepEqual([recorded?.status, recorded?.attempts], ['succeeded', 1]);
+    assert.equal(receiving.requests.length, 1);
+  });
+
   it("holds a failing subscription's other deliveries back and probes with the oldest until a 2xx", async () => {
     const receiving = await receiver(() => ({ status: 503 }));
     const owner = await w.organiser();
