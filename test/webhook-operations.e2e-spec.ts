@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
@@ -145,6 +146,34 @@ describe('webhook operations', () => {
         after.attemptLog.map((attempt: { trigger: string }) => attempt.trigger),
         ['scheduled', 'manual'],
       );
+    });
+
+    it('resends a delivery made before envelopes carried principal with its original body, organizerId and all, byte for byte', async () => {
+      const receiving = await receiver();
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, `${receiving.origin}/legacy`);
+      const id = randomUUID();
+      const original = Buffer.from(
+        JSON.stringify({
+          id,
+          type: 'order.confirmed',
+          createdAt: '2026-01-05T10:00:00.000Z',
+          organizerId: owner.id,
+          data: { id: 'ord_legacy', status: 'confirmed' },
+        }),
+      );
+      await db.query(
+        `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, attempts)
+         VALUES ($1, $2, 'order.confirmed', 'ord_legacy', $3, 'succeeded', 1)`,
+        [id, hook.id, original],
+      );
+      const resent = await admin('POST', `/internal/webhooks/${hook.id}/deliveries/${id}/resend`, { body: {} });
+      assert.equal(resent.status, 202, resent.text);
+      await receiving.waitFor((all) => all.length >= 1);
+      const arrived = nth(receiving.requests, 0, 'the resend');
+      assert.ok(arrived.rawBody.equals(original), arrived.rawBody.toString('utf8'));
+      const header = arrived.headers['service-signature'] as string;
+      assert.deepEqual(verifySignature({ secret: hook.secret, rawBody: arrived.rawBody, header }), { ok: true });
     });
 
     it('answers 409 conflict on a disabled subscription unless force is true, and sends a skipped delivery with force', async () => {
