@@ -15,6 +15,7 @@ import {
   readRecoverWindowFields,
   recoveredMessage,
 } from '../webhooks/webhook-operation-inputs';
+import type { WebhookDetailResponseDto } from '../webhooks/dto/webhook.dto';
 import { WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import type { PortalAccount, PortalSessionRow } from './portal-access.repository';
 import { PortalHtmlFilter } from './portal-html.filter';
@@ -126,11 +127,10 @@ export class PortalSubscriptionsController {
     const session = requirePortalSession(request);
     const form = new HtmlForm(request);
     let rotated = false;
-    await this.act(request, webhookId, async () => {
+    await this.act(request, webhookId, async ({ secretRotation }) => {
       const graceSeconds = readGraceSecondsField(form.text('graceSeconds'));
       const confirmed = form.checked('confirmNoGrace');
       assertNoGraceConfirmed(graceSeconds, confirmed);
-      const { secretRotation } = await this.views.owned(accountOf(session), webhookId);
       assertGraceEndConfirmed(secretRotation?.previousExpiresAt ?? null, confirmed);
       await this.operations.rotateSecret(webhookId, { graceSeconds });
       await this.sessions.allowSecretReveal(session, webhookId);
@@ -187,9 +187,14 @@ export class PortalSubscriptionsController {
    * outcome on the next page. Scope first: another account's subscription is
    * not found before anything is done; a read-only link changes nothing.
    */
-  private async act(request: FastifyRequest, webhookId: string, operation: () => Promise<string>): Promise<void> {
+  /** Runs an operation on one of the account's subscriptions, which it is handed as the ownership check read it. */
+  private async act(
+    request: FastifyRequest,
+    webhookId: string,
+    operation: (webhook: WebhookDetailResponseDto) => Promise<string>,
+  ): Promise<void> {
     const session = requirePortalSession(request);
-    await this.views.owned(accountOf(session), webhookId);
+    const webhook = await this.views.owned(accountOf(session), webhookId);
     if (session.read_only) {
       throw new DomainError(
         ErrorCode.Forbidden,
@@ -197,7 +202,7 @@ export class PortalSubscriptionsController {
       );
     }
     try {
-      await this.sessions.flash(request, { kind: 'success', text: await operation() });
+      await this.sessions.flash(request, { kind: 'success', text: await operation(webhook) });
     } catch (error) {
       if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
       await this.sessions.flash(request, { kind: 'error', text: error.message });

@@ -165,8 +165,7 @@ export class WebhookOperationsService {
     const subscription = await this.live(webhookId);
     if (!subscription.enabled && options.force !== true) {
       // A delivery that is not the subscription's is a 404 whatever its state: a 409 would invite forcing nothing.
-      const [own] = await this.deliveryRows.listForSubscription(webhookId, 1, { onlyDeliveryId: deliveryId });
-      if (own === undefined) throw DomainError.notFound('Delivery');
+      await this.delivery(webhookId, deliveryId);
       throw DomainError.conflict('The webhook is disabled; resend with force to send to it anyway.');
     }
     const leased = await this.deliveryRows.leaseForResend(webhookId, deliveryId, {
@@ -179,11 +178,10 @@ export class WebhookOperationsService {
     }
     // Read before the attempt starts: the answer is the resend as accepted (pending), whatever the attempt
     // does next. Read after, a fast receiver's answer raced it and the resend could already show `succeeded`.
-    const [row] = await this.deliveryRows.listForSubscription(webhookId, 1, { onlyDeliveryId: deliveryId });
-    this.worker.sendNow(leased);
     // Retention could only remove it long after the lease just taken ends.
-    if (row === undefined) throw DomainError.notFound('Delivery');
-    return presentDelivery(row);
+    const accepted = await this.delivery(webhookId, deliveryId);
+    this.worker.sendNow(leased);
+    return accepted;
   }
 
   /**
