@@ -155,8 +155,10 @@ export function parseJsonBody(bytes: Buffer): unknown {
 
 /**
  * Path parameters reach SQL as text: NUL and lone surrogates are refused as
- * in bodies. Query values never do (cursor, updated_after and limit are
- * parsed first, and refused with their own codes when they do not parse).
+ * in bodies. Query values are not checked here: the API's are parsed first
+ * (cursor, updated_after and limit, refused with their own codes, such as
+ * `invalid_cursor`, when they do not parse), and the one that reaches SQL as
+ * text, the dashboard's search, is checked by its handler.
  */
 function pathTextProblem(request: FastifyRequest): string | null {
   const params = request.params;
