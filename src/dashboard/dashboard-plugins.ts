@@ -1,5 +1,6 @@
 import fastifyCookie from '@fastify/cookie';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { DomainError } from '../common/errors/domain-error';
 import { unstorableFormProblem } from '../common/html/html-form';
 import { isDashboardRoute } from '../common/http/listener';
@@ -10,11 +11,11 @@ export { CSRF_COOKIE, DASHBOARD_COOKIE_OPTIONS } from './dashboard-cookies';
 /**
  * What the dashboard needs of Fastify, registered once from the bootstrap.
  * @fastify/cookie parses the Cookie header of every request (a few
- * microseconds; the public API never reads it). The preValidation hook
+ * microseconds; the public API never reads it). A preValidation hook
  * refuses, for every dashboard form at once and before its handler, a field
  * PostgreSQL's text cannot hold (a NUL), as a JSON body's or a path's text
  * is refused, with the dashboard's 400 page, rather than failing in SQL as
- * the server's fault. The onSend hook writes what a dashboard request
+ * the server's fault (a preValidation hook of the dashboard's routes only). The onSend hook writes what a dashboard request
  * changed in its session before the answer leaves, so the page a redirect
  * leads to finds it, on whichever instance it lands; other requests pass
  * straight through. Form bodies (urlencoded) are parsed by Nest's Fastify
@@ -24,12 +25,11 @@ export async function registerDashboardPlugins(app: NestFastifyApplication): Pro
   await app.register(fastifyCookie, {});
   const sessions = app.get(DashboardSessionsService);
   const fastify = app.getHttpAdapter().getInstance();
-  fastify.addHook('preValidation', (request, _reply, done) => {
-    if (isDashboardRoute(request.routeOptions.url ?? '')) {
-      const problem = unstorableFormProblem(request.body);
-      if (problem !== null) throw DomainError.invalidArgument(problem);
-    }
-    done();
+  // On the dashboard's routes only (they are registered after this, at init): no other request pays for it.
+  fastify.addHook('onRoute', (route: RouteOptions) => {
+    if (!isDashboardRoute(route.url)) return;
+    const own = route.preValidation === undefined ? [] : [route.preValidation].flat();
+    route.preValidation = [...own, refuseUnstorableForm];
   });
   fastify.addHook('onSend', (request, _reply, payload, done) => {
     const settling = sessions.settle(request);
@@ -42,4 +42,9 @@ export async function registerDashboardPlugins(app: NestFastifyApplication): Pro
       (error: unknown) => done(error instanceof Error ? error : new Error(String(error))),
     );
   });
+}
+
+function refuseUnstorableForm(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  const problem = unstorableFormProblem(request.body);
+  done(problem === null ? undefined : DomainError.invalidArgument(problem));
 }
