@@ -11,15 +11,16 @@ export { CSRF_COOKIE, DASHBOARD_COOKIE_OPTIONS } from './dashboard-cookies';
 /**
  * What the dashboard needs of Fastify, registered once from the bootstrap.
  * @fastify/cookie parses the Cookie header of every request (a few
- * microseconds; the public API never reads it). A preValidation hook
- * refuses, for every dashboard form at once and before its handler, a field
- * PostgreSQL's text cannot hold (a NUL), as a JSON body's or a path's text
- * is refused, with the dashboard's 400 page, rather than failing in SQL as
- * the server's fault (a preValidation hook of the dashboard's routes only). The onSend hook writes what a dashboard request
- * changed in its session before the answer leaves, so the page a redirect
- * leads to finds it, on whichever instance it lands; other requests pass
- * straight through. Form bodies (urlencoded) are parsed by Nest's Fastify
- * adapter already; the HTTP conventions admit them on dashboard paths only.
+ * microseconds; the public API never reads it). A preValidation hook on the
+ * dashboard's own routes refuses, for every form at once and before its
+ * handler, a field PostgreSQL's text cannot hold (a NUL), as a JSON body's
+ * or a path's text is refused, with the dashboard's 400 page, rather than
+ * failing in SQL as the server's fault. The onSend hook writes what a
+ * dashboard request changed in its session before the answer leaves, so the
+ * page a redirect leads to finds it, on whichever instance it lands; other
+ * requests pass straight through. Form bodies (urlencoded) are parsed by
+ * Nest's Fastify adapter already; the HTTP conventions admit them on
+ * dashboard paths only.
  */
 export async function registerDashboardPlugins(app: NestFastifyApplication): Promise<void> {
   await app.register(fastifyCookie, {});
