@@ -473,6 +473,16 @@ describe('trust boundary: the failure budget under concurrent requests', () => {
     }
     assert.deepEqual(failures, [...Array.from({ length: 16 }, () => 401), 429]);
   });
+  it('counts an IPv6 client by its /64: unknown keys sent from ever new addresses of one /64 are refused 429 past the figure', async () => {
+    const statuses: number[] = [];
+    for (let host = 1; host <= 21; host += 1) {
+      const answer = await app.api('GET', '/v1/me', { key: generateApiKey(), headers: from(`2001:db8:64:1::${host}`) });
+      statuses.push(answer.status);
+    }
+    assert.deepEqual(statuses, [...Array.from({ length: 20 }, () => 401), 429]);
+    const neighbour = await app.api('GET', '/v1/me', { key: organiser.key, headers: from('2001:db8:64:2::1') });
+    assert.equal(neighbour.status, 200, 'another /64 keeps its own budget');
+  });
 });
 
 describe('trust boundary: the client address behind a trusted proxy', () => {

@@ -40,6 +40,13 @@ describe('ClientFailureBudget', () => {
     admitted(budget.admit('admin', '192.0.2.1'));
   });
 
+  it('counts an IPv6 client by its /64: a host changing its address within its /64 is refused at the figure', () => {
+    const budget = new ClientFailureBudget(3, 60, () => START);
+    for (let i = 1; i <= 3; i += 1) budget.recordFailure('public', `2001:db8:1:2::${i}`);
+    assert.equal(refusalOf(() => budget.admit('public', '2001:db8:1:2:abcd::9')).code, ErrorCode.RateLimited);
+    admitted(budget.admit('public', '2001:db8:1:3::1'));
+  });
+
   it('gives the unit of a request that succeeds back and turns the unit of one that fails into a failure', () => {
     const budget = new ClientFailureBudget(2, 60, () => START);
     const [first, second] = [admitted(budget.admit('public', 'a')), admitted(budget.admit('public', 'a'))];

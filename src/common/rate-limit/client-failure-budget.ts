@@ -1,6 +1,7 @@
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import type { Listener } from '../http/listener';
+import { failureBudgetClient } from './failure-budget-client';
 
 /**
  * A request the budget let in whose answer is not known yet. It holds one
@@ -8,6 +9,7 @@ import type { Listener } from '../http/listener';
  */
 export interface Admission {
   readonly listener: Listener;
+  /** The client it counts against (`failureBudgetClient`). */
   readonly client: string;
   /** The start of the window it was let in (ms since the epoch). */
   readonly windowStart: number;
@@ -52,7 +54,8 @@ interface ClientWindow {
  *
  * The address is Fastify's `request.ip`: the socket's peer, or, when the
  * peer is one of `TRUSTED_PROXIES`, the nearest untrusted address in
- * `X-Forwarded-For` (Fastify's `trustProxy`, proxy-addr's rules).
+ * `X-Forwarded-For` (Fastify's `trustProxy`, proxy-addr's rules). An IPv6
+ * client is its /64 (`failureBudgetClient`).
  */
 export class ClientFailureBudget {
   private readonly windowMs: number;
@@ -74,8 +77,9 @@ export class ClientFailureBudget {
    * every 429 (Limits): `Retry-After` and `X-RateLimit-Limit`/`-Remaining`/
    * `-Reset` of this budget. Null when the budget is off.
    */
-  admit(listener: Listener, client: string): Admission | null {
+  admit(listener: Listener, address: string): Admission | null {
     if (this.limit === 0) return null;
+    const client = failureBudgetClient(address);
     const now = this.now();
     const start = this.windowStartAt(now);
     this.sweep(start);
@@ -103,12 +107,16 @@ export class ClientFailureBudget {
         current.undecidedBefore -= 1;
       }
     }
-    if (failed) this.recordFailure(admission.listener, admission.client);
+    if (failed) this.countFailure(admission.listener, admission.client);
   }
 
-  /** Counts a failure of the client, in the current window. */
-  recordFailure(listener: Listener, client: string): void {
+  /** Counts a failure of the address's client, in the current window. */
+  recordFailure(listener: Listener, address: string): void {
     if (this.limit === 0) return;
+    this.countFailure(listener, failureBudgetClient(address));
+  }
+
+  private countFailure(listener: Listener, client: string): void {
     const start = this.windowStartAt(this.now());
     this.sweep(start);
     this.windowOf(listener, client, start).failures += 1;
