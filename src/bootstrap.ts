@@ -82,6 +82,7 @@ function serveOpenApi(app: NestFastifyApplication, config: AppConfig): void {
   const documents = buildOpenApiDocuments(app, config, openApiFragments());
   app.get(OpenApiDocumentStore).set(documents);
   serveOpenApiDefinitions(app.getHttpAdapter(), documents.public, { json: '/openapi.json', yaml: '/openapi.yaml' });
+  serveOnlyTheReferencePageAssets(app, '/docs/');
   SwaggerModule.setup('docs', app, documents.public, {
     // The document's own routes are served above, each serialised once.
     raw: false,
@@ -100,6 +101,46 @@ function serveOpenApi(app: NestFastifyApplication, config: AppConfig): void {
       tryItOutEnabled: false,
     },
   });
+}
+
+/**
+ * The files of swagger-ui-dist the reference page loads (@nestjs/swagger's
+ * page template); `swagger-ui-init.js` is the service's own route.
+ */
+const REFERENCE_PAGE_ASSETS = new Set([
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'favicon-16x16.png',
+  'favicon-32x32.png',
+]);
+
+/**
+ * @nestjs/swagger serves the whole swagger-ui-dist folder under `/docs/`:
+ * with the assets, the stock `index.html` (a page that loads the Petstore
+ * document from another host, also at `/docs/`), source maps, licences and
+ * package.json. Of its routes there, only the assets the reference page loads
+ * and the service's own `swagger-ui-init.js` answer; any other name is
+ * answered as a route that does not exist.
+ */
+function serveOnlyTheReferencePageAssets(app: NestFastifyApplication, folder: string): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRoute', (route) => {
+      if (!route.url.startsWith(folder) || route.url.endsWith('/swagger-ui-init.js')) return;
+      const wildcard = route.url === `${folder}*`;
+      if (!wildcard && REFERENCE_PAGE_ASSETS.has(route.url.slice(folder.length))) return;
+      const own = route.preHandler === undefined ? [] : [route.preHandler].flat();
+      route.preHandler = [
+        (request, reply, done) => {
+          const name = wildcard ? (request.params as Record<string, string | undefined>)['*'] : undefined;
+          if (name !== undefined && REFERENCE_PAGE_ASSETS.has(name)) done();
+          else reply.callNotFound();
+        },
+        ...own,
+      ];
+    });
 }
 
 /**

@@ -247,6 +247,26 @@ describe('the reference page', () => {
     assert.match(init, /## Idempotency/, 'the reference opens with the conventions');
   });
 
+  it('serves under /docs/ only the assets the reference page loads: the stock index.html, source maps, licences and package.json answer 404', async () => {
+    for (const name of [
+      '',
+      'index.html',
+      'swagger-ui-bundle.js.map',
+      'swagger-ui.css.map',
+      'package.json',
+      'LICENSE',
+      'oauth2-redirect.html',
+      'swagger-initializer.js',
+      'swagger-ui-es-bundle.js',
+    ]) {
+      const answer = await publicApi(service)('GET', `/docs/${name}`);
+      assert.equal(answer.status, 404, name);
+      assert.equal(answer.body?.error, ErrorCode.NotFound, name);
+    }
+    const bundle = await fetch(`${service.publicUrl}/docs/swagger-ui-bundle.js`);
+    assert.equal(bundle.status, 200);
+  });
+
   it('keeps no key given to the reference page: Swagger UI stores no authorization in the browser, whose storage the portal’s origin shares', async () => {
     const init = await (await fetch(`${service.publicUrl}/docs/swagger-ui-init.js`)).text();
     assert.match(init, /"persistAuthorization":\s*false/);
