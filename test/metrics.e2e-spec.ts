@@ -103,7 +103,9 @@ describe('GET /internal/metrics', () => {
     assert.equal(valueOf(samples, 'db_pool_max_connections'), 20);
   });
 
-  it('exposes webhook_deliveries_total at 0 for every outcome before the first attempt, so every rate has a baseline', async () => {
+  // Their value 0 before the first attempt is checked in a process of its own (delivery-metrics.spec.ts): the
+  // registry is the process's, shared with the other services a batch of test files starts.
+  it('exposes a webhook_deliveries_total series for every outcome from the start, so every rate has a baseline', async () => {
     const outcomes = (await scrape())
       .filter((sample) => sample.name === 'webhook_deliveries_total')
       .map((sample) => sample.labels['outcome'])
