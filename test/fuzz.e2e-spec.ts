@@ -9,7 +9,6 @@ import { RouteTable, type RouteEntry } from '../src/common/http/route-table';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import type { TestService } from './support/test-service';
-import { eventually } from './support/eventually';
 import { scheduledJobRuns } from './support/scheduled-job-runs';
 import { withApp } from './support/with-app';
 
@@ -509,14 +508,10 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
   });
 
   it('checked the requests while every scheduled job ran: the jobs’ own writes never counted as a request’s', async () => {
-    // Each job runs a period (1 s here) after its first claim: a fuzz faster than that waits for the first runs.
-    await eventually(
-      async () => {
-        const runs = [...(await scheduledJobRuns(service)).values()];
-        return runs.length >= 4 && runs.every((count) => count >= 1) ? true : undefined;
-      },
-      'a run of each of the four or more scheduled jobs',
-      5_000,
-    );
+    // Read right after the checks, without waiting: each job runs a period (1 s here) after its first claim, and
+    // the checks above take many periods, so a job that has not run yet did not run while they did.
+    const runs = await scheduledJobRuns(service);
+    assert.ok(runs.size >= 4, `runs of ${[...runs.keys()].join(', ')}`);
+    for (const [job, count] of runs) assert.ok(count >= 1, `${job} ran ${count} times`);
   });
 });
