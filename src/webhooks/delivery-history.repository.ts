@@ -4,7 +4,8 @@ import { defineStatement } from '../database/sql/sql-statement';
 import { Database } from '../database/sql/sql-target';
 import { UnitOfWork } from '../database/unit-of-work';
 import { CLAIMED_COLUMNS, claimedDelivery, type ClaimedDelivery, type ClaimedRow } from './delivery/claimed-delivery';
-import { DELIVERY_CHANNEL, newestList } from './delivery/delivery-queue.repository';
+import { newestList } from './delivery/delivery-fragments';
+import { DELIVERY_CHANNEL } from './delivery/delivery-queue.repository';
 import type { DeliveryStatus } from './entities/webhook-delivery.entity';
 import type { AttemptTrigger, WebhookEventType } from './webhook-event-types';
 
