@@ -3,8 +3,8 @@ import { rmSync } from 'node:fs';
 import { Client } from 'pg';
 import { serialiseEnvelope } from '../src/webhooks/outbox/webhook-envelope';
 import type { SqlStatement } from '../src/database/sql/sql-statement';
+import { CLAIM_STATEMENTS } from '../src/webhooks/delivery/delivery-claim.repository';
 import {
-  CLAIM_STATEMENTS,
   DELIVERY_CHANNEL,
   ENQUEUE_DELIVERIES,
   FIRST_FAILING_WARNING_AT,

@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
 import { sql, sqlText } from '../src/database/sql/sql-fragment';
 import { defineStatement } from '../src/database/sql/sql-statement';
+import { CLAIM_STATEMENTS } from '../src/webhooks/delivery/delivery-claim.repository';
 import { newestList } from '../src/webhooks/delivery/delivery-fragments';
-import { CLAIM_STATEMENTS } from '../src/webhooks/delivery/delivery-queue.repository';
 import { databaseClient } from './support/database-client';
 import { freshDatabase } from './support/test-database';
 

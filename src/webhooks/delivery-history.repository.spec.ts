@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../test/support/webhook-rows';
 import type { WebhookTables } from '../../test/support/webhook-rows';
-import { OutboxSenderId } from './outbox/outbox-sender-id';
-import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
+import { DeliveryClaimRepository } from './delivery/delivery-claim.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
 import { DeliveryPartitionsRepository } from './delivery-partitions.repository';
 
@@ -127,8 +126,13 @@ describe('DeliveryHistoryRepository', () => {
     const resent = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
     for (let i = 0; i < 6; i += 1) await insertDelivery(tables.dataSource, { subscriptionId });
     assert.ok((await history.leaseForResend(subscriptionId, resent, LEASE)) !== null);
-    const queue = new DeliveryQueueRepository(tables.database, tables.unitOfWork, new OutboxSenderId());
-    const claimed = await queue.claim({ maxDeliveries: 64, perSubscription: 4, leaseMs: 60_000, leaseToken: 'worker' });
+    const claims = new DeliveryClaimRepository(tables.database, tables.unitOfWork);
+    const claimed = await claims.claim({
+      maxDeliveries: 64,
+      perSubscription: 4,
+      leaseMs: 60_000,
+      leaseToken: 'worker',
+    });
     assert.equal(claimed.length, 3);
     assert.ok(claimed.every((delivery) => delivery.id !== resent));
   });

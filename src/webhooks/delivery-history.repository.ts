@@ -37,7 +37,7 @@ const LOG_COLUMNS = sqlText(`id, event_type, status, attempts, last_status, crea
  * `onlyDeliveryId` (or null) narrows it to one.
  *
  * A failing or replaying subscription sends only its oldest pending delivery
- * (the probe; see CLAIM_DELIVERIES in delivery-queue.repository.ts): the
+ * (the probe; see CLAIM_DELIVERIES in delivery-claim.repository.ts): the
  * others wait behind it, so none of them is shown due before the probe is.
  * Their own time, often long past, would read as a worker that is stuck. A
  * disabled subscription sends nothing until it is enabled: no next attempt.
@@ -234,8 +234,8 @@ const WAKE_WORKERS = defineStatement<{ channel: string }>((p) => sql`SELECT pg_n
  * The deliveries as the operations see them: the delivery log (queue and
  * history), the lease a resend takes and the recovery of a window, which
  * move final deliveries from the history back into the queue. The worker's
- * side of the queue is DeliveryQueueRepository; retention is
- * DeliveryPartitionsRepository's.
+ * side of the queue is DeliveryClaimRepository and DeliveryQueueRepository;
+ * retention is DeliveryPartitionsRepository's.
  */
 @Injectable()
 export class DeliveryHistoryRepository {

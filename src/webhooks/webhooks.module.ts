@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DeliveryNotifications } from './delivery/delivery-notifications';
+import { DeliveryClaimRepository } from './delivery/delivery-claim.repository';
 import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
 import { DeliveryPartitionsRepository } from './delivery-partitions.repository';
@@ -45,6 +46,7 @@ import { WebhookFiguresService } from './webhook-figures.service';
     WebhookOperationsService,
     WebhookSubscriptionRepository,
     DeliveryQueueRepository,
+    DeliveryClaimRepository,
     DeliveryHistoryRepository,
     DeliveryPartitionsRepository,
     WebhookSecretCipher,

@@ -13,8 +13,8 @@ import { WebhookSubscriptionRepository } from '../webhook-subscription.repositor
 import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { FAILURES_BEFORE_DISABLE } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
+import { CLAIM_STATEMENTS, DeliveryClaimRepository } from './delivery-claim.repository';
 import {
-  CLAIM_STATEMENTS,
   DELIVERY_CHANNEL,
   DeliveryQueueRepository,
   type AttemptRecord,
@@ -23,15 +23,17 @@ import {
 
 const LIMITS = { maxDeliveries: 64, perSubscription: 4, leaseMs: 60_000 };
 
-/** The worker's queue on real PostgreSQL: every statement of DeliveryQueueRepository. */
+/** The worker's queue on real PostgreSQL: every statement of DeliveryQueueRepository and DeliveryClaimRepository. */
 describe('DeliveryQueueRepository', () => {
   let tables: WebhookTables;
   let queue: DeliveryQueueRepository;
+  let claims: DeliveryClaimRepository;
   const sender = new OutboxSenderId();
 
   before(async () => {
     tables = await webhookTables();
-    queue = new DeliveryQueueRepository(tables.database, tables.unitOfWork, sender);
+    queue = new DeliveryQueueRepository(tables.database, sender);
+    claims = new DeliveryClaimRepository(tables.database, tables.unitOfWork);
   });
   after(async () => tables.dataSource.destroy());
   beforeEach(async () => {
@@ -41,7 +43,7 @@ describe('DeliveryQueueRepository', () => {
   });
 
   const claim = (leaseToken: string = randomUUID(), limits: Partial<typeof LIMITS> = {}): Promise<ClaimedDelivery[]> =>
-    queue.claim({ ...LIMITS, ...limits, leaseToken });
+    claims.claim({ ...LIMITS, ...limits, leaseToken });
 
   /** The claim's second statement (text, values) as the worker runs it, for the subscriptions step 1 chose. */
   function leasingQuery(chosen: Array<{ id: string }>, leaseToken: string): [string, unknown[]] {
@@ -229,7 +231,7 @@ describe('DeliveryQueueRepository', () => {
     );
     assert.deepEqual(await claim('second worker'), [], 'no probe while attempts are in flight');
 
-    await queue.releaseLeases(sending.map((d) => ({ id: d.id, leaseToken: d.leaseToken })));
+    await claims.releaseLeases(sending.map((d) => ({ id: d.id, leaseToken: d.leaseToken })));
     assert.deepEqual(
       (await claim('second worker')).map((d) => d.id),
       [older[0]],
@@ -402,7 +404,7 @@ describe('DeliveryQueueRepository', () => {
     const first = await claim();
     assert.equal(first.length, 1);
     assert.equal(await positionOf(subscriptionId), await queueNumberOf(newer));
-    await queue.releaseLeases(first.map((d) => ({ id: d.id, leaseToken: d.leaseToken })));
+    await claims.releaseLeases(first.map((d) => ({ id: d.id, leaseToken: d.leaseToken })));
     const history = new DeliveryHistoryRepository(tables.database, tables.unitOfWork);
     const recovered = await history.requeueWindow(subscriptionId, { since: new Date(0), until: null }, 10);
     assert.equal(recovered.queued, 1);
@@ -706,7 +708,7 @@ describe('DeliveryQueueRepository', () => {
         };
       },
     });
-    const recorded = await new DeliveryQueueRepository(counting, tables.unitOfWork, sender).recordAttempts(records);
+    const recorded = await new DeliveryQueueRepository(counting, sender).recordAttempts(records);
     assert.equal(counted.statements, 1, 'one statement wrote all five attempts');
     assert.ok(recorded.every((r) => r.status === 'fulfilled' && r.value.deliveryUpdated));
     for (const { subscriptionId, ids } of [first, second]) {
@@ -788,7 +790,7 @@ describe('DeliveryQueueRepository', () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
     const mine = await insertDelivery(tables.dataSource, { subscriptionId, leasedBy: 'mine' });
     const theirs = await insertDelivery(tables.dataSource, { subscriptionId, leasedBy: 'theirs' });
-    await queue.releaseLeases([
+    await claims.releaseLeases([
       { id: mine, leaseToken: 'mine' },
       { id: theirs, leaseToken: 'not theirs' },
     ]);

@@ -15,6 +15,7 @@ import { countDeliveryAttempt, recordClaimDuration } from './delivery-metrics';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
 import type { AttemptTrigger } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
+import { DeliveryClaimRepository } from './delivery-claim.repository';
 import { DeliveryQueueRepository } from './delivery-queue.repository';
 import { planAfterAttempt, planManualAttempt, type RetrySchedule } from './attempt-plan';
 import { AttemptRecorder } from './attempt-recorder';
@@ -65,7 +66,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private lastSweepAt: number | null = null;
 
   constructor(
-    private readonly deliveries: DeliveryQueueRepository,
+    private readonly claims: DeliveryClaimRepository,
+    deliveries: DeliveryQueueRepository,
     cipher: WebhookSecretCipher,
     private readonly notifications: DeliveryNotifications,
     private readonly scheduler: SchedulerRegistry,
@@ -132,7 +134,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     for (const attempt of cut) attempt.abort.abort();
     await Promise.allSettled(cut.map((attempt) => attempt.done));
     try {
-      await this.deliveries.releaseLeases(cut.map(({ delivery }) => delivery));
+      await this.claims.releaseLeases(cut.map(({ delivery }) => delivery));
     } catch (error) {
       this.logger.warn(
         `could not give back ${cut.length} delivery leases; they expire on their own: ${describeError(error)}`,
@@ -150,7 +152,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       let claimed: ClaimedDelivery[];
       const claimStarted = performance.now();
       try {
-        claimed = await this.deliveries.claim({
+        claimed = await this.claims.claim({
           maxDeliveries: room,
           perSubscription: MAX_IN_FLIGHT_PER_SUBSCRIPTION,
           leaseMs: this.config.webhooks.timeoutMs + LEASE_MARGIN_MS,
