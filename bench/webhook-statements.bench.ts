@@ -3,14 +3,13 @@ import { rmSync } from 'node:fs';
 import { Client } from 'pg';
 import { serialiseEnvelope } from '../src/webhooks/outbox/webhook-envelope';
 import type { SqlStatement } from '../src/database/sql/sql-statement';
-import { CLAIM_STATEMENTS } from '../src/webhooks/delivery/delivery-claim.repository';
 import {
-  DELIVERY_CHANNEL,
-  ENQUEUE_DELIVERIES,
   FIRST_FAILING_WARNING_AT,
   RECORD_ATTEMPT,
   RECORD_SUCCESSES,
-} from '../src/webhooks/delivery/delivery-queue.repository';
+} from '../src/webhooks/delivery/attempt-record.repository';
+import { CLAIM_STATEMENTS } from '../src/webhooks/delivery/delivery-claim.repository';
+import { DELIVERY_CHANNEL, ENQUEUE_DELIVERIES } from '../src/webhooks/delivery/delivery-queue.repository';
 import { FAILURES_BEFORE_DISABLE } from '../src/webhooks/webhook-event-types';
 import { benchDatabase, runWhenExecuted } from './support/bench-environment';
 import { processCpuMicros } from './support/proc-usage';

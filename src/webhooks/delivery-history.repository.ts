@@ -234,8 +234,9 @@ const WAKE_WORKERS = defineStatement<{ channel: string }>((p) => sql`SELECT pg_n
  * The deliveries as the operations see them: the delivery log (queue and
  * history), the lease a resend takes and the recovery of a window, which
  * move final deliveries from the history back into the queue. The worker's
- * side of the queue is DeliveryClaimRepository and DeliveryQueueRepository;
- * retention is DeliveryPartitionsRepository's.
+ * side of the queue is DeliveryClaimRepository and AttemptRecordRepository,
+ * the outbox's is DeliveryQueueRepository; retention is
+ * DeliveryPartitionsRepository's.
  */
 @Injectable()
 export class DeliveryHistoryRepository {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DeliveryNotifications } from './delivery/delivery-notifications';
+import { AttemptRecordRepository } from './delivery/attempt-record.repository';
 import { DeliveryClaimRepository } from './delivery/delivery-claim.repository';
 import { DeliveryQueueRepository } from './delivery/delivery-queue.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
@@ -47,6 +48,7 @@ import { WebhookFiguresService } from './webhook-figures.service';
     WebhookSubscriptionRepository,
     DeliveryQueueRepository,
     DeliveryClaimRepository,
+    AttemptRecordRepository,
     DeliveryHistoryRepository,
     DeliveryPartitionsRepository,
     WebhookSecretCipher,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AttemptRecorder } from './attempt-recorder';
 import type { ClaimedDelivery } from './claimed-delivery';
-import type { AttemptRecord, AttemptRecorded } from './delivery-queue.repository';
+import type { AttemptRecord, AttemptRecorded } from './attempt-record.repository';
 
 function record(id: string): AttemptRecord {
   const delivery = { id, subscriptionId: 'whk_a', leaseToken: 'lease' } as ClaimedDelivery;

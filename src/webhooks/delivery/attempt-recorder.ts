@@ -1,6 +1,6 @@
-import type { AttemptRecord, AttemptRecorded } from './delivery-queue.repository';
+import type { AttemptRecord, AttemptRecorded } from './attempt-record.repository';
 
-/** Writes attempts that finished together; each settles on its own (see DeliveryQueueRepository.recordAttempts). */
+/** Writes attempts that finished together; each settles on its own (see AttemptRecordRepository.recordAttempts). */
 export type RecordAttempts = (
   records: readonly AttemptRecord[],
 ) => Promise<Array<PromiseSettledResult<AttemptRecorded>>>;

@@ -12,28 +12,26 @@ import { WebhookSubscriptionEntity } from '../entities/webhook-subscription.enti
 import { WebhookSubscriptionRepository } from '../webhook-subscription.repository';
 import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { FAILURES_BEFORE_DISABLE } from '../webhook-event-types';
+import { AttemptRecordRepository, type AttemptRecord, type AttemptRecorded } from './attempt-record.repository';
 import type { ClaimedDelivery } from './claimed-delivery';
 import { CLAIM_STATEMENTS, DeliveryClaimRepository } from './delivery-claim.repository';
-import {
-  DELIVERY_CHANNEL,
-  DeliveryQueueRepository,
-  type AttemptRecord,
-  type AttemptRecorded,
-} from './delivery-queue.repository';
+import { DELIVERY_CHANNEL, DeliveryQueueRepository } from './delivery-queue.repository';
 
 const LIMITS = { maxDeliveries: 64, perSubscription: 4, leaseMs: 60_000 };
 
-/** The worker's queue on real PostgreSQL: every statement of DeliveryQueueRepository and DeliveryClaimRepository. */
+/** The queue, the claim and the attempt records on real PostgreSQL: every statement of their repositories. */
 describe('DeliveryQueueRepository', () => {
   let tables: WebhookTables;
   let queue: DeliveryQueueRepository;
   let claims: DeliveryClaimRepository;
+  let attemptRecords: AttemptRecordRepository;
   const sender = new OutboxSenderId();
 
   before(async () => {
     tables = await webhookTables();
-    queue = new DeliveryQueueRepository(tables.database, sender);
+    queue = new DeliveryQueueRepository(sender);
     claims = new DeliveryClaimRepository(tables.database, tables.unitOfWork);
+    attemptRecords = new AttemptRecordRepository(tables.database);
   });
   after(async () => tables.dataSource.destroy());
   beforeEach(async () => {
@@ -505,7 +503,9 @@ describe('DeliveryQueueRepository', () => {
     const id = await insertDelivery(tables.dataSource, { subscriptionId });
     const [claimed] = await claim();
     assert.ok(claimed);
-    const recorded = await queue.recordAttempt(attempt(claimed, { next: { status: 'pending', retryInMs: 60_000 } }));
+    const recorded = await attemptRecords.recordAttempt(
+      attempt(claimed, { next: { status: 'pending', retryInMs: 60_000 } }),
+    );
     assert.deepEqual(recorded, { deliveryUpdated: true, disabledNow: false, warnings: [] });
     assert.deepEqual(await deliveryRow(tables.dataSource, id), {
       status: 'pending',
@@ -531,7 +531,7 @@ describe('DeliveryQueueRepository', () => {
     const [claimed] = await claim('expired');
     assert.ok(claimed);
     await tables.dataSource.query(`UPDATE webhook_delivery SET lease_token = 'another worker' WHERE id = $1`, [id]);
-    const recorded = await queue.recordAttempt(attempt(claimed, { succeeded: true, outcome: 200 }));
+    const recorded = await attemptRecords.recordAttempt(attempt(claimed, { succeeded: true, outcome: 200 }));
     assert.equal(recorded.deliveryUpdated, false);
     assert.deepEqual(await deliveryRow(tables.dataSource, id), {
       status: 'pending',
@@ -549,11 +549,13 @@ describe('DeliveryQueueRepository', () => {
     await insertDelivery(tables.dataSource, { subscriptionId });
     const first = await claim();
     assert.equal(first.length, 1);
-    const nineteenth = await queue.recordAttempt(attempt(first[0]!));
+    const nineteenth = await attemptRecords.recordAttempt(attempt(first[0]!));
     assert.equal(nineteenth.disabledNow, false);
     const second = await claim();
     assert.equal(second.length, 1, 'still enabled after nineteen');
-    const twentieth = await queue.recordAttempt(attempt(second[0]!, { next: { status: 'failed', retryInMs: null } }));
+    const twentieth = await attemptRecords.recordAttempt(
+      attempt(second[0]!, { next: { status: 'failed', retryInMs: null } }),
+    );
     assert.equal(twentieth.disabledNow, true);
     assert.deepEqual(twentieth.warnings, [{ kind: 'disabled', consecutiveFailures: FAILURES_BEFORE_DISABLE }]);
     const [row] = await tables.dataSource.query(
@@ -572,11 +574,11 @@ describe('DeliveryQueueRepository', () => {
     const subscriptionId = await insertSubscription(tables.dataSource, { consecutiveFailures: 4 });
     await insertDelivery(tables.dataSource, { subscriptionId });
     const [failing] = await claim();
-    assert.deepEqual((await queue.recordAttempt(attempt(failing!))).warnings, [
+    assert.deepEqual((await attemptRecords.recordAttempt(attempt(failing!))).warnings, [
       { kind: 'failing', consecutiveFailures: 5 },
     ]);
     const [probe] = await claim();
-    const recovered = await queue.recordAttempt(
+    const recovered = await attemptRecords.recordAttempt(
       attempt(probe!, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
     );
     assert.deepEqual(recovered.warnings, [{ kind: 'recovered', consecutiveFailures: 0 }]);
@@ -588,7 +590,7 @@ describe('DeliveryQueueRepository', () => {
     });
     await insertDelivery(tables.dataSource, { subscriptionId });
     const [claimed] = await claim();
-    const recorded = await queue.recordAttempt(
+    const recorded = await attemptRecords.recordAttempt(
       attempt(claimed!, { trigger: 'manual', next: { status: 'failed', retryInMs: null } }),
     );
     assert.deepEqual(recorded, { deliveryUpdated: true, disabledNow: false, warnings: [] });
@@ -604,7 +606,7 @@ describe('DeliveryQueueRepository', () => {
     const id = await insertDelivery(tables.dataSource, { subscriptionId });
     const [claimed] = await claim();
     await tables.dataSource.query(`UPDATE webhook_subscription SET deleted_at = now() WHERE id = $1`, [subscriptionId]);
-    await queue.recordAttempt(attempt(claimed!));
+    await attemptRecords.recordAttempt(attempt(claimed!));
     assert.equal((await deliveryRow(tables.dataSource, id))?.status, 'dropped');
   });
 
@@ -666,9 +668,9 @@ describe('DeliveryQueueRepository', () => {
       const records = (claimed: ClaimedDelivery[]) =>
         claimed.map((d, i) => (plan[i] === 500 ? failure(d) : success(d, plan[i]!)));
 
-      const together = await queue.recordAttempts(records(batched.claimed));
+      const together = await attemptRecords.recordAttempts(records(batched.claimed));
       const apart: AttemptRecorded[] = [];
-      for (const record of records(single.claimed)) apart.push(await queue.recordAttempt(record));
+      for (const record of records(single.claimed)) apart.push(await attemptRecords.recordAttempt(record));
 
       assert.deepEqual(
         together,
@@ -708,7 +710,7 @@ describe('DeliveryQueueRepository', () => {
         };
       },
     });
-    const recorded = await new DeliveryQueueRepository(counting, sender).recordAttempts(records);
+    const recorded = await new AttemptRecordRepository(counting).recordAttempts(records);
     assert.equal(counted.statements, 1, 'one statement wrote all five attempts');
     assert.ok(recorded.every((r) => r.status === 'fulfilled' && r.value.deliveryUpdated));
     for (const { subscriptionId, ids } of [first, second]) {
@@ -728,7 +730,7 @@ describe('DeliveryQueueRepository', () => {
   it('a batch whose lease was lost leaves that delivery alone and records the rest', async () => {
     const { ids, claimed } = await claimedTwin(3, { failures: 0, alerting: false });
     await tables.dataSource.query(`UPDATE webhook_delivery SET lease_token = 'another worker' WHERE id = $1`, [ids[1]]);
-    const recorded = await queue.recordAttempts(
+    const recorded = await attemptRecords.recordAttempts(
       claimed.map((d) =>
         attempt(d, { succeeded: true, outcome: 200, httpStatus: 200, next: { status: 'succeeded', retryInMs: null } }),
       ),
@@ -762,7 +764,7 @@ describe('DeliveryQueueRepository', () => {
     assert.equal(claimed.length, 2);
     // An attempt the attempt log refuses (an HTTP status out of its range) makes it refuse the whole statement.
     const ghost: ClaimedDelivery = { ...claimed[0]!, id: randomUUID() };
-    const recorded = await queue.recordAttempts(
+    const recorded = await attemptRecords.recordAttempts(
       [...claimed, ghost].map((d) =>
         attempt(d, {
           succeeded: true,
@@ -807,7 +809,7 @@ describe('DeliveryQueueRepository', () => {
     await insertDelivery(tables.dataSource, { subscriptionId });
     const [claimed] = await claim();
     assert.ok(claimed);
-    await queue.recordAttempt(
+    await attemptRecords.recordAttempt(
       attempt(claimed, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
     );
   }
@@ -972,8 +974,8 @@ describe('DeliveryQueueRepository', () => {
     const finished = await insertDelivery(tables.dataSource, { subscriptionId });
     const claimed = await claim();
     const byId = new Map(claimed.map((d) => [d.id, d]));
-    await queue.recordAttempt(attempt(byId.get(retried)!, { next: { status: 'pending', retryInMs: 60_000 } }));
-    await queue.recordAttempt(
+    await attemptRecords.recordAttempt(attempt(byId.get(retried)!, { next: { status: 'pending', retryInMs: 60_000 } }));
+    await attemptRecords.recordAttempt(
       attempt(byId.get(finished)!, { succeeded: true, outcome: 200, next: { status: 'succeeded', retryInMs: null } }),
     );
     const queued = await tables.dataSource.query(`SELECT id FROM webhook_delivery`);
@@ -1016,12 +1018,12 @@ describe('DeliveryQueueRepository', () => {
       next: { status: 'succeeded' as const, retryInMs: null },
     };
     // Two successes of one subscription (one statement for both), then one on its own.
-    const together = await queue.recordAttempts(claimed.slice(0, 2).map((d) => attempt(d, success)));
+    const together = await attemptRecords.recordAttempts(claimed.slice(0, 2).map((d) => attempt(d, success)));
     assert.deepEqual(
       together.map((r) => (r.status === 'fulfilled' ? r.value.deliveryUpdated : r.reason)),
       [true, true],
     );
-    assert.equal((await queue.recordAttempt(attempt(claimed[2]!, success))).deliveryUpdated, true);
+    assert.equal((await attemptRecords.recordAttempt(attempt(claimed[2]!, success))).deliveryUpdated, true);
     const [counts] = await tables.dataSource.query(
       `SELECT (SELECT count(*)::int FROM webhook_delivery) AS queued,
               (SELECT count(*)::int FROM webhook_delivery_history_d${today()} WHERE id = ANY ($1)) AS finished,
@@ -1050,7 +1052,7 @@ describe('DeliveryQueueRepository', () => {
       return row!.last_success_at.getTime();
     };
     const record = async (delivery: ClaimedDelivery, attemptedAt: number): Promise<void> => {
-      const [recorded] = await queue.recordAttempts([
+      const [recorded] = await attemptRecords.recordAttempts([
         attempt(delivery, { ...success, attemptedAt: new Date(attemptedAt) }),
       ]);
       if (recorded!.status === 'rejected') throw recorded!.reason;

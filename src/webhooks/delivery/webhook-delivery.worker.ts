@@ -15,8 +15,8 @@ import { countDeliveryAttempt, recordClaimDuration } from './delivery-metrics';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
 import type { AttemptTrigger } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
+import { AttemptRecordRepository } from './attempt-record.repository';
 import { DeliveryClaimRepository } from './delivery-claim.repository';
-import { DeliveryQueueRepository } from './delivery-queue.repository';
 import { planAfterAttempt, planManualAttempt, type RetrySchedule } from './attempt-plan';
 import { AttemptRecorder } from './attempt-recorder';
 import { DeliveryNotifications } from './delivery-notifications';
@@ -67,14 +67,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   constructor(
     private readonly claims: DeliveryClaimRepository,
-    deliveries: DeliveryQueueRepository,
+    attempts: AttemptRecordRepository,
     cipher: WebhookSecretCipher,
     private readonly notifications: DeliveryNotifications,
     private readonly scheduler: SchedulerRegistry,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.allowedPrivate = parseCidrList(config.webhooks.allowPrivateCidrs);
-    this.recorder = new AttemptRecorder((records) => deliveries.recordAttempts(records));
+    this.recorder = new AttemptRecorder((records) => attempts.recordAttempts(records));
     this.secrets = new SigningSecrets(cipher);
     this.schedule = {
       baseMs: config.webhooks.backoffBaseMs,
