@@ -140,7 +140,7 @@ const LEASE_FOR_RESEND = defineStatement<
       ${newestList(p.subscriptionId)}
     ), listed AS (
       -- In flight like a claimed one: on its subscription's newest list, so claims count it (see
-      -- CLAIM_DELIVERIES in delivery-queue.repository.ts), which replaces the list it extends.
+      -- CLAIM_DELIVERIES in delivery-claim.repository.ts), which replaces the list it extends.
       INSERT INTO webhook_delivery_flight (subscription_id, in_flight)
       SELECT queued.subscription_id, coalesce((SELECT latest.in_flight FROM latest), '{}') || queued.id FROM queued
     ), unlisted AS (
