@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { inLabelWords, unstorableFormProblem } from './html-form';
+import { inLabelWords, refusalByField, unstorableFormProblem } from './html-form';
 
 describe('a form’s refusal in the words of its labels', () => {
   const labels = {
@@ -32,6 +32,56 @@ describe('a form’s refusal in the words of its labels', () => {
       inLabelWords('title.EN must be at most 10000 characters.', {}),
       'title.EN must be at most 10000 characters.',
     );
+  });
+});
+
+describe('a form’s refusal beside the fields it is about', () => {
+  const paths = {
+    'lineItems.0.quantity': 'quantity',
+    lineItems: 'quantity',
+    totalAmountMinor: 'totalAmountMinor',
+    currency: 'currency',
+  };
+  const labels = { 'lineItems.0.quantity': 'Quantity', lineItems: 'Quantity', totalAmountMinor: 'Total amount' };
+
+  it('gives each part of a joined refusal to the field whose path it starts with, in the words of its label', () => {
+    assert.deepEqual(
+      refusalByField(
+        'lineItems.0.quantity must be an integer number; totalAmountMinor must be an integer number; currency must be a three-letter ISO 4217 code.',
+        paths,
+        labels,
+      ),
+      {
+        fields: {
+          quantity: 'Quantity must be an integer number.',
+          totalAmountMinor: 'Total amount must be an integer number.',
+          currency: 'currency must be a three-letter ISO 4217 code.',
+        },
+        form: null,
+      },
+    );
+  });
+
+  it('says at the form’s top what starts with no path of the form, and keeps a part’s reason with the part before it', () => {
+    assert.deepEqual(refusalByField('The line items add up to a quantity that is too large.', paths, labels), {
+      fields: {},
+      form: 'The line items add up to a quantity that is too large.',
+    });
+    assert.deepEqual(refusalByField('totalAmountMinor is too large; nothing was changed.', paths, labels), {
+      fields: { totalAmountMinor: 'Total amount is too large; nothing was changed.' },
+      form: null,
+    });
+  });
+
+  it('takes a path only whole at the start: a longer path, or one named later in a sentence, is not it', () => {
+    assert.deepEqual(refusalByField('lineItems.1.quantity must be an integer number.', paths, labels), {
+      fields: {},
+      form: 'lineItems.1.quantity must be an integer number.',
+    });
+    assert.deepEqual(refusalByField('currencyCode is unknown; the total needs a currency.', paths, labels), {
+      fields: {},
+      form: 'currencyCode is unknown; the total needs a currency.',
+    });
   });
 });
 

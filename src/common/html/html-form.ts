@@ -72,6 +72,51 @@ export function inLabelWords(message: string, labels: FieldLabels): string {
   return message.replace(named, (path) => labels[path] ?? path);
 }
 
+/** Which form field each path of the JSON API's messages is about (`lineItems.0.quantity` → `quantity`). */
+export type FieldPaths = Readonly<Record<string, string>>;
+
+/** What a form refused, for showing each part beside the field it is about. */
+export interface FormRefusal {
+  /** By form field name, in the words of the form's labels. */
+  fields: Record<string, string>;
+  /** What names no field of the form: said at the form's top, or null. */
+  form: string | null;
+}
+
+function asSentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
+/**
+ * A refusal of the JSON API's rules split by the form field each part is
+ * about, so each shows beside its field. Those messages start with the path
+ * they refuse (`totalAmountMinor must be …`), several joined by "; ". A part
+ * that starts with no path of `paths` goes on the part before it (its
+ * reason, as in "…; nothing was changed"), or, first, to the form's top.
+ */
+export function refusalByField(message: string, paths: FieldPaths, labels: FieldLabels): FormRefusal {
+  const known = Object.keys(paths).sort((a, b) => b.length - a.length);
+  const leading =
+    known.length === 0 ? null : new RegExp(`^(?:${known.map(escapedForPattern).join('|')})(?!\\w|\\.\\w)`);
+  const parts: Array<{ field: string | null; text: string }> = [];
+  for (const part of message.split(/;\s+/)) {
+    const path = leading?.exec(part)?.[0];
+    const last = parts[parts.length - 1];
+    if (path !== undefined) parts.push({ field: paths[path] ?? null, text: part });
+    else if (last !== undefined) last.text = `${last.text}; ${part}`;
+    else parts.push({ field: null, text: part });
+  }
+  const refusal: FormRefusal = { fields: {}, form: null };
+  for (const { field, text } of parts) {
+    const said = asSentence(inLabelWords(text.replace(/\.$/, ''), labels));
+    if (field === null) refusal.form = refusal.form === null ? said : `${refusal.form} ${said}`;
+    // A second refusal of the same field is left out: the first is what to change first.
+    else refusal.fields[field] ??= said;
+  }
+  return refusal;
+}
+
 /**
  * Validates a form's values with the same DTO class (and so the same rules)
  * as the internal JSON API, returning the first message per field, in the
