@@ -514,4 +514,62 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
   it('wrote no error to the browser console on any page', () => {
     assert.deepEqual(browser.consoleErrors, []);
   });
+
+  it('puts the focus on the first field a refused new order marks invalid, read with its refusal, keeping what was typed', async () => {
+    await page().goto(url('/internal/dashboard/sign-in'));
+    await browser.type('#token', service.adminToken);
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+    const orders = async (): Promise<number> =>
+      Number(
+        (await app.db.query<{ n: string }>('SELECT count(*) AS n FROM "order" WHERE event_id = $1', [state.eventId]))
+          .rows[0]?.n,
+      );
+    const before = await orders();
+    await page().goto(url(`${state.organiserPath}/orders`));
+    await browser.type('#order-event', state.eventId ?? '');
+    await browser.tabTo('#order-quantity');
+    await page().keyboard.press('Control+A');
+    await page().keyboard.type('two');
+    await browser.type('#order-total', '1500');
+    await browser.type('#order-currency', 'e1r');
+    const logged = browser.consoleErrors.length;
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+    await page().locator('#order-quantity:focus').waitFor({ timeout: 5_000 });
+    const describedBy = (await page().getAttribute('#order-quantity', 'aria-describedby')) ?? '';
+    assert.equal((await page().textContent(`#${describedBy}`)) ?? '', 'Quantity must be an integer number.');
+    assert.equal(await page().getAttribute('#order-currency', 'aria-invalid'), 'true');
+    assert.deepEqual(
+      [
+        await page().inputValue('#order-event'),
+        await page().inputValue('#order-quantity'),
+        await page().inputValue('#order-total'),
+        await page().inputValue('#order-currency'),
+      ],
+      [state.eventId, 'two', '1500', 'e1r'],
+      'what was typed is still there',
+    );
+    await browser.checkPage('orders-refused');
+
+    // Mended, the quantity is accepted: the focus goes on to the field still refused.
+    await page().keyboard.press('Control+A');
+    await page().keyboard.type('2');
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+    await page().locator('#order-currency:focus').waitFor({ timeout: 5_000 });
+    assert.equal(await page().getAttribute('#order-quantity', 'aria-invalid'), null);
+    assert.equal(await orders(), before, 'nothing made while refused');
+    // Each refused form is answered 400, which Chromium writes on the console as a failed load: those are expected.
+    const refusals = browser.consoleErrors.splice(logged);
+    assert.ok(
+      refusals.length > 0 && refusals.every((line) => /\/orders: Failed to load resource: .* 400 /.test(line)),
+      refusals.join('\n'),
+    );
+
+    await page().keyboard.press('Control+A');
+    await page().keyboard.type('EUR');
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+    assert.match((await page().textContent('[role=status]')) ?? '', /created \(pending\)/);
+    await page().reload();
+    assert.equal(await orders(), before + 1, 'one order made, and the reload after it posts nothing');
+    assert.deepEqual(browser.consoleErrors.splice(logged), []);
+  });
 });

@@ -252,6 +252,18 @@ describe('dashboard over HTTP', () => {
     return (await client.get(posted.location ?? '')).html;
   }
 
+  /** Posts a form that is refused: the page it was posted from comes back with 400, changing nothing. */
+  async function refusedPage(
+    client: DashboardClient,
+    csrf: string,
+    path: string,
+    fields: Record<string, string>,
+  ): Promise<{ status: number; html: string }> {
+    const refused = await client.post(path, fields, csrf);
+    assert.equal(refused.status, 400, `${path}: ${refused.status} ${refused.location ?? ''}`);
+    return refused;
+  }
+
   /** A subscription made through the public API, as an integrator would (nothing is delivered in these tests). */
   async function webhook(): Promise<{ organiserId: string; webhookId: string }> {
     const organiser = await fixtures(service).organiser({ scopes: ['events:read', 'webhooks:read', 'webhooks:write'] });
@@ -809,15 +821,21 @@ describe('dashboard over HTTP', () => {
     assert.match(eventPage, /Event Made on the dashboard created \(unlisted\)/);
     const { rows } = await app.db.query<{ id: string }>('SELECT id FROM event WHERE organizer_id = $1', [owner.id]);
     const eventId = rows[0]!.id;
-    assert.match(await flashAfter(`${base}/events`, { startTime: 'someday' }), /Not created: /);
+    assert.match(
+      (await refusedPage(client, csrf, `${base}/events`, { startTime: 'someday' })).html,
+      /event-start-error/,
+    );
 
     const foreignEvent = await make.event(stranger.id);
-    const foreign = await flashAfter(`${base}/orders`, {
+    const foreign = await refusedPage(client, csrf, `${base}/orders`, {
       eventId: foreignEvent.id,
       quantity: '1',
       totalAmountMinor: '100',
     });
-    assert.match(foreign, /Not created: .*is not an event of this organiser/);
+    assert.match(
+      foreign.html,
+      /id="order-event-error" class="field-error">Event id \S+ is not an event of this organiser/,
+    );
     const orderPage = await flashAfter(`${base}/orders`, {
       eventId,
       status: 'pending',
@@ -828,8 +846,8 @@ describe('dashboard over HTTP', () => {
     const orderId = /Order (ord_[0-9a-z]+) created \(pending\)/.exec(orderPage)?.[1];
     assert.ok(orderId !== undefined, orderPage.slice(0, 500));
     assert.match(
-      await flashAfter(`${base}/orders`, { eventId, quantity: 'two', totalAmountMinor: '1' }),
-      /Not created: /,
+      (await refusedPage(client, csrf, `${base}/orders`, { eventId, quantity: 'two', totalAmountMinor: '1' })).html,
+      /id="order-quantity-error"/,
     );
     const billing = await flashAfter(`${base}/orders/${orderId}/billing`, {
       billingName: 'Grace',
@@ -848,8 +866,8 @@ describe('dashboard over HTTP', () => {
     const csrf = await client.signIn(service.adminToken);
     const base = `/internal/dashboard/organisers/${owner.id}`;
     assert.match((await client.get(`${base}/events`)).html, /<input id="event-start" name="startTime" required/);
-    const refused = await postedPage(client, csrf, `${base}/events`, { title: 'Whenever', visibility: 'draft' });
-    assert.match(refused, /Not created: Start is required/);
+    const refused = await refusedPage(client, csrf, `${base}/events`, { title: 'Whenever', visibility: 'draft' });
+    assert.match(refused.html, /id="event-start-error" class="field-error">Start is required/);
     const { rowCount } = await app.db.query('SELECT 1 FROM event WHERE organizer_id = $1', [owner.id]);
     assert.equal(rowCount, 0);
   });
@@ -878,25 +896,27 @@ describe('dashboard over HTTP', () => {
     const client = new DashboardClient(service.adminUrl);
     const csrf = await client.signIn(service.adminToken);
     const base = `/internal/dashboard/organisers/${owner.id}`;
-    const flashAfter = (path: string, fields: Record<string, string>) => postedPage(client, csrf, path, fields);
-    const eventRefusal = await flashAfter(`${base}/events`, { title: 'Late', startTime: 'someday' });
-    assert.match(eventRefusal, /Not created: Start must be an ISO 8601 date-time/);
-    const orderRefusal = await flashAfter(`${base}/orders`, {
+    const refused = (path: string, fields: Record<string, string>) =>
+      refusedPage(client, csrf, path, fields).then((page) => page.html);
+    const eventRefusal = await refused(`${base}/events`, { title: 'Late', startTime: 'someday' });
+    assert.match(eventRefusal, /class="field-error">Start must be an ISO 8601 date-time/);
+    const orderRefusal = await refused(`${base}/orders`, {
       eventId: event.id,
       quantity: 'two',
       totalAmountMinor: 'ten',
       currency: 'euro',
     });
-    assert.match(
-      orderRefusal,
-      /Not created: Quantity must be an integer number; Total amount must be an integer number; Currency must be a three-letter/,
-    );
-    const billingRefusal = await flashAfter(`${base}/orders/${order.id}/billing`, { billingName: 'b'.repeat(501) });
-    assert.match(billingRefusal, /Not changed: Billing name must be shorter than or equal to 500 characters/);
+    assert.match(orderRefusal, /class="field-error">Quantity must be an integer number\./);
+    assert.match(orderRefusal, /class="field-error">Total amount must be an integer number\./);
+    assert.match(orderRefusal, /class="field-error">Currency must be a three-letter/);
+    const billingRefusal = await refused(`${base}/orders/${order.id}/billing`, { billingName: 'b'.repeat(501) });
+    assert.match(billingRefusal, /class="field-error">Billing name must be shorter than or equal to 500 characters/);
     for (const page of [eventRefusal, orderRefusal, billingRefusal]) {
-      const refusal = /<p class="flash flash-error"[^>]*>([^<]*)<\/p>/.exec(page)?.[1] ?? '';
-      assert.match(refusal, /^Not (created|changed): /);
-      assert.doesNotMatch(refusal, /startTime|lineItems|totalAmountMinor|currency|billingName/);
+      const refusals = [...page.matchAll(/class="field-error"[^>]*>([^<]*)<\/p>/g)].map((match) => match[1] ?? '');
+      assert.ok(refusals.length > 0);
+      for (const refusal of refusals) {
+        assert.doesNotMatch(refusal, /startTime|lineItems|totalAmountMinor|currency|billingName/);
+      }
     }
     const venue = await make.venue();
     const location = await client.post(
@@ -907,6 +927,110 @@ describe('dashboard over HTTP', () => {
     assert.equal(location.status, 400);
     assert.match(location.html, /id="location-time-zone-error" class="field-error">Time zone /);
     assert.doesNotMatch(location.html, /timeZone must|timeZone is/);
+  });
+
+  it('shows a refused new event again as typed, with its refusal beside the field it concerns and the focus there, and creates nothing', async () => {
+    const owner = await fixtures(service).organiser();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${owner.id}`;
+    const refused = await refusedPage(client, csrf, `${base}/events`, {
+      title: 'Kept <title>',
+      startTime: 'someday',
+      visibility: 'unlisted',
+    });
+    assert.match(refused.html, /<input id="event-title" name="title" maxlength="10000" value="Kept &lt;title&gt;"\s*>/);
+    assert.match(
+      refused.html,
+      /<input id="event-start" name="startTime" required maxlength="40" value="someday"\s+aria-invalid="true" aria-describedby="event-start-error" autofocus>/,
+    );
+    assert.match(refused.html, /<p id="event-start-error" class="field-error">Start must be an ISO 8601 date-time/);
+    assert.match(refused.html, /<option value="unlisted" selected>unlisted<\/option>/);
+    assert.equal(refused.html.match(/\sautofocus\b/g)?.length, 1, 'one element takes the focus');
+    assert.doesNotMatch(refused.html, /class="flash/, 'the refusal is beside the field, not a message at the top');
+    const { rowCount } = await app.db.query('SELECT 1 FROM event WHERE organizer_id = $1', [owner.id]);
+    assert.equal(rowCount, 0, 'nothing created');
+  });
+
+  it('shows a refused new order again as typed, each refusal beside its field and the focus on the first, and creates nothing', async () => {
+    const make = fixtures(service);
+    const owner = await make.organiser();
+    const event = await make.event(owner.id);
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${owner.id}`;
+    const refused = await refusedPage(client, csrf, `${base}/orders`, {
+      eventId: event.id,
+      status: 'confirmed',
+      quantity: 'two',
+      unitAmountMinor: '1250',
+      totalAmountMinor: '2500',
+      currency: 'euro',
+      billingName: 'Ada',
+      billingEmail: 'ada@example.test',
+    });
+    const html = refused.html;
+    assert.match(
+      html,
+      new RegExp(`<input id="order-event" name="eventId" required maxlength="100" value="${event.id}"\\s*>`),
+    );
+    assert.match(html, /<option value="confirmed" selected>confirmed<\/option>/);
+    assert.match(
+      html,
+      /<input id="order-quantity" [^>]*value="two" maxlength="15"\s+aria-invalid="true" aria-describedby="order-quantity-error" autofocus>/,
+    );
+    assert.match(html, /<p id="order-quantity-error" class="field-error">Quantity must be an integer number\.<\/p>/);
+    assert.match(html, /<input id="order-unit" [^>]*value="1250"\s*>/);
+    assert.match(html, /<input id="order-total" [^>]*value="2500"\s*>/);
+    assert.match(
+      html,
+      /<input id="order-currency" [^>]*value="euro"\s+aria-invalid="true" aria-describedby="order-currency-error">/,
+    );
+    assert.match(html, /<p id="order-currency-error" class="field-error">Currency must be a three-letter/);
+    assert.match(html, /<input id="order-billing-name" [^>]*value="Ada"\s*>/);
+    assert.match(html, /<input id="order-billing-email" [^>]*value="ada@example.test"\s*>/);
+    assert.equal(html.match(/\sautofocus\b/g)?.length, 1, 'one element takes the focus');
+    assert.doesNotMatch(html, /class="flash/, 'the refusals are beside the fields, not a message at the top');
+    const { rowCount } = await app.db.query('SELECT 1 FROM "order" WHERE event_id = $1', [event.id]);
+    assert.equal(rowCount, 0, 'nothing created');
+  });
+
+  it('shows a refused billing rewrite in its order’s row, opened and as typed, with the refusal beside its field, and changes nothing', async () => {
+    const make = fixtures(service);
+    const owner = await make.organiser();
+    const order = await make.order((await make.event(owner.id)).id, { billingName: 'Before' });
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const refused = await refusedPage(
+      client,
+      csrf,
+      `/internal/dashboard/organisers/${owner.id}/orders/${order.id}/billing`,
+      {
+        billingName: 'b'.repeat(501),
+        billingEmail: 'new@example.test',
+      },
+    );
+    const html = refused.html;
+    assert.equal(html.match(/<details open>/g)?.length, 1, 'the refused row’s billing form is open');
+    assert.match(
+      html,
+      new RegExp(
+        `<input id="billing-name-${order.id}" name="billingName" maxlength="500" value="b{501}"\\s+aria-invalid="true" aria-describedby="billing-name-${order.id}-error" autofocus>`,
+      ),
+    );
+    assert.match(
+      html,
+      new RegExp(
+        `<p id="billing-name-${order.id}-error" class="field-error">Billing name must be shorter than or equal to 500`,
+      ),
+    );
+    assert.match(html, new RegExp(`<input id="billing-email-${order.id}" [^>]*value="new@example.test"\\s*>`));
+    assert.equal(html.match(/\sautofocus\b/g)?.length, 1, 'one element takes the focus');
+    const { rows } = await app.db.query<{ billing_name: string; billing_email: string | null }>(
+      'SELECT billing_name, billing_email FROM "order" WHERE id = $1',
+      [order.id],
+    );
+    assert.deepEqual(rows[0], { billing_name: 'Before', billing_email: null }, 'nothing changed');
   });
 
   it('answers every error under the dashboard’s path with its HTML error page, status kept, while the internal API keeps its JSON body', async () => {

@@ -3,7 +3,14 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
-import { HtmlForm, inLabelWords, type FieldLabels } from '../common/html/html-form';
+import type { Page } from '../common/envelope/page';
+import {
+  HtmlForm,
+  refusalByField,
+  type FieldLabels,
+  type FieldPaths,
+  type FormRefusal,
+} from '../common/html/html-form';
 import { instantFieldText } from '../common/html/html-format';
 import type { PageRequest } from '../common/pagination/page-request';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
@@ -24,10 +31,21 @@ const PAGE_SIZE = 50;
 
 /** The forms' labels (events.eta, orders.eta) for the fields the internal API's refusals name. */
 const EVENT_LABELS: FieldLabels = { 'title.EN': 'Title', title: 'Title', startTime: 'Start', visibility: 'Visibility' };
+const EVENT_FIELDS: FieldPaths = {
+  'title.EN': 'title',
+  title: 'title',
+  startTime: 'startTime',
+  visibility: 'visibility',
+};
 const BILLING_LABELS: FieldLabels = {
   billingName: 'Billing name',
   billingEmail: 'Billing email',
   attributionSource: 'Attribution source',
+};
+const BILLING_FIELDS: FieldPaths = {
+  billingName: 'billingName',
+  billingEmail: 'billingEmail',
+  attributionSource: 'attributionSource',
 };
 const ORDER_LABELS: FieldLabels = {
   eventId: 'Event id',
@@ -39,10 +57,40 @@ const ORDER_LABELS: FieldLabels = {
   currency: 'Currency',
   ...BILLING_LABELS,
 };
+const ORDER_FIELDS: FieldPaths = {
+  eventId: 'eventId',
+  status: 'status',
+  'lineItems.0.quantity': 'quantity',
+  'lineItems.0.unitAmountMinor': 'unitAmountMinor',
+  lineItems: 'quantity',
+  totalAmountMinor: 'totalAmountMinor',
+  currency: 'currency',
+  billingName: 'billingName',
+  billingEmail: 'billingEmail',
+};
 
-interface OrganiserList {
-  list: 'events' | 'orders';
-  title: string;
+type ListName = 'events' | 'orders';
+
+/** A page of either list: the rows each carry their id. */
+type ListRows = Page<{ id: string }>;
+
+const LIST_TITLES: Record<ListName, string> = { events: 'Events', orders: 'Orders' };
+
+/** What a refused form shows: what was typed, each refusal beside its field, and what names no field at its top. */
+interface RefusedForm {
+  form: Record<string, string | null>;
+  errors: Record<string, string>;
+  refusal: string | null;
+}
+
+/** `outcome` ("Not created") leads what names no field: said at the form's top, it needs to say nothing was done. */
+function refusedForm(form: Record<string, string | null>, refusal: FormRefusal, outcome: string): RefusedForm {
+  return { form, errors: refusal.fields, refusal: refusal.form === null ? null : `${outcome}: ${refusal.form}` };
+}
+
+/** Refusals a form is shown again with; a missing row (404) and the server's own failures are not. */
+function isFormRefusal(error: unknown): error is DomainError {
+  return error instanceof DomainError && error.status < 500 && error.status !== 404;
 }
 
 /** A hard delete is posted with its confirm box ticked; without it, nothing is deleted. */
@@ -52,14 +100,18 @@ function confirmed(request: FastifyRequest): void {
   }
 }
 
-function pageRequest(cursor: unknown): PageRequest {
-  return { limit: PAGE_SIZE, cursor: typeof cursor === 'string' && cursor !== '' ? cursor : null, updatedAfter: null };
+function pageRequest(cursor: string | null): PageRequest {
+  return { limit: PAGE_SIZE, cursor, updatedAfter: null };
+}
+
+function listPath(organiserId: string, list: ListName): string {
+  return dashboardPath('organisers', organiserId, list);
 }
 
 /**
  * An organiser's events (create, publish, touch, delete) and orders (create,
  * confirm, rewrite billing, delete), paged with the keyset pager like the
- * public lists.
+ * public lists. A refused form is shown again on the list, as typed.
  */
 @ApiExcludeController()
 @UseFilters(DashboardHtmlFilter)
@@ -76,45 +128,54 @@ export class DashboardEventsController {
 
   @Get('events')
   @AcceptsQuery('cursor')
-  async eventList(
+  eventList(
     @Param('organiserId') organiserId: string,
     @Query('cursor') cursor: unknown,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
-    return this.listPage({ request, reply, organiserId, cursor, list: 'events', title: 'Events' }, (paging) =>
-      this.events.list({ type: 'organiser', id: organiserId }, paging),
-    );
+    return this.listPage(request, reply, organiserId, 'events', cursor);
   }
 
   /** A new event of this organiser, as `POST /internal/events` makes it (any visibility, no public rule). */
   @Post('events')
-  async createEvent(@Param('organiserId') organiserId: string, @Req() request: FastifyRequest): Promise<never> {
+  async createEvent(
+    @Param('organiserId') organiserId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const organiser = await this.organiser(organiserId);
     const form = new HtmlForm(request);
-    const title = form.text('title');
-    const startText = form.text('startTime');
-    const startTime = startText === null ? null : instantFieldText(startText);
-    const visibility = form.text('visibility');
-    return this.act(
-      { request, organiserId, list: 'events', refused: 'Not created', labels: EVENT_LABELS },
-      async () => {
-        // The internal API may make an event without a start (fixtures); the list here shows none such, so one made
-        // from this form could never be found again.
-        if (startTime === null) {
-          throw DomainError.invalidArgument('Start is required: the events list shows only events with a start time.');
-        }
-        const created = await this.events.createInternal(
-          organiserId,
-          {
-            ...(title === null ? {} : { title: { EN: title } }),
-            startTime,
-            ...(visibility === null ? {} : { visibility }),
-          },
-          requestContextOf(request).traceId,
+    const typed = { title: form.text('title'), startTime: form.text('startTime'), visibility: form.text('visibility') };
+    try {
+      // The internal API may make an event without a start (fixtures); the list here shows none such, so one made
+      // from this form could never be found again.
+      if (typed.startTime === null) {
+        throw DomainError.invalidArgument(
+          'startTime is required: the events list shows only events with a start time.',
         );
-        return `Event ${created.title ?? created.id} created (${created.visibility}).`;
-      },
-    );
+      }
+      const created = await this.events.createInternal(
+        organiserId,
+        {
+          ...(typed.title === null ? {} : { title: { EN: typed.title } }),
+          startTime: instantFieldText(typed.startTime),
+          ...(typed.visibility === null ? {} : { visibility: typed.visibility }),
+        },
+        requestContextOf(request).traceId,
+      );
+      this.sessions.flash(request, {
+        kind: 'success',
+        text: `Event ${created.title ?? created.id} created (${created.visibility}).`,
+      });
+    } catch (error) {
+      if (!isFormRefusal(error)) throw error;
+      const refusal = refusalByField(error.message, EVENT_FIELDS, EVENT_LABELS);
+      return this.formRefused(request, reply, organiser, 'events', error.status, {
+        newEvent: refusedForm(typed, refusal, 'Not created'),
+      });
+    }
+    throw new DashboardRedirect(listPath(organiserId, 'events'));
   }
 
   @Post('events/:eventId/publish')
@@ -166,15 +227,13 @@ export class DashboardEventsController {
 
   @Get('orders')
   @AcceptsQuery('cursor')
-  async orderList(
+  orderList(
     @Param('organiserId') organiserId: string,
     @Query('cursor') cursor: unknown,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
-    return this.listPage({ request, reply, organiserId, cursor, list: 'orders', title: 'Orders' }, (paging) =>
-      this.orders.listAnyStatusForOrganiser(organiserId, paging),
-    );
+    return this.listPage(request, reply, organiserId, 'orders', cursor);
   }
 
   @Post('orders/:orderId/confirm')
@@ -191,36 +250,55 @@ export class DashboardEventsController {
 
   /** A new order of one of this organiser's events, as `POST /internal/orders` makes it (one line item). */
   @Post('orders')
-  async createOrder(@Param('organiserId') organiserId: string, @Req() request: FastifyRequest): Promise<never> {
+  async createOrder(
+    @Param('organiserId') organiserId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const organiser = await this.organiser(organiserId);
     const form = new HtmlForm(request);
-    const whole = (name: string): number | null => {
-      const text = form.text(name);
-      return text === null ? null : /^\d{1,15}$/.test(text) ? Number(text) : NaN;
+    const typed = {
+      eventId: form.text('eventId'),
+      status: form.text('status'),
+      quantity: form.text('quantity'),
+      unitAmountMinor: form.text('unitAmountMinor'),
+      totalAmountMinor: form.text('totalAmountMinor'),
+      currency: form.text('currency'),
+      billingName: form.text('billingName'),
+      billingEmail: form.text('billingEmail'),
     };
-    const eventId = form.text('eventId') ?? '';
-    return this.act(
-      { request, organiserId, list: 'orders', refused: 'Not created', labels: ORDER_LABELS },
-      async () => {
-        if (!(await this.events.isOwnedBy(eventId, organiserId))) {
-          throw DomainError.invalidArgument(`${eventId || 'That event'} is not an event of this organiser`);
-        }
-        const unitAmountMinor = whole('unitAmountMinor');
-        const body = await validatedInternalBody(
-          {
-            eventId,
-            status: form.text('status'),
-            lineItems: [{ quantity: whole('quantity'), ...(unitAmountMinor === null ? {} : { unitAmountMinor }) }],
-            totalAmountMinor: whole('totalAmountMinor'),
-            currency: form.text('currency'),
-            billingName: form.text('billingName'),
-            billingEmail: form.text('billingEmail'),
-          },
-          CreateOrderDto,
+    const whole = (text: string | null): number | null =>
+      text === null ? null : /^\d{1,15}$/.test(text) ? Number(text) : NaN;
+    try {
+      const eventId = typed.eventId ?? '';
+      if (!(await this.events.isOwnedBy(eventId, organiserId))) {
+        throw DomainError.invalidArgument(
+          eventId === '' ? 'eventId is required.' : `eventId ${eventId} is not an event of this organiser.`,
         );
-        const created = await this.orders.create(body, requestContextOf(request).traceId);
-        return `Order ${created.id} created (${created.status}).`;
-      },
-    );
+      }
+      const unitAmountMinor = whole(typed.unitAmountMinor);
+      const body = await validatedInternalBody(
+        {
+          eventId,
+          status: typed.status,
+          lineItems: [{ quantity: whole(typed.quantity), ...(unitAmountMinor === null ? {} : { unitAmountMinor }) }],
+          totalAmountMinor: whole(typed.totalAmountMinor),
+          currency: typed.currency,
+          billingName: typed.billingName,
+          billingEmail: typed.billingEmail,
+        },
+        CreateOrderDto,
+      );
+      const created = await this.orders.create(body, requestContextOf(request).traceId);
+      this.sessions.flash(request, { kind: 'success', text: `Order ${created.id} created (${created.status}).` });
+    } catch (error) {
+      if (!isFormRefusal(error)) throw error;
+      const refusal = refusalByField(error.message, ORDER_FIELDS, ORDER_LABELS);
+      return this.formRefused(request, reply, organiser, 'orders', error.status, {
+        newOrder: refusedForm(typed, refusal, 'Not created'),
+      });
+    }
+    throw new DashboardRedirect(listPath(organiserId, 'orders'));
   }
 
   /** Rewrites an order's billing fields, as `PATCH /internal/orders/{id}` does: updatedAt moves, nothing is sent. */
@@ -229,30 +307,32 @@ export class DashboardEventsController {
     @Param('organiserId') organiserId: string,
     @Param('orderId') orderId: string,
     @Req() request: FastifyRequest,
-  ): Promise<never> {
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
+    const organiser = await this.organiser(organiserId);
+    await this.orders.assertOrganiserOwnsOrder(organiserId, orderId);
     const form = new HtmlForm(request);
-    const owned = () => this.orders.assertOrganiserOwnsOrder(organiserId, orderId);
-    const action = {
-      request,
-      organiserId,
-      list: 'orders' as const,
-      refused: 'Not changed',
-      owned,
-      labels: BILLING_LABELS,
+    // An emptied field clears it (null), as the internal API's null does.
+    const typed = {
+      billingName: form.text('billingName'),
+      billingEmail: form.text('billingEmail'),
+      attributionSource: form.text('attributionSource'),
     };
-    return this.act(action, async () => {
-      // An emptied field clears it (null), as the internal API's null does.
-      const body = await validatedInternalBody(
-        {
-          billingName: form.text('billingName'),
-          billingEmail: form.text('billingEmail'),
-          attributionSource: form.text('attributionSource'),
+    try {
+      await this.orders.rewrite(orderId, await validatedInternalBody(typed, UpdateOrderDto));
+      this.sessions.flash(request, { kind: 'success', text: `Order ${orderId}: billing details saved.` });
+    } catch (error) {
+      if (!isFormRefusal(error)) throw error;
+      const refusal = refusalByField(error.message, BILLING_FIELDS, BILLING_LABELS);
+      return this.formRefused(request, reply, organiser, 'orders', error.status, {
+        billing: {
+          orderId,
+          ...refusedForm(typed, refusal, 'Not changed'),
+          unseen: `Order ${orderId} not changed: ${[...Object.values(refusal.fields), refusal.form ?? ''].join(' ').trim()}`,
         },
-        UpdateOrderDto,
-      );
-      await this.orders.rewrite(orderId, body);
-      return `Order ${orderId}: billing details saved.`;
-    });
+      });
+    }
+    throw new DashboardRedirect(listPath(organiserId, 'orders'));
   }
 
   @Post('orders/:orderId/delete')
@@ -271,35 +351,95 @@ export class DashboardEventsController {
 
   /** One page of an organiser's list (its view is named after the list), with first/next links. */
   private async listPage(
-    page: { request: FastifyRequest; reply: FastifyReply; organiserId: string; cursor: unknown } & OrganiserList,
-    load: (paging: PageRequest) => Promise<{ nextCursor: string | null }>,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    organiserId: string,
+    list: ListName,
+    cursor: unknown,
   ): Promise<FastifyReply> {
-    const organiser = await this.organiser(page.organiserId);
-    const paging = pageRequest(page.cursor);
-    const rows = await load(paging);
-    const href = dashboardPath('organisers', page.organiserId, page.list);
-    return this.pages.send(page.request, page.reply, page.list, {
-      ...this.frame(organiser, page.title),
-      page: rows,
-      pager: this.pager(page.title, href, paging, rows.nextCursor),
-    });
+    const organiser = await this.organiser(organiserId);
+    const asked = typeof cursor === 'string' && cursor !== '' ? cursor : null;
+    return this.send(request, reply, organiser, list, asked, await this.load(organiserId, list, asked), {}, 200);
   }
 
   /**
-   * Runs an action on one of the organiser's rows and returns to its list
-   * with a flash: the success text, or a refusal (409 and other 4xx) shown on
-   * the list. Not found (another organiser's row) stays a 404.
+   * A refused form, shown again on the first page of the list, with the
+   * refusal's status (Post/Redirect/Get is for what was done: nothing was).
+   */
+  private async formRefused(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    organiser: OrganiserResponse,
+    list: ListName,
+    status: number,
+    refused: {
+      newEvent?: RefusedForm;
+      newOrder?: RefusedForm;
+      /** `unseen`: what is said above the list instead when the order is not on the page shown. */
+      billing?: RefusedForm & { orderId: string; unseen: string };
+    },
+  ): Promise<FastifyReply> {
+    const rows = await this.load(organiser.id, list, null);
+    const billing = refused.billing;
+    // The billing form is in its order's row: if the order is not on this page, its refusal is said above the list.
+    if (billing !== undefined && !rows.items.some((order) => order.id === billing.orderId)) {
+      this.sessions.flash(request, { kind: 'error', text: billing.unseen });
+    }
+    return this.send(request, reply, organiser, list, null, rows, refused, status);
+  }
+
+  private load(organiserId: string, list: ListName, cursor: string | null): Promise<ListRows> {
+    const paging = pageRequest(cursor);
+    return list === 'events'
+      ? this.events.list({ type: 'organiser', id: organiserId }, paging)
+      : this.orders.listAnyStatusForOrganiser(organiserId, paging);
+  }
+
+  private send(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    organiser: OrganiserResponse,
+    list: ListName,
+    cursor: string | null,
+    rows: ListRows,
+    refused: Record<string, unknown>,
+    status: number,
+  ): FastifyReply {
+    const href = listPath(organiser.id, list);
+    return this.pages.send(
+      request,
+      reply,
+      list,
+      {
+        ...this.frame(organiser, LIST_TITLES[list]),
+        page: rows,
+        pager: {
+          label: LIST_TITLES[list],
+          firstHref: cursor === null ? null : href,
+          nextHref: rows.nextCursor === null ? null : withQuery(href, { cursor: rows.nextCursor }),
+        },
+        newEvent: { form: {}, errors: {}, refusal: null },
+        newOrder: { form: {}, errors: {}, refusal: null },
+        billing: null,
+        ...refused,
+      },
+      status,
+    );
+  }
+
+  /**
+   * Runs a button's action on one of the organiser's rows and returns to its
+   * list with a flash: the success text, or a refusal (409 and other 4xx),
+   * which names no field. Not found (another organiser's row) stays a 404.
    */
   private async act(
     action: {
       request: FastifyRequest;
       organiserId: string;
-      list: OrganiserList['list'];
+      list: ListName;
       refused: string;
       /** Checks the row is the organiser's before the action; its refusal is the page's, not a flash. */
       owned?: () => Promise<unknown>;
-      /** The form's labels, for a refusal that names the fields it filled in. */
-      labels?: FieldLabels;
     },
     run: () => Promise<string>,
   ): Promise<never> {
@@ -308,11 +448,10 @@ export class DashboardEventsController {
     try {
       this.sessions.flash(action.request, { kind: 'success', text: await run() });
     } catch (error) {
-      if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
-      const refusal = inLabelWords(error.message, action.labels ?? {});
-      this.sessions.flash(action.request, { kind: 'error', text: `${action.refused}: ${refusal}` });
+      if (!isFormRefusal(error)) throw error;
+      this.sessions.flash(action.request, { kind: 'error', text: `${action.refused}: ${error.message}` });
     }
-    throw new DashboardRedirect(dashboardPath('organisers', action.organiserId, action.list));
+    throw new DashboardRedirect(listPath(action.organiserId, action.list));
   }
 
   private async organiser(organiserId: string): Promise<OrganiserResponse> {
@@ -331,14 +470,6 @@ export class DashboardEventsController {
         { label: 'Accounts', href: dashboardPath('accounts') },
         { label: organiser.name, href: accountHref },
       ],
-    };
-  }
-
-  private pager(label: string, href: string, paging: PageRequest, next: string | null) {
-    return {
-      label,
-      firstHref: paging.cursor === null ? null : href,
-      nextHref: next === null ? null : withQuery(href, { cursor: next }),
     };
   }
 }
