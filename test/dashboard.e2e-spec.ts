@@ -439,9 +439,11 @@ describe('dashboard over HTTP', () => {
     const { organiserId, webhookId } = await webhook();
     const client = new DashboardClient(service.adminUrl);
     const csrf = await client.signIn(service.adminToken);
-    const said = await postedPage(client, csrf, `/internal/dashboard/organisers/${organiserId}/portal-link`, {
-      ttlSeconds: '5',
-    });
+    const said = (
+      await refusedPage(client, csrf, `/internal/dashboard/organisers/${organiserId}/portal-link`, {
+        ttlSeconds: '5',
+      })
+    ).html;
     assert.match(said, /Seconds the link may be opened in must be a whole number from 60 to 3600/);
     assert.doesNotMatch(said, /ttlSeconds must/);
     const stale = await client.get(`/internal/dashboard/webhooks/${webhookId}?before=dlv_retained_no_more`);
@@ -1031,6 +1033,35 @@ describe('dashboard over HTTP', () => {
       [order.id],
     );
     assert.deepEqual(rows[0], { billing_name: 'Before', billing_email: null }, 'nothing changed');
+  });
+
+  it('shows a refused portal link form again on its account’s page as typed, the refusal beside the seconds and the focus there, and makes no link', async () => {
+    const make = fixtures(service);
+    const accounts = [`organisers/${(await make.organiser()).id}`, `venues/${(await make.venue()).id}`];
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const links = async (): Promise<number> =>
+      Number((await app.db.query<{ n: string }>('SELECT count(*) AS n FROM portal_link')).rows[0]?.n);
+    const before = await links();
+    for (const account of accounts) {
+      const refused = await refusedPage(client, csrf, `/internal/dashboard/${account}/portal-link`, {
+        ttlSeconds: '5',
+        readOnly: 'true',
+      });
+      assert.match(
+        refused.html,
+        /<input id="portal-ttl" name="ttlSeconds" inputmode="numeric" value="5" maxlength="4"\s+aria-invalid="true" aria-describedby="portal-ttl-error" autofocus>/,
+        account,
+      );
+      assert.match(
+        refused.html,
+        /<p id="portal-ttl-error" class="field-error">Seconds the link may be opened in must be a whole number from 60 to 3600/,
+      );
+      assert.match(refused.html, /<input id="portal-read-only" name="readOnly" type="checkbox" value="true" checked>/);
+      assert.equal(refused.html.match(/\sautofocus\b/g)?.length, 1, `${account}: one element takes the focus`);
+      assert.doesNotMatch(refused.html, /class="flash/, `${account}: not a message at the top`);
+    }
+    assert.equal(await links(), before, 'no link made');
   });
 
   it('answers every error under the dashboard’s path with its HTML error page, status kept, while the internal API keeps its JSON body', async () => {

@@ -1,12 +1,14 @@
-import { Controller, Param, Post, Req, UseFilters } from '@nestjs/common';
+import { Controller, Param, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { MAX_LINK_TTL_SECONDS, MIN_LINK_TTL_SECONDS, PortalLinksService } from '../portal/portal-links.service';
 import { HtmlForm } from '../common/html/html-form';
 import { instant } from '../common/html/html-format';
+import { DashboardAccountViews } from './dashboard-account-views.service';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
+import { DashboardPages } from './dashboard-pages';
 import { dashboardPath } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
 import { DashboardSessionsService } from './dashboard-sessions.service';
@@ -39,7 +41,9 @@ function readTtlField(text: string): number {
  * Mints a webhook-portal link from an account's page, and ends the account's
  * portal sessions and unopened links. The link is shown
  * once, as a message on the page the redirect leads to (Post/Redirect/Get):
- * a reload neither mints another nor shows this one again.
+ * a reload neither mints another nor shows this one again. A refused link
+ * form is shown again on the account's page, as typed, with the refusal
+ * beside the seconds or at the form's top.
  */
 @ApiExcludeController()
 @UseFilters(DashboardHtmlFilter)
@@ -48,7 +52,9 @@ function readTtlField(text: string): number {
 export class DashboardPortalLinksController {
   constructor(
     private readonly links: PortalLinksService,
+    private readonly accounts: DashboardAccountViews,
     private readonly sessions: DashboardSessionsService,
+    private readonly pages: DashboardPages,
   ) {}
 
   @Post(':accountKind/:accountId/portal-link')
@@ -56,18 +62,18 @@ export class DashboardPortalLinksController {
     @Param('accountKind') accountKind: string,
     @Param('accountId') accountId: string,
     @Req() request: FastifyRequest,
-  ): Promise<never> {
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
     const accountType = accountTypeOf(accountKind);
     const form = new HtmlForm(request);
-    const ttlText = form.text('ttlSeconds');
+    const typed = { ttlSeconds: form.text('ttlSeconds'), readOnly: form.checked('readOnly') };
+    // Which part of the form a refusal is shown beside: the seconds typed, or the form as a whole.
+    let refused: 'ttlSeconds' | 'form' = 'ttlSeconds';
     try {
+      const ttlSeconds = typed.ttlSeconds === null ? undefined : readTtlField(typed.ttlSeconds);
+      refused = 'form';
       // A venue's id under /organisers/ (or the reverse) is not found: the link would wait for a page that is not there.
-      const link = await this.links.mint({
-        accountId,
-        accountType,
-        readOnly: form.checked('readOnly'),
-        ttlSeconds: ttlText === null ? undefined : readTtlField(ttlText),
-      });
+      const link = await this.links.mint({ accountId, accountType, readOnly: typed.readOnly, ttlSeconds });
       // The link is a credential until opened: it is kept sealed, like a new key, never in a message's plain text.
       this.sessions.putFlash(request, dashboardPath(accountKind, accountId), link.url);
       this.sessions.flash(request, {
@@ -75,9 +81,20 @@ export class DashboardPortalLinksController {
         text: `Portal link${link.readOnly ? ' (read only)' : ''} made: it opens once, until ${instant(link.expiresAt)}, and is shown below once.`,
       });
     } catch (error) {
-      // A refusal (a ttl out of range, a worker that knows no portal address) is said on the page; not found stays 404.
+      // A refusal (a ttl out of range, a worker that knows no portal address) is said on the form; not found stays 404.
       if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
-      this.sessions.flash(request, { kind: 'error', text: error.message });
+      const view =
+        accountType === 'organiser'
+          ? await this.accounts.organiserPage(accountId)
+          : await this.accounts.venuePage(accountId);
+      const portalLinkErrors = { [refused]: refused === 'form' ? `No link made: ${error.message}` : error.message };
+      return this.pages.send(
+        request,
+        reply,
+        accountType,
+        { ...view, portalLink: null, portalLinkForm: typed, portalLinkErrors },
+        error.status,
+      );
     }
     throw new DashboardRedirect(dashboardPath(accountKind, accountId));
   }
