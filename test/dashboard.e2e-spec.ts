@@ -1064,6 +1064,77 @@ describe('dashboard over HTTP', () => {
     assert.equal(await links(), before, 'no link made');
   });
 
+  /** An organiser with more events than a page holds (two more: one may be deleted), and more (pending) orders. */
+  async function organiserOfTwoPages(): Promise<{ organiserId: string; eventIds: string[]; orderIds: string[] }> {
+    const make = fixtures(service);
+    const owner = await make.organiser();
+    const eventIds: string[] = [];
+    for (let i = 0; i < 52; i += 1) eventIds.push((await make.event(owner.id)).id);
+    const orderIds: string[] = [];
+    for (let i = 0; i < 51; i += 1) orderIds.push((await make.order(eventIds[0]!, { status: 'pending' })).id);
+    return { organiserId: owner.id, eventIds, orderIds };
+  }
+
+  /** The address of a page's "Next page" link, as the browser follows it. */
+  function nextPageOf(html: string): string {
+    const href = /<a href="([^"]+)" rel="next">Next page<\/a>/.exec(html)?.[1];
+    assert.ok(href !== undefined, 'the page has a Next page link');
+    return href.replaceAll('&amp;', '&');
+  }
+
+  it('returns an action taken on a later page of events or orders to that page, keeping only a cursor of the pager’s shape', async () => {
+    const { organiserId } = await organiserOfTwoPages();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${organiserId}`;
+    // Orders first: the events' delete below may take the orders' event with it.
+    for (const [list, action] of [
+      ['orders', 'confirm'],
+      ['events', 'touch'],
+    ] as const) {
+      const secondPage = nextPageOf((await client.get(`${base}/${list}`)).html);
+      const cursor = new URL(secondPage, service.adminUrl).searchParams.get('cursor') ?? '';
+      const page = await client.get(secondPage);
+      assert.equal(page.status, 200);
+      const rowId = new RegExp(`/${list}/([^/"]+)/${action}"`).exec(page.html)?.[1] ?? '';
+      assert.equal(
+        page.html.match(/<input type="hidden" name="cursor" value="([^"]+)">/g)?.length,
+        page.html.match(/<input type="hidden" name="_csrf"/g)!.length - 1,
+        `${list}: every form of the page but sign-out carries its cursor`,
+      );
+      const acted = await client.post(`${base}/${list}/${rowId}/${action}`, { cursor }, csrf);
+      assert.equal(acted.status, 303, list);
+      assert.equal(acted.location, secondPage, `${list}: back to the page it was taken on`);
+      assert.match((await client.get(acted.location ?? '')).html, /touched: only its updatedAt moved|is confirmed/);
+      for (const forged of [
+        '//elsewhere.example/x',
+        'https://elsewhere.example/',
+        `${cursor}&x=1`,
+        '../accounts',
+        'a.b/../c',
+      ]) {
+        const answer = await client.post(`${base}/${list}/${rowId}/${action}`, { cursor: forged }, csrf);
+        assert.equal(answer.location, `${base}/${list}`, `${list}: ${forged} is not a cursor: the first page`);
+      }
+      const deleted = await client.post(`${base}/${list}/${rowId}/delete`, { cursor, confirm: '1' }, csrf);
+      assert.equal(deleted.location, secondPage, `${list}: a delete too`);
+    }
+    const secondPage = nextPageOf((await client.get(`${base}/events`)).html);
+    const cursor = new URL(secondPage, service.adminUrl).searchParams.get('cursor') ?? '';
+    const shown = await client.get(secondPage);
+    const created = await client.post(
+      `${base}/events`,
+      { title: 'Made on page two', startTime: '2031-03-01T19:00:00Z', cursor },
+      csrf,
+    );
+    assert.equal(created.location, secondPage, 'a new event returns to the page it was made on');
+    await client.get(created.location ?? '');
+    const refused = await refusedPage(client, csrf, `${base}/events`, { startTime: 'someday', cursor });
+    const rowsOf = (html: string) => [...html.matchAll(/\/events\/([^/"]+)\/touch"/g)].map((match) => match[1]);
+    assert.deepEqual(rowsOf(refused.html), rowsOf(shown.html), 'a refused form is shown again on its page');
+    assert.match(refused.html, new RegExp(`<input type="hidden" name="cursor" value="${cursor}">`));
+  });
+
   it('answers every error under the dashboard’s path with its HTML error page, status kept, while the internal API keeps its JSON body', async () => {
     const { webhookId } = await webhook();
     const url = (path: string) => `${service.adminUrl}${path}`;

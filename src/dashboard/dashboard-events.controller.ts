@@ -29,6 +29,15 @@ import { DashboardSessionsService } from './dashboard-sessions.service';
 
 const PAGE_SIZE = 50;
 
+/**
+ * A cursor as the keyset pager writes one: base64url, a dot, base64url, 512
+ * characters at most. A page's forms post its cursor back; only one of this
+ * shape is put into the address the action returns to, after the page's own
+ * path, so no form can send the browser anywhere else.
+ */
+const CURSOR_SHAPE = /^[\w-]+\.[\w-]+$/;
+const MAX_CURSOR_LENGTH = 512;
+
 /** The forms' labels (events.eta, orders.eta) for the fields the internal API's refusals name. */
 const EVENT_LABELS: FieldLabels = { 'title.EN': 'Title', title: 'Title', startTime: 'Start', visibility: 'Visibility' };
 const EVENT_FIELDS: FieldPaths = {
@@ -109,9 +118,24 @@ function listPath(organiserId: string, list: ListName): string {
 }
 
 /**
+ * Where a form posted from a page of a list returns (Post/Redirect/Get): to
+ * that page, when the form carried a cursor of the pager's shape; else the
+ * first page.
+ */
+function pageOfForm(organiserId: string, list: ListName, form: HtmlForm): string {
+  return withQuery(listPath(organiserId, list), { cursor: cursorOfForm(form) });
+}
+
+function cursorOfForm(form: HtmlForm): string | null {
+  const cursor = form.text('cursor');
+  return cursor !== null && cursor.length <= MAX_CURSOR_LENGTH && CURSOR_SHAPE.test(cursor) ? cursor : null;
+}
+
+/**
  * An organiser's events (create, publish, touch, delete) and orders (create,
  * confirm, rewrite billing, delete), paged with the keyset pager like the
- * public lists. A refused form is shown again on the list, as typed.
+ * public lists. Every form carries the cursor of the page it is on, so its
+ * action returns to that page; a refused form is shown again on it.
  */
 @ApiExcludeController()
 @UseFilters(DashboardHtmlFilter)
@@ -171,11 +195,11 @@ export class DashboardEventsController {
     } catch (error) {
       if (!isFormRefusal(error)) throw error;
       const refusal = refusalByField(error.message, EVENT_FIELDS, EVENT_LABELS);
-      return this.formRefused(request, reply, organiser, 'events', error.status, {
+      return this.formRefused(request, reply, organiser, 'events', form, error.status, {
         newEvent: refusedForm(typed, refusal, 'Not created'),
       });
     }
-    throw new DashboardRedirect(listPath(organiserId, 'events'));
+    throw new DashboardRedirect(pageOfForm(organiserId, 'events', form));
   }
 
   @Post('events/:eventId/publish')
@@ -294,11 +318,11 @@ export class DashboardEventsController {
     } catch (error) {
       if (!isFormRefusal(error)) throw error;
       const refusal = refusalByField(error.message, ORDER_FIELDS, ORDER_LABELS);
-      return this.formRefused(request, reply, organiser, 'orders', error.status, {
+      return this.formRefused(request, reply, organiser, 'orders', form, error.status, {
         newOrder: refusedForm(typed, refusal, 'Not created'),
       });
     }
-    throw new DashboardRedirect(listPath(organiserId, 'orders'));
+    throw new DashboardRedirect(pageOfForm(organiserId, 'orders', form));
   }
 
   /** Rewrites an order's billing fields, as `PATCH /internal/orders/{id}` does: updatedAt moves, nothing is sent. */
@@ -324,7 +348,7 @@ export class DashboardEventsController {
     } catch (error) {
       if (!isFormRefusal(error)) throw error;
       const refusal = refusalByField(error.message, BILLING_FIELDS, BILLING_LABELS);
-      return this.formRefused(request, reply, organiser, 'orders', error.status, {
+      return this.formRefused(request, reply, organiser, 'orders', form, error.status, {
         billing: {
           orderId,
           ...refusedForm(typed, refusal, 'Not changed'),
@@ -332,7 +356,7 @@ export class DashboardEventsController {
         },
       });
     }
-    throw new DashboardRedirect(listPath(organiserId, 'orders'));
+    throw new DashboardRedirect(pageOfForm(organiserId, 'orders', form));
   }
 
   @Post('orders/:orderId/delete')
@@ -363,14 +387,16 @@ export class DashboardEventsController {
   }
 
   /**
-   * A refused form, shown again on the first page of the list, with the
-   * refusal's status (Post/Redirect/Get is for what was done: nothing was).
+   * A refused form, shown again on the page of the list it was posted from,
+   * with the refusal's status (Post/Redirect/Get is for what was done:
+   * nothing was).
    */
   private async formRefused(
     request: FastifyRequest,
     reply: FastifyReply,
     organiser: OrganiserResponse,
     list: ListName,
+    form: HtmlForm,
     status: number,
     refused: {
       newEvent?: RefusedForm;
@@ -379,13 +405,14 @@ export class DashboardEventsController {
       billing?: RefusedForm & { orderId: string; unseen: string };
     },
   ): Promise<FastifyReply> {
-    const rows = await this.load(organiser.id, list, null);
+    const cursor = cursorOfForm(form);
+    const rows = await this.load(organiser.id, list, cursor);
     const billing = refused.billing;
     // The billing form is in its order's row: if the order is not on this page, its refusal is said above the list.
     if (billing !== undefined && !rows.items.some((order) => order.id === billing.orderId)) {
       this.sessions.flash(request, { kind: 'error', text: billing.unseen });
     }
-    return this.send(request, reply, organiser, list, null, rows, refused, status);
+    return this.send(request, reply, organiser, list, cursor, rows, refused, status);
   }
 
   private load(organiserId: string, list: ListName, cursor: string | null): Promise<ListRows> {
@@ -413,6 +440,8 @@ export class DashboardEventsController {
       {
         ...this.frame(organiser, LIST_TITLES[list]),
         page: rows,
+        // Carried by the page's forms, so each action returns to this page.
+        cursor,
         pager: {
           label: LIST_TITLES[list],
           firstHref: cursor === null ? null : href,
@@ -428,9 +457,10 @@ export class DashboardEventsController {
   }
 
   /**
-   * Runs a button's action on one of the organiser's rows and returns to its
-   * list with a flash: the success text, or a refusal (409 and other 4xx),
-   * which names no field. Not found (another organiser's row) stays a 404.
+   * Runs a button's action on one of the organiser's rows and returns to the
+   * page of the list it was posted from with a flash: the success text, or a
+   * refusal (409 and other 4xx), which names no field. Not found (another
+   * organiser's row) stays a 404.
    */
   private async act(
     action: {
@@ -451,7 +481,7 @@ export class DashboardEventsController {
       if (!isFormRefusal(error)) throw error;
       this.sessions.flash(action.request, { kind: 'error', text: `${action.refused}: ${error.message}` });
     }
-    throw new DashboardRedirect(listPath(action.organiserId, action.list));
+    throw new DashboardRedirect(pageOfForm(action.organiserId, action.list, new HtmlForm(action.request)));
   }
 
   private async organiser(organiserId: string): Promise<OrganiserResponse> {
