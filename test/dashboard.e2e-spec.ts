@@ -1135,6 +1135,40 @@ describe('dashboard over HTTP', () => {
     assert.match(refused.html, new RegExp(`<input type="hidden" name="cursor" value="${cursor}">`));
   });
 
+  it('leads a Next page link whose page is gone (its row deleted, a cursor made up or of another list) to the first page, which says so', async () => {
+    const { organiserId } = await organiserOfTwoPages();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const base = `/internal/dashboard/organisers/${organiserId}`;
+    const firstPage = (await client.get(`${base}/events`)).html;
+    const secondPage = nextPageOf(firstPage);
+    const lastShown = [...firstPage.matchAll(/\/events\/([^/"]+)\/touch"/g)].at(-1)?.[1] ?? '';
+    const kept = await client.get(secondPage);
+    assert.equal(kept.status, 200, 'the link works while the row it continues from is there');
+    const deleted = await internalApi(service)('DELETE', `/internal/events/${lastShown}`);
+    assert.equal(deleted.status, 200, deleted.text);
+
+    const eventsCursor = new URL(secondPage, service.adminUrl).searchParams.get('cursor') ?? '';
+    const gone: Array<[string, string]> = [
+      ['a page after a deleted event', secondPage],
+      ['a cursor made up', `${base}/events?cursor=made-up.cursor`],
+      ['a cursor of another list', `${base}/orders?cursor=${encodeURIComponent(eventsCursor)}`],
+    ];
+    for (const [what, path] of gone) {
+      const list = path.includes('/orders') ? 'orders' : 'events';
+      const answer = await client.get(path);
+      assert.equal(answer.status, 303, `${what}: ${answer.html.slice(0, 300)}`);
+      assert.equal(answer.location, `${base}/${list}`, what);
+      const landed = await client.get(answer.location ?? '');
+      assert.equal(landed.status, 200, what);
+      assert.match(landed.html, new RegExp(`role="alert"[^>]*>The page of ${list} that link led to is gone`), what);
+      assert.doesNotMatch((await client.get(answer.location ?? '')).html, /is gone/, `${what}: said once`);
+    }
+    const refused = await refusedPage(client, csrf, `${base}/events`, { startTime: 'someday', cursor: eventsCursor });
+    assert.match(refused.html, /The page of events that link led to is gone/, 'a form refused on a gone page');
+    assert.doesNotMatch(refused.html, /name="cursor"/, 'is shown again on the first page');
+  });
+
   it('answers every error under the dashboard’s path with its HTML error page, status kept, while the internal API keeps its JSON body', async () => {
     const { webhookId } = await webhook();
     const url = (path: string) => `${service.adminUrl}${path}`;

@@ -1,9 +1,11 @@
 import { Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { unstorableTextProblem } from '../../libs/json/json-shape';
 import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import type { Page } from '../common/envelope/page';
+import { ErrorCode } from '../common/errors/error-code';
 import {
   HtmlForm,
   refusalByField,
@@ -84,6 +86,11 @@ type ListName = 'events' | 'orders';
 type ListRows = Page<{ id: string }>;
 
 const LIST_TITLES: Record<ListName, string> = { events: 'Events', orders: 'Orders' };
+
+/** What a page says when the cursor of the link that led to it names no page any more. */
+function pageGone(list: ListName): string {
+  return `The page of ${list} that link led to is gone (the ${list === 'events' ? 'event' : 'order'} it continued from was deleted, or the link is out of date): this is the first page.`;
+}
 
 /** What a refused form shows: what was typed, each refusal beside its field, and what names no field at its top. */
 interface RefusedForm {
@@ -373,7 +380,11 @@ export class DashboardEventsController {
     });
   }
 
-  /** One page of an organiser's list (its view is named after the list), with first/next links. */
+  /**
+   * One page of an organiser's list (its view is named after the list), with
+   * first/next links. A cursor that names no page any more (its row deleted,
+   * or the link out of date) leads to the first page, which says so.
+   */
   private async listPage(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -383,13 +394,22 @@ export class DashboardEventsController {
   ): Promise<FastifyReply> {
     const organiser = await this.organiser(organiserId);
     const asked = typeof cursor === 'string' && cursor !== '' ? cursor : null;
-    return this.send(request, reply, organiser, list, asked, await this.load(organiserId, list, asked), {}, 200);
+    // Text PostgreSQL could not hold is refused as in any other query value, not taken for a link out of date.
+    const unstorable = asked === null ? null : unstorableTextProblem(asked);
+    if (unstorable !== null) throw DomainError.invalidArgument(`The page’s cursor ${unstorable}.`);
+    const rows = await this.rowsAt(organiserId, list, asked);
+    if (rows === null) {
+      // A HEAD shows nothing, so it leaves the message for the GET that follows the same link.
+      if (request.method === 'GET') this.sessions.flash(request, { kind: 'error', text: pageGone(list) });
+      throw new DashboardRedirect(listPath(organiserId, list));
+    }
+    return this.send(request, reply, organiser, list, asked, rows, {}, 200);
   }
 
   /**
    * A refused form, shown again on the page of the list it was posted from,
    * with the refusal's status (Post/Redirect/Get is for what was done:
-   * nothing was).
+   * nothing was). On its first page when that page is gone.
    */
   private async formRefused(
     request: FastifyRequest,
@@ -405,14 +425,29 @@ export class DashboardEventsController {
       billing?: RefusedForm & { orderId: string; unseen: string };
     },
   ): Promise<FastifyReply> {
-    const cursor = cursorOfForm(form);
-    const rows = await this.load(organiser.id, list, cursor);
+    let cursor = cursorOfForm(form);
+    let rows = await this.rowsAt(organiser.id, list, cursor);
+    if (rows === null) {
+      this.sessions.flash(request, { kind: 'error', text: pageGone(list) });
+      cursor = null;
+      rows = await this.load(organiser.id, list, null);
+    }
     const billing = refused.billing;
     // The billing form is in its order's row: if the order is not on this page, its refusal is said above the list.
     if (billing !== undefined && !rows.items.some((order) => order.id === billing.orderId)) {
       this.sessions.flash(request, { kind: 'error', text: billing.unseen });
     }
     return this.send(request, reply, organiser, list, cursor, rows, refused, status);
+  }
+
+  /** The rows of a page of the list, or null when its cursor names no page any more. */
+  private async rowsAt(organiserId: string, list: ListName, cursor: string | null): Promise<ListRows | null> {
+    try {
+      return await this.load(organiserId, list, cursor);
+    } catch (error) {
+      if (cursor !== null && error instanceof DomainError && error.code === ErrorCode.InvalidCursor) return null;
+      throw error;
+    }
   }
 
   private load(organiserId: string, list: ListName, cursor: string | null): Promise<ListRows> {
