@@ -1254,3 +1254,61 @@ describe('dashboard over HTTP', () => {
     }
   });
 });
+
+/** What the operator had in hand stays in hand: typed values, the place in each list, the page to return to. */
+describe('dashboard keeps the operator’s place', () => {
+  const app = withApp({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
+
+  /** The address of a pager's link ("Next page", "First page") on the accounts page, or null without one. */
+  const pagerLink = (html: string, pager: 'Organisers' | 'Venues', text: string): string | null => {
+    const nav = new RegExp(`<nav aria-label="${pager} pages"[^>]*>([\\s\\S]*?)</nav>`).exec(html)?.[1] ?? '';
+    const href = new RegExp(`<a href="([^"]+)"[^>]*>${text}</a>`).exec(nav)?.[1];
+    return href === undefined ? null : href.replaceAll('&amp;', '&');
+  };
+  const queryOf = (href: string | null): Record<string, string> =>
+    Object.fromEntries(new URL(href ?? '', 'http://dashboard').searchParams);
+
+  it('pages the organisers and the venues each on its own: a link of one pager keeps the other’s place and the search', async () => {
+    const admin = internalApi(app.service);
+    for (let n = 0; n < 27; n += 1) {
+      const suffix = String(n).padStart(2, '0');
+      const organiser = await admin('POST', '/internal/organisers', {
+        body: { name: `Twin pager organiser ${suffix}` },
+      });
+      assert.equal(organiser.status, 201, organiser.text);
+      const venue = await admin('POST', '/internal/venues', {
+        body: { name: `Twin pager venue ${suffix}`, locations: [] },
+      });
+      assert.equal(venue.status, 201, venue.text);
+    }
+    const client = new DashboardClient(app.service.adminUrl);
+    await client.signIn(app.service.adminToken);
+    const first = await client.get('/internal/dashboard/accounts?q=twin+pager');
+    assert.equal(first.status, 200);
+
+    const venuesNext = pagerLink(first.html, 'Venues', 'Next page');
+    const venuesOnly = queryOf(venuesNext);
+    assert.equal(venuesOnly['q'], 'twin pager');
+    assert.ok(venuesOnly['venues_cursor']);
+    const onVenuePage2 = await client.get(venuesNext ?? '');
+    assert.match(onVenuePage2.html, /Twin pager venue 00/);
+
+    const organisersNext = pagerLink(onVenuePage2.html, 'Organisers', 'Next page');
+    const { organisers_cursor: organisersCursor, ...kept } = queryOf(organisersNext);
+    assert.ok(organisersCursor, 'the organisers’ next page');
+    assert.deepEqual(
+      kept,
+      { q: 'twin pager', venues_cursor: venuesOnly['venues_cursor'] },
+      'paging the organisers keeps the venues’ page',
+    );
+    const bothOnPage2 = await client.get(organisersNext ?? '');
+    assert.match(bothOnPage2.html, /Twin pager organiser 00/);
+    assert.match(bothOnPage2.html, /Twin pager venue 00/, 'the venues stayed on their second page');
+    assert.doesNotMatch(bothOnPage2.html, /Twin pager venue 26/);
+
+    const venuesFirst = queryOf(pagerLink(bothOnPage2.html, 'Venues', 'First page'));
+    assert.deepEqual(venuesFirst, { q: 'twin pager', organisers_cursor: organisersCursor });
+    const organisersFirst = queryOf(pagerLink(bothOnPage2.html, 'Organisers', 'First page'));
+    assert.deepEqual(organisersFirst, { q: 'twin pager', venues_cursor: venuesOnly['venues_cursor'] });
+  });
+});

@@ -81,10 +81,16 @@ export class DashboardAccountsController {
       this.organisers.page({ limit, cursor: organiserCursor, updatedAfter: null }, q),
       this.venues.page({ limit, cursor: venueCursor, updatedAfter: null }, q),
     ]);
-    const pager = (name: string, cursor: string | null, next: string | null) => ({
-      label: name,
-      firstHref: cursor === null ? null : withQuery(ACCOUNTS, { q }),
-      nextHref: next === null ? null : withQuery(ACCOUNTS, { q, [`${name.toLowerCase()}_cursor`]: next }),
+    // The two lists page on their own: a link of one pager moves its own cursor and keeps the other's, and the search.
+    const cursors = { organisers: organiserCursor, venues: venueCursor };
+    const at = (own: keyof typeof cursors, cursor: string | null): string => {
+      const moved = { ...cursors, [own]: cursor };
+      return withQuery(ACCOUNTS, { q, organisers_cursor: moved.organisers, venues_cursor: moved.venues });
+    };
+    const pager = (label: string, own: keyof typeof cursors, next: string | null) => ({
+      label,
+      firstHref: cursors[own] === null ? null : at(own, null),
+      nextHref: next === null ? null : at(own, next),
     });
     return this.pages.send(
       request,
@@ -95,8 +101,8 @@ export class DashboardAccountsController {
         q,
         organisers,
         venues,
-        organiserPager: pager('Organisers', organiserCursor, organisers.nextCursor),
-        venuePager: pager('Venues', venueCursor, venues.nextCursor),
+        organiserPager: pager('Organisers', 'organisers', organisers.nextCursor),
+        venuePager: pager('Venues', 'venues', venues.nextCursor),
         organiserForm: {},
         organiserErrors: {},
         venueForm: {},
