@@ -334,15 +334,15 @@ describe('dashboard over HTTP', () => {
     const csrf = await client.signIn(service.adminToken);
     const path = `/internal/dashboard/webhooks/${webhookId}`;
     const refused = await client.post(`${path}/recover`, { since: 'yesterday-ish' }, csrf);
-    assert.equal(refused.status, 303);
-    assert.match((await client.get(path)).html, /role="alert"[^>]*>Since must be an instant/);
+    assert.equal(refused.status, 400);
+    assert.match(refused.html, /class="field-error">Since must be an instant/);
     const backwards = await client.post(
       `${path}/recover`,
       { since: '2026-02-01T00:00:00Z', until: '2026-01-01' },
       csrf,
     );
-    assert.equal(backwards.status, 303);
-    assert.match((await client.get(path)).html, /Until must not be before Since/);
+    assert.equal(backwards.status, 400);
+    assert.match(backwards.html, /Until must not be before Since/);
     const fine = await client.post(`${path}/recover`, { since: '2026-01-01T00:00:00Z' }, csrf);
     assert.equal(fine.status, 303);
     assert.match((await client.get(path)).html, /0 deliveries queued again/);
@@ -1267,6 +1267,58 @@ describe('dashboard keeps the operator’s place', () => {
   };
   const queryOf = (href: string | null): Record<string, string> =>
     Object.fromEntries(new URL(href ?? '', 'http://dashboard').searchParams);
+
+  /** A subscription made through the public API (nothing is delivered: its receiver does not listen). */
+  async function webhook(): Promise<string> {
+    const organiser = await fixtures(app.service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    const created = await publicApi(app.service)('POST', '/v1/webhooks', {
+      key: organiser.key,
+      body: { url: 'https://127.0.0.1:9/hooks', events: ['event.published'] },
+    });
+    assert.equal(created.status, 201, created.text);
+    return created.body.data.id as string;
+  }
+
+  it('shows a refused recovery window again with what was typed, the refusal beside the field it names and the focus on it', async () => {
+    const webhookId = await webhook();
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_typed_', 105);
+    const client = new DashboardClient(app.service.adminUrl);
+    const csrf = await client.signIn(app.service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+
+    const unreadable = await client.post(`${path}/recover`, { since: 'yesterday <ish>', until: '2026-01-02' }, csrf);
+    assert.equal(unreadable.status, 400);
+    assert.match(
+      unreadable.html,
+      /<input id="recover-since"[^>]* value="yesterday &lt;ish&gt;"\s+aria-invalid="true" aria-describedby="recover-since-error" autofocus>/,
+    );
+    assert.match(unreadable.html, /<p id="recover-since-error" class="field-error">Since must be an instant/);
+    assert.match(unreadable.html, /<input id="recover-until"[^>]* value="2026-01-02"\s*>/, 'Until kept, not marked');
+    assert.equal(unreadable.html.match(/\sautofocus\b/g)?.length, 1, 'one element takes the focus');
+    assert.doesNotMatch(unreadable.html, /class="flash/, 'nothing said at the top of the page');
+
+    const backwards = await client.post(
+      `${path}/recover`,
+      { since: '2026-02-01T00:00:00Z', until: '2026-01-01', before: 'dlv_typed_0006' },
+      csrf,
+    );
+    assert.equal(backwards.status, 400);
+    assert.match(
+      backwards.html,
+      /<input id="recover-until"[^>]* value="2026-01-01"\s+aria-invalid="true" aria-describedby="recover-until-error" autofocus>/,
+    );
+    assert.match(backwards.html, /<p id="recover-until-error" class="field-error">Until must not be before Since/);
+    assert.match(backwards.html, /<input id="recover-since"[^>]* value="2026-02-01T00:00:00Z"\s*>/);
+    assert.match(
+      backwards.html,
+      /name="before" value="dlv_typed_0006"/,
+      'shown on the page of the log it was sent from',
+    );
+    assert.match(backwards.html, /<code>dlv_typed_0005<\/code>/);
+
+    const later = await client.get(path);
+    assert.doesNotMatch(later.html, /Since must be|Until must not/, 'the refusal is not left for a later page');
+  });
 
   it('pages the organisers and the venues each on its own: a link of one pager keeps the other’s place and the search', async () => {
     const admin = internalApi(app.service);

@@ -87,14 +87,35 @@ export class DashboardWebhooksController {
   }
 
   @Post('recover')
-  async recover(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
+  async recover(
+    @Param('webhookId') webhookId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
     const form = new HtmlForm(request);
     const sinceText = form.text('since');
     const untilText = form.text('until');
-    await this.attempt(request, async () => {
-      const result = await this.operations.recover(webhookId, readRecoverWindowFields(sinceText, untilText));
-      return recoveredMessage(result);
-    });
+    // A window the form cannot read is the typist's to correct: shown again beside the field, with what was typed.
+    // Since is read alone first, so a refusal that names both (until before since) is put on Until, the one to change.
+    let refusedField: 'sinceError' | 'untilError' = 'sinceError';
+    let recoverWindow: { since: Date; until?: Date };
+    try {
+      readRecoverWindowFields(sinceText, null);
+      refusedField = 'untilError';
+      recoverWindow = readRecoverWindowFields(sinceText, untilText);
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.status >= 500) throw error;
+      const view = await this.viewOfPostedPage(webhookId, form);
+      return this.pages.send(
+        request,
+        reply,
+        'webhook',
+        { ...view, [refusedField]: error.message, sinceValue: sinceText, untilValue: untilText },
+        error.status,
+      );
+    }
+    // What the service refuses (a subscription disabled meanwhile) is about the webhook, not a field: said on the page.
+    await this.attempt(request, async () => recoveredMessage(await this.operations.recover(webhookId, recoverWindow)));
     throw new DashboardRedirect(await this.pageOf(webhookId, form));
   }
 
@@ -161,6 +182,22 @@ export class DashboardWebhooksController {
     return pageAfterAction(this.operations, webhookId, dashboardPath('webhooks', webhookId), form.text('before'));
   }
 
+  /**
+   * The page a refused form is shown again on: the page of the log it was posted from, while the log still accepts
+   * its cursor (as pageOf), else the newest.
+   */
+  private async viewOfPostedPage(webhookId: string, form: HtmlForm): Promise<Record<string, unknown>> {
+    const before = form.text('before');
+    if (before !== null) {
+      try {
+        return await this.view(webhookId, before);
+      } catch (error) {
+        if (!(error instanceof DomainError) || error.status >= 500) throw error;
+      }
+    }
+    return this.view(webhookId);
+  }
+
   /** Runs an operation and reports its outcome on the next page; a refusal is shown, never a dead end. */
   private async attempt(request: FastifyRequest, operation: () => Promise<string>): Promise<void> {
     try {
@@ -199,6 +236,10 @@ export class DashboardWebhooksController {
       graceError: null,
       confirmError: null,
       graceValue: null,
+      sinceError: null,
+      untilError: null,
+      sinceValue: null,
+      untilValue: null,
       breadcrumbs: [
         { label: 'Accounts', href: dashboardPath('accounts') },
         { label: account.name, href: account.href },
