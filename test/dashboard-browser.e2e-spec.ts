@@ -573,3 +573,78 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     assert.deepEqual(browser.consoleErrors.splice(logged), []);
   });
 });
+
+/** The operator's place and what a screen reader hears of it, on a service and browser of its own. */
+describe('dashboard in a browser keeps the operator’s place', { skip: missing ?? false }, () => {
+  let service: TestService;
+  let browser: DashboardBrowser;
+  let receiver: HttpsReceiver;
+  let failing = false;
+
+  before(async () => {
+    receiver = await startHttpsReceiver(() => (failing ? { status: 500, body: 'down' } : { status: 204 }));
+    browser = await DashboardBrowser.launch();
+  });
+  after(async () => {
+    await browser.close();
+    await receiver.close();
+  });
+  const app = withApp(DELIVERY_ENV);
+  before(() => {
+    ({ service } = app);
+  });
+
+  const page = () => browser.page;
+  const url = (path: string): string => `${service.adminUrl}${path}`;
+
+  async function signIn(): Promise<void> {
+    await page().goto(url('/internal/dashboard/sign-in'));
+    await browser.type('#token', service.adminToken);
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+  }
+
+  it('refreshes the badge and warnings with the log, and announces the refresh politely without moving the focus', async () => {
+    const owner = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    const subscription = await fixtures(service).webhook(owner.key, `${receiver.origin}/hooks`, ['event.published']);
+    await signIn();
+    await page().goto(url(`/internal/dashboard/webhooks/${subscription.id}`));
+    const badge = page().locator('.facts .badge');
+    const warnings = page().locator('section[aria-labelledby="warnings-heading"]');
+    assert.equal(await badge.textContent(), 'healthy');
+    assert.match((await page().textContent('#delivery-log')) ?? '', /No deliveries yet/);
+
+    // The receiver fails until the subscription is disabled (20 in a row): its badge and warnings change meanwhile.
+    failing = true;
+    const event = await fixtures(service).event(owner.id);
+    const admin = internalApi(service);
+    assert.equal((await admin('POST', `/internal/events/${event.id}/publish`)).status, 200);
+    await receiver.waitFor((requests) => requests.length >= 20, 30_000);
+    for (let polls = 0; (await admin('GET', `/internal/webhooks/${subscription.id}`)).body.data.enabled; polls += 1) {
+      assert.ok(polls < 300, 'the subscription was not disabled');
+      await page().waitForTimeout(100);
+    }
+
+    await page().evaluate('window.stayedOnPage = true');
+    await browser.tabTo('#refresh-log');
+    await page().keyboard.press('Enter');
+    await page().locator('#delivery-log tbody tr').waitFor();
+    assert.equal(await page().evaluate('window.stayedOnPage'), true, 'refreshed in place, not reloaded');
+    assert.equal(await badge.textContent(), 'disabled', 'the badge is as new as the log');
+    assert.match((await warnings.textContent()) ?? '', /disabled after 20 failures/);
+    const status = page().locator('[role=status][aria-live=polite]');
+    assert.match(
+      (await status.textContent()) ?? '',
+      /^Log refreshed at \d{2}:\d{2}:\d{2} UTC, 1 delivery shown; health: disabled\.$/,
+    );
+    assert.equal(
+      await page().evaluate('document.activeElement && document.activeElement.id'),
+      'refresh-log',
+      'the focus stays on the refresh link',
+    );
+    await browser.checkPage('webhook-refreshed');
+  });
+
+  it('wrote no error to the browser console on any page', () => {
+    assert.deepEqual(browser.consoleErrors, []);
+  });
+});

@@ -1320,6 +1320,38 @@ describe('dashboard keeps the operator’s place', () => {
     assert.doesNotMatch(later.html, /Since must be|Until must not/, 'the refusal is not left for a later page');
   });
 
+  it('refreshes the log together with the health figures and warnings above it, and says so in a polite status', async () => {
+    const webhookId = await webhook();
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_fresh_', 3);
+    const client = new DashboardClient(app.service.adminUrl);
+    await client.signIn(app.service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+    const loaded = await client.get(path);
+    assert.match(loaded.html, /<p id="log-status" role="status" aria-live="polite" aria-atomic="true"><\/p>/);
+    const refresh = /<a id="refresh-log"[^>]*>/.exec(loaded.html)?.[0] ?? '';
+    const swapped = /hx-select-oob="([^"]*)"/.exec(refresh)?.[1]?.split(',') ?? [];
+    for (const part of ['#webhook-facts', '#webhook-warnings', '#log-status:innerHTML']) {
+      assert.ok(swapped.includes(part), `the refresh also swaps ${part}: ${refresh}`);
+    }
+    assert.match(
+      loaded.html,
+      /<dl class="facts" id="webhook-facts">\s*<dt>Health<\/dt><dd><span class="badge badge-healthy">/,
+    );
+    assert.match(loaded.html, /<section id="webhook-warnings" aria-labelledby="warnings-heading">/);
+    const target = /hx-select="([^"]+)"/.exec(refresh)?.[1] ?? '';
+    assert.ok(
+      !new RegExp(`id="${target.slice(1)}"[\\s\\S]*id="log-status"`).test(loaded.html),
+      'the status is not replaced',
+    );
+
+    const refreshed = await client.get(path, { 'hx-request': 'true' });
+    assert.equal(refreshed.status, 200);
+    assert.match(
+      refreshed.html,
+      /<p id="log-status" role="status" aria-live="polite" aria-atomic="true">Log refreshed at \d{2}:\d{2}:\d{2} UTC, 3 deliveries shown; health: healthy\.<\/p>/,
+    );
+  });
+
   it('pages the organisers and the venues each on its own: a link of one pager keeps the other’s place and the search', async () => {
     const admin = internalApi(app.service);
     for (let n = 0; n < 27; n += 1) {

@@ -57,7 +57,10 @@ export class DashboardWebhooksController {
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
     const olderThan = typeof before === 'string' && before !== '' ? before : undefined;
-    return this.pages.send(request, reply, 'webhook', await this.view(webhookId, olderThan));
+    // "Refresh the log" asks with htmx and swaps parts of the page in place, which a screen reader does not notice by
+    // itself: that answer says in its polite status what was refreshed. A page that loads says nothing there.
+    const refreshedAt = request.headers['hx-request'] === 'true' ? new Date() : null;
+    return this.pages.send(request, reply, 'webhook', await this.view(webhookId, olderThan, refreshedAt));
   }
 
   @Post('enable')
@@ -208,14 +211,23 @@ export class DashboardWebhooksController {
     }
   }
 
-  /** The webhook with a page of its delivery log: the newest, or those before `olderThanId` (one of its deliveries). */
-  private async view(webhookId: string, olderThanId?: string): Promise<Record<string, unknown>> {
+  /**
+   * The webhook with a page of its delivery log: the newest, or those before `olderThanId` (one of its deliveries);
+   * with `refreshedAt`, what its status region announces for a refresh in place.
+   */
+  private async view(
+    webhookId: string,
+    olderThanId?: string,
+    refreshedAt: Date | null = null,
+  ): Promise<Record<string, unknown>> {
     const [webhook, page] = await Promise.all([
       this.operations.detail(webhookId),
       deliveryLogPage(this.operations, webhookId, olderThanId, DELIVERIES_SHOWN),
     ]);
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
     const host = new URL(webhook.url).host;
+    const health = healthOf(webhook);
+    const shown = page.items.length;
     return {
       olderPage: olderThanId !== undefined,
       // Carried by the page's forms, so an action returns to this page of the log.
@@ -226,7 +238,11 @@ export class DashboardWebhooksController {
           : `${dashboardPath('webhooks', webhookId)}?before=${encodeURIComponent(page.nextCursor)}#delivery-log`,
       // An account's subscriptions often share a host: the description (or the id) tells their tabs apart.
       title: webhook.description ? `Webhook to ${host}: ${webhook.description}` : `Webhook to ${host} (${webhook.id})`,
-      webhook: { ...webhook, health: healthOf(webhook) },
+      webhook: { ...webhook, health },
+      logStatus:
+        refreshedAt === null
+          ? null
+          : `Log refreshed at ${refreshedAt.toISOString().slice(11, 19)} UTC, ${shown} ${shown === 1 ? 'delivery' : 'deliveries'} shown; health: ${health}.`,
       figures: webhook.health,
       account,
       deliveries: page.items,
