@@ -644,6 +644,55 @@ describe('dashboard in a browser keeps the operator’s place', { skip: missing 
     await browser.checkPage('webhook-refreshed');
   });
 
+  /** Signs out in a second tab of the same browser, which drops the session cookie every tab shares. */
+  async function signOutInAnotherTab(): Promise<void> {
+    const other = await browser.context.newPage();
+    try {
+      await other.goto(url('/internal/dashboard/accounts'));
+      await Promise.all([other.waitForNavigation(), other.locator('form[action$="/sign-out"] button').click()]);
+    } finally {
+      await other.close();
+    }
+  }
+
+  /** On the sign-in form: says why, with the focus on the token field that reads it out; signs in and lands. */
+  async function signInAgain(notice: RegExp): Promise<void> {
+    assert.equal(new URL(page().url()).pathname, '/internal/dashboard/sign-in');
+    assert.match((await page().textContent('#sign-in-notice')) ?? '', notice);
+    await page().locator('#token:focus').waitFor();
+    assert.equal(await page().getAttribute('#token', 'aria-describedby'), 'sign-in-notice');
+    await page().keyboard.type(service.adminToken);
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+  }
+
+  it('says on the sign-in form that the session ended in another tab, and returns to the page after the sign-in, never sending a form again', async () => {
+    const owner = await fixtures(service).organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    const subscription = await fixtures(service).webhook(owner.key, `${receiver.origin}/hooks`, ['event.published']);
+    const webhookPath = `/internal/dashboard/webhooks/${subscription.id}`;
+    await page().goto(url(webhookPath));
+    // Signed in by the test before, unless it ran alone.
+    if (new URL(page().url()).pathname !== webhookPath) {
+      await signIn();
+      await page().goto(url(webhookPath));
+    }
+
+    // A refresh of the log (htmx) moves the whole page to the sign-in form.
+    await signOutInAnotherTab();
+    await browser.tabTo('#refresh-log');
+    await Promise.all([page().waitForURL(/\/sign-in\?/), page().keyboard.press('Enter')]);
+    await browser.checkPage('sign-in-session-ended');
+    await signInAgain(/^Your session ended; sign in again to go on\.$/);
+    assert.equal(new URL(page().url()).pathname, webhookPath, 'back on the webhook page');
+
+    // A form sent after the session ended is not done, and not sent again after the sign-in.
+    await browser.type('#recover-since', '2026-01-01T00:00:00Z');
+    await signOutInAnotherTab();
+    await Promise.all([page().waitForURL(/\/sign-in\?/), page().keyboard.press('Enter')]);
+    await signInAgain(/^Your session ended before your form was sent, so nothing was changed/);
+    assert.equal(new URL(page().url()).pathname, webhookPath, 'back on the page the form was on');
+    assert.equal(await page().locator('.flash').count(), 0, 'the recovery was not sent');
+  });
+
   it('wrote no error to the browser console on any page', () => {
     assert.deepEqual(browser.consoleErrors, []);
   });

@@ -314,4 +314,40 @@ describe('dashboard sessions across instances', () => {
       assert.equal(pages.filter((page) => KEY_PATTERN.test(page.html)).length, 1, `round ${round}`);
     }
   });
+
+  it('says on another instance that a session signed out or expired has ended, and returns there to the page asked for', async () => {
+    // Signed out on A from another tab that still had the page open: this tab keeps sending the cookie to B.
+    const signedOut = new DashboardClient(a.service.adminUrl);
+    const csrf = await signedOut.signIn(a.service.adminToken);
+    assert.equal(
+      (await sameBrowserOn(signedOut, a.service).post('/internal/dashboard/sign-out', {}, csrf)).status,
+      303,
+    );
+    const expired = new DashboardClient(a.service.adminUrl);
+    await expired.signIn(a.service.adminToken);
+    await age(expired, '31 minutes');
+    const page = `${ACCOUNTS}?q=elsewhere`;
+    for (const [what, browser] of [
+      ['signed out on A', signedOut],
+      ['expired', expired],
+    ] as const) {
+      const onB = sameBrowserOn(browser, b);
+      const sent = await onB.get(page);
+      assert.equal(sent.status, 303, what);
+      const to = new URL(sent.location ?? '', b.adminUrl);
+      assert.deepEqual(
+        [to.pathname, to.searchParams.get('next'), to.searchParams.get('why')],
+        ['/internal/dashboard/sign-in', page, 'session-ended'],
+        what,
+      );
+      const form = await onB.get(sent.location ?? '');
+      assert.match(form.html, /Your session ended; sign in again to go on\./, what);
+      const signedIn = await onB.post(
+        '/internal/dashboard/sign-in',
+        { token: a.service.adminToken, next: page },
+        csrfOf(form.html),
+      );
+      assert.equal(signedIn.location, page, what);
+    }
+  });
 });

@@ -27,7 +27,7 @@ describe('dashboard over HTTP', () => {
     for (const path of ['/internal/dashboard/accounts', '/internal/dashboard/organisers/org_x/events']) {
       const page = await client.get(path);
       assert.equal(page.status, 303, path);
-      assert.equal(page.location, '/internal/dashboard/sign-in');
+      assert.equal(new URL(page.location ?? '', service.adminUrl).pathname, '/internal/dashboard/sign-in');
     }
     const post = await client.post('/internal/dashboard/organisers', { name: 'x' }, null);
     assert.equal(post.status, 303, 'a form post without a session also goes to the sign-in form');
@@ -1350,6 +1350,180 @@ describe('dashboard keeps the operator’s place', () => {
       refreshed.html,
       /<p id="log-status" role="status" aria-live="polite" aria-atomic="true">Log refreshed at \d{2}:\d{2}:\d{2} UTC, 3 deliveries shown; health: healthy\.<\/p>/,
     );
+  });
+
+  /** The sign-in form's address as a redirect gives it: the page it returns to, and why it is shown. */
+  const signInOf = (location: string | null): { path: string; next: string | null; why: string | null } => {
+    const url = new URL(location ?? '', 'http://dashboard');
+    return { path: url.pathname, next: url.searchParams.get('next'), why: url.searchParams.get('why') };
+  };
+  /** A browser holding the same cookies, as another tab or the same browser sent to another instance. */
+  const sameBrowser = (client: DashboardClient): DashboardClient => {
+    const other = new DashboardClient(app.service.adminUrl);
+    for (const [name, value] of client.cookies) other.cookies.set(name, value);
+    return other;
+  };
+
+  it('sends a page whose session has ended to the sign-in form, which says so, and back to that page after the sign-in', async () => {
+    const client = new DashboardClient(app.service.adminUrl);
+    const csrf = await client.signIn(app.service.adminToken);
+    assert.equal((await sameBrowser(client).post('/internal/dashboard/sign-out', {}, csrf)).status, 303);
+
+    const asked = '/internal/dashboard/accounts?q=twin+pager&venues_cursor=x';
+    const sent = await client.get(asked);
+    assert.equal(sent.status, 303);
+    assert.deepEqual(signInOf(sent.location), {
+      path: '/internal/dashboard/sign-in',
+      next: asked,
+      why: 'session-ended',
+    });
+    const form = await client.get(sent.location ?? '');
+    assert.equal(form.status, 200);
+    assert.match(form.html, /<p id="sign-in-notice" class="warning">Your session ended; sign in again to go on\.<\/p>/);
+    assert.match(form.html, /<input id="token"[^>]*autofocus\s+aria-describedby="sign-in-notice">/);
+    assert.match(
+      form.html,
+      /<input type="hidden" name="next" value="\/internal\/dashboard\/accounts\?q=twin\+pager&amp;venues_cursor=x">/,
+    );
+
+    const signedIn = await client.post(
+      '/internal/dashboard/sign-in',
+      { token: app.service.adminToken, next: asked },
+      csrfOf(form.html),
+    );
+    assert.equal(signedIn.status, 303);
+    assert.equal(signedIn.location, asked);
+  });
+
+  it('returns a form posted after its session ended to the page the form was on, without posting it, and says it was not sent', async () => {
+    const client = new DashboardClient(app.service.adminUrl);
+    const csrf = await client.signIn(app.service.adminToken);
+    const formPage = '/internal/dashboard/accounts?q=unsent';
+    await sameBrowser(client).post('/internal/dashboard/sign-out', {}, csrf);
+
+    const posted = await client.post('/internal/dashboard/organisers', { name: 'Unsent organiser' }, csrf, {
+      referer: `${app.service.adminUrl}${formPage}`,
+    });
+    assert.equal(posted.status, 303);
+    assert.deepEqual(signInOf(posted.location), {
+      path: '/internal/dashboard/sign-in',
+      next: formPage,
+      why: 'form-not-sent',
+    });
+    const form = await client.get(posted.location ?? '');
+    assert.match(
+      form.html,
+      /Your session ended before your form was sent, so nothing was changed; sign in again to go on\./,
+    );
+    const signedIn = await client.post(
+      '/internal/dashboard/sign-in',
+      { token: app.service.adminToken, next: formPage },
+      csrfOf(form.html),
+    );
+    assert.equal(signedIn.location, formPage, 'back on the page the form was on, never posting it again');
+    assert.match((await client.get(formPage)).html, /No organisers match/, 'nothing was made');
+
+    // A refused form shown again has the form's own address in the address bar: that is no page to return to.
+    await sameBrowser(client).post('/internal/dashboard/sign-out', {}, csrfOf((await client.get(formPage)).html));
+    const fromRefused = await client.post('/internal/dashboard/webhooks/whk_x/recover', { since: 'x' }, csrf, {
+      referer: `${app.service.adminUrl}/internal/dashboard/webhooks/whk_x/recover`,
+    });
+    assert.deepEqual(signInOf(fromRefused.location), {
+      path: '/internal/dashboard/sign-in',
+      next: null,
+      why: 'form-not-sent',
+    });
+  });
+
+  it('says the session ended after a sign-out in another tab dropped the cookie, when the browser still acts from a dashboard page', async () => {
+    const signedOut = new DashboardClient(app.service.adminUrl);
+    const page = '/internal/dashboard/webhooks/whk_elsewhere';
+    const linkFollowed = await signedOut.get(page, { referer: `${app.service.adminUrl}/internal/dashboard/accounts` });
+    assert.deepEqual(signInOf(linkFollowed.location), {
+      path: '/internal/dashboard/sign-in',
+      next: page,
+      why: 'session-ended',
+    });
+    const refreshed = await signedOut.get(page, { 'hx-request': 'true' });
+    assert.equal(refreshed.status, 200);
+    assert.deepEqual(signInOf(refreshed.headers.get('hx-redirect')), {
+      path: '/internal/dashboard/sign-in',
+      next: page,
+      why: 'session-ended',
+    });
+    const typed = await signedOut.get(page);
+    assert.deepEqual(
+      signInOf(typed.location),
+      { path: '/internal/dashboard/sign-in', next: page, why: null },
+      'a first visit says nothing of a session',
+    );
+    const fromSignIn = await signedOut.get(page, { referer: `${app.service.adminUrl}/internal/dashboard/sign-in` });
+    assert.equal(signInOf(fromSignIn.location).why, null);
+    assert.doesNotMatch((await signedOut.get('/internal/dashboard/sign-in?why=nonsense')).html, /sign-in-notice/);
+  });
+
+  it('returns after a sign-in only to a page of this dashboard opened with GET: any other return address leads to the accounts page', async () => {
+    const origin = app.service.adminUrl;
+    const refused = [
+      'https://evil.example/internal/dashboard/accounts',
+      `${origin}/internal/dashboard/instances`,
+      '//evil.example/internal/dashboard/accounts',
+      '///evil.example/internal/dashboard',
+      '/\\evil.example/internal/dashboard',
+      '\\\\evil.example\\internal\\dashboard',
+      '/internal/dashboard//evil.example',
+      '/internal/dashboard/\\evil.example',
+      '/internal/dashboard/..\\..\\evil',
+      '/internal/dashboard/../../evil',
+      '/internal/dashboard/%2e%2e/%2E%2E/evil',
+      '/internal/dashboard/..%2f..%2fevil',
+      '/internal/dashboard/%5c%5cevil.example',
+      '/internal/dashboardevil',
+      'internal/dashboard/accounts',
+      'javascript:alert(1)//internal/dashboard',
+      'data:text/html,/internal/dashboard',
+      '/internal/dashboard/accounts\r\nLocation: https://evil.example',
+      '/internal/dashboard/accounts%0d%0aSet-Cookie:%20x=1',
+      '/internal/dashboard/accounts\tx',
+      '/internal/dashboard/accounts x',
+      '/internal/dashboard/accounts?q=é',
+      '/internal/dashboard/accounts#https://evil.example',
+      `/internal/dashboard/accounts?q=${'a'.repeat(3000)}`,
+      '/internal/dashboard/sign-out',
+      '/internal/dashboard/sign-in?next=https://evil.example',
+      '/internal/dashboard/webhooks/whk_x/recover',
+    ];
+    const landed: string[] = [];
+    for (const next of refused) {
+      const client = new DashboardClient(origin);
+      const form = await client.get(`/internal/dashboard/sign-in?next=${encodeURIComponent(next)}`);
+      const carried = /name="next"/.test(form.html) ? 'carried' : 'dropped';
+      const signedIn = await client.post(
+        '/internal/dashboard/sign-in',
+        { token: app.service.adminToken, next },
+        csrfOf(form.html),
+      );
+      const again = await client.get(`/internal/dashboard/sign-in?next=${encodeURIComponent(next)}`);
+      landed.push(
+        `${JSON.stringify(next).slice(0, 80)}: ${form.status} ${carried}, ${signedIn.status} ${signedIn.location}, ${again.location}`,
+      );
+    }
+    assert.deepEqual(
+      landed,
+      refused.map(
+        (next) =>
+          `${JSON.stringify(next).slice(0, 80)}: 200 dropped, 303 /internal/dashboard/accounts, /internal/dashboard/accounts`,
+      ),
+    );
+
+    const client = new DashboardClient(origin);
+    const form = await client.get('/internal/dashboard/sign-in?next=%2Finternal%2Fdashboard%2Finstances');
+    const signedIn = await client.post(
+      '/internal/dashboard/sign-in',
+      { token: app.service.adminToken, next: '/internal/dashboard/instances' },
+      csrfOf(form.html),
+    );
+    assert.equal(signedIn.location, '/internal/dashboard/instances', 'a page of the dashboard is returned to');
   });
 
   it('pages the organisers and the venues each on its own: a link of one pager keeps the other’s place and the search', async () => {

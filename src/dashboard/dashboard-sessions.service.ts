@@ -8,8 +8,14 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { ScheduledJobs } from '../database/jobs/scheduled-jobs';
 import { DASHBOARD_COOKIE_OPTIONS, SESSION_COOKIE } from './dashboard-cookies';
 import { csrfTokenValid, newCsrfSecret } from './dashboard-csrf';
-import { SIGN_IN_PATH } from './dashboard-paths';
-import { DashboardRedirect } from './dashboard-redirect';
+import { RouteTable } from '../common/http/route-table';
+import {
+  DashboardRedirect,
+  dashboardReturnPage,
+  dashboardReturnPath,
+  refererPathOf,
+  signInPath,
+} from './dashboard-redirect';
 import { attachedSession, attachSession, sessionOf } from './dashboard-request';
 import { DashboardSessionRepository, type SessionLifetimes } from './dashboard-session.repository';
 import { OneTimeSeal } from './one-time-seal';
@@ -83,6 +89,7 @@ export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly sessions: DashboardSessionRepository,
     private readonly jobs: ScheduledJobs,
+    private readonly routes: RouteTable,
   ) {
     this.expected = config.adminToken === null ? null : digest(config.adminToken);
     this.adminTokenId = createHmac('sha256', config.adminToken ?? '')
@@ -105,7 +112,7 @@ export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
       const session = sessionFrom(cookieValue, found.csrfSecret, { flashes: found.state.flashes, oneTime });
       attachSession(request, { session, cookieValue });
     }
-    if (kind === 'session' && found === null) throw new DashboardRedirect(SIGN_IN_PATH);
+    if (kind === 'session' && found === null) throw new DashboardRedirect(this.signInFor(request));
     if (!SAFE_METHODS.has(request.method) && !csrfTokenValid(request)) {
       throw new DomainError(
         ErrorCode.Forbidden,
@@ -113,6 +120,26 @@ export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
       );
     }
     return true;
+  }
+
+  /**
+   * The sign-in form for a request that needs a session and has none: it
+   * names the page to return to after the sign-in, and says why when the
+   * operator was signed in a moment ago. A page opened with GET is returned
+   * to; a form's post is never repeated (what it asked was not done), so it
+   * returns to the page the form was on, as the browser names it. Signed in
+   * a moment ago: the browser still sends the cookie of a session that has
+   * ended (idle, too old, signed out on another instance), or, once a
+   * sign-out in another tab has dropped the cookie, it still acts from a
+   * page of the dashboard (a form, a refresh of the log, a link followed).
+   */
+  private signInFor(request: FastifyRequest): string {
+    const posted = !SAFE_METHODS.has(request.method);
+    const cameFrom = refererPathOf(request);
+    const next = dashboardReturnPage(posted ? cameFrom : request.url, this.routes);
+    const fromPage = dashboardReturnPath(cameFrom) !== null;
+    const ended = posted || cookieOf(request) !== undefined || request.headers['hx-request'] === 'true' || fromPage;
+    return signInPath(next, !ended ? null : posted ? 'form-not-sent' : 'session-ended');
   }
 
   /** Hashing both sides first makes the comparison constant-time whatever the lengths. */
