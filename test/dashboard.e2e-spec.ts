@@ -1459,6 +1459,16 @@ describe('dashboard keeps the operator’s place', () => {
     );
     const fromSignIn = await signedOut.get(page, { referer: `${app.service.adminUrl}/internal/dashboard/sign-in` });
     assert.equal(signInOf(fromSignIn.location).why, null);
+    const fromElsewhere = await signedOut.get(page, { referer: 'https://evil.example/internal/dashboard/accounts' });
+    assert.equal(signInOf(fromElsewhere.location).why, null, 'a page of another site is no page of this dashboard');
+    const postedElsewhere = await signedOut.post('/internal/dashboard/organisers', { name: 'x' }, 'token', {
+      referer: 'https://evil.example/internal/dashboard/instances',
+    });
+    assert.deepEqual(signInOf(postedElsewhere.location), {
+      path: '/internal/dashboard/sign-in',
+      next: null,
+      why: 'form-not-sent',
+    });
     assert.doesNotMatch((await signedOut.get('/internal/dashboard/sign-in?why=nonsense')).html, /sign-in-notice/);
   });
 

@@ -78,16 +78,18 @@ export function dashboardReturnPage(text: unknown, routes: RouteTable): string |
 }
 
 /**
- * The path and query of the page the browser says the request came from
- * (Referer; the dashboard's pages send it to this origin only), or null.
- * Only its path and query are kept, never its origin: what becomes of them
- * is checked as any other return address.
+ * The path and query of the page of this host the browser says the request
+ * came from (Referer; the dashboard's pages send it to this origin only), or
+ * null. Only its path and query are kept, never its origin, and what
+ * becomes of them is checked as any other return address.
  */
 export function refererPathOf(request: FastifyRequest): string | null {
   const referer = request.headers.referer;
   if (typeof referer !== 'string' || referer.length > MAX_RETURN_LENGTH) return null;
   try {
     const url = new URL(referer);
+    // A page of another site is no page the operator was on here, whatever its path says.
+    if (url.host !== request.headers.host) return null;
     return `${url.pathname}${url.search}`;
   } catch {
     return null;
