@@ -1536,6 +1536,40 @@ describe('dashboard keeps the operator’s place', () => {
     assert.equal(signedIn.location, '/internal/dashboard/instances', 'a page of the dashboard is returned to');
   });
 
+  it('offers on an error page the way back to the dashboard page the refused request came from, and to no other address', async () => {
+    const origin = app.service.adminUrl;
+    const client = new DashboardClient(origin);
+    await client.signIn(app.service.adminToken);
+    const backLink = (html: string): string | null =>
+      /<a href="([^"]*)">Back to the page you came from<\/a>/.exec(html)?.[1]?.replaceAll('&amp;', '&') ?? null;
+
+    const cameFrom = '/internal/dashboard/accounts?q=gone&venues_cursor=x';
+    const gone = await client.get('/internal/dashboard/webhooks/whk_gone', { referer: `${origin}${cameFrom}` });
+    assert.equal(gone.status, 404);
+    assert.equal(backLink(gone.html), cameFrom, 'a link followed to a webhook that is gone');
+    assert.match(gone.html, /<a href="\/internal\/dashboard\/accounts">Back to the accounts<\/a>/);
+    const routeMiss = await client.get('/internal/dashboard/nowhere', { referer: `${origin}${cameFrom}` });
+    assert.equal(backLink(routeMiss.html), cameFrom, 'an address no route serves');
+    const stale = await client.post('/internal/dashboard/organisers', { name: 'x' }, 'stale-token', {
+      referer: `${origin}${cameFrom}`,
+    });
+    assert.equal(stale.status, 403);
+    assert.equal(backLink(stale.html), cameFrom, 'a form whose token is stale: back to the page it was on');
+
+    for (const referer of [
+      'https://evil.example/internal/dashboard/instances',
+      `${origin}/internal/dashboard//evil.example`,
+      `${origin}/internal/dashboard/webhooks/whk_gone`,
+      `${origin}/internal/dashboard/webhooks/whk_x/recover`,
+      `${origin}/internal/dashboard/accounts`,
+      'not a url',
+    ]) {
+      const page = await client.get('/internal/dashboard/webhooks/whk_gone', { referer });
+      assert.equal(page.status, 404, referer);
+      assert.equal(backLink(page.html), null, referer);
+    }
+  });
+
   it('pages the organisers and the venues each on its own: a link of one pager keeps the other’s place and the search', async () => {
     const admin = internalApi(app.service);
     for (let n = 0; n < 27; n += 1) {

@@ -5,8 +5,9 @@ import { HtmlSectionFilter } from '../common/html/html-section-filter';
 import { HtmlSections, type SectionAnswers, type SectionRefusal } from '../common/html/html-sections';
 import { DashboardPages } from './dashboard-pages';
 import { pathOf } from '../common/http/listener';
+import { RouteTable } from '../common/http/route-table';
 import { DASHBOARD_BASE } from './dashboard-paths';
-import { DashboardRedirect } from './dashboard-redirect';
+import { DashboardRedirect, HOME_PATH, dashboardReturnPage, refererPathOf } from './dashboard-redirect';
 
 const ANSWERS: SectionAnswers = {
   redirectOf: (exception) => (exception instanceof DashboardRedirect ? exception.location : null),
@@ -30,6 +31,7 @@ export class DashboardHtmlFilter extends HtmlSectionFilter {
 
   constructor(
     private readonly pages: DashboardPages,
+    private readonly routes: RouteTable,
     sections: HtmlSections,
   ) {
     super(sections);
@@ -43,11 +45,16 @@ export class DashboardHtmlFilter extends HtmlSectionFilter {
       seeOther(request, reply, DASHBOARD_BASE);
       return;
     }
+    // The page the refused request came from, when the browser names one of the dashboard's (a link followed, a form
+    // sent): the way back to what the operator was doing. Not the refused address itself, nor the accounts page,
+    // which the error page links to anyway.
+    const cameFrom = dashboardReturnPage(refererPathOf(request), this.routes);
+    const backHref = cameFrom === null || cameFrom === request.url || cameFrom === HOME_PATH ? null : cameFrom;
     void this.pages.send(
       request,
       reply,
       'error',
-      { title: `Error ${status}`, status, message, requestId: String(request.id) },
+      { title: `Error ${status}`, status, message, requestId: String(request.id), backHref },
       status,
     );
   }
