@@ -1386,13 +1386,35 @@ describe('dashboard keeps the operator’s place', () => {
       /<input type="hidden" name="next" value="\/internal\/dashboard\/accounts\?q=twin\+pager&amp;venues_cursor=x">/,
     );
 
+    const mistyped = await client.post(
+      '/internal/dashboard/sign-in',
+      { token: 'not it', next: asked },
+      csrfOf(form.html),
+    );
+    assert.equal(mistyped.status, 401);
+    assert.match(
+      mistyped.html,
+      /<input type="hidden" name="next" value="[^"]+venues_cursor=x">/,
+      'a mistyped token keeps the way back',
+    );
     const signedIn = await client.post(
       '/internal/dashboard/sign-in',
       { token: app.service.adminToken, next: asked },
-      csrfOf(form.html),
+      csrfOf(mistyped.html),
     );
     assert.equal(signedIn.status, 303);
     assert.equal(signedIn.location, asked);
+  });
+
+  it('leads a sign-out whose session has already ended where a sign-out leads, saying nothing of a form not sent', async () => {
+    const client = new DashboardClient(app.service.adminUrl);
+    const csrf = await client.signIn(app.service.adminToken);
+    await sameBrowser(client).post('/internal/dashboard/sign-out', {}, csrf);
+    const signedOut = await client.post('/internal/dashboard/sign-out', {}, csrf, {
+      referer: `${app.service.adminUrl}/internal/dashboard/accounts`,
+    });
+    assert.equal(signedOut.status, 303);
+    assert.equal(signedOut.location, '/internal/dashboard/sign-in');
   });
 
   it('returns a form posted after its session ended to the page the form was on, without posting it, and says it was not sent', async () => {

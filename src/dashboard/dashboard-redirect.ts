@@ -17,7 +17,7 @@ export class DashboardRedirect extends Error {
 /** Where a signed-in operator starts, and goes when there is no page of theirs to return to. */
 export const HOME_PATH = `${DASHBOARD_BASE}/accounts`;
 
-const SIGN_OUT_PATH = `${DASHBOARD_BASE}/sign-out`;
+export const SIGN_OUT_PATH = `${DASHBOARD_BASE}/sign-out`;
 
 /** No address of the dashboard is longer; a longer one is no page it made. */
 const MAX_RETURN_LENGTH = 2000;

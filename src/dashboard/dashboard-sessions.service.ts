@@ -9,8 +9,11 @@ import { ScheduledJobs } from '../database/jobs/scheduled-jobs';
 import { DASHBOARD_COOKIE_OPTIONS, SESSION_COOKIE } from './dashboard-cookies';
 import { csrfTokenValid, newCsrfSecret } from './dashboard-csrf';
 import { RouteTable } from '../common/http/route-table';
+import { pathOf } from '../common/http/listener';
+import { SIGN_IN_PATH } from './dashboard-paths';
 import {
   DashboardRedirect,
+  SIGN_OUT_PATH,
   dashboardReturnPage,
   dashboardReturnPath,
   refererPathOf,
@@ -134,6 +137,8 @@ export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
    * page of the dashboard (a form, a refresh of the log, a link followed).
    */
   private signInFor(request: FastifyRequest): string {
+    // A sign-out whose session has already ended has nothing left to do: it leads where a sign-out leads.
+    if (pathOf(request.url) === SIGN_OUT_PATH) return SIGN_IN_PATH;
     const posted = !SAFE_METHODS.has(request.method);
     const cameFrom = refererPathOf(request);
     const next = dashboardReturnPage(posted ? cameFrom : request.url, this.routes);
