@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { DELIVERY_OUTCOMES } from '../src/webhooks/delivery/delivery-metrics';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Scope } from '../src/common/auth-context/access';
 import { databaseClient } from './support/database-client';
@@ -101,6 +103,25 @@ describe('GET /internal/metrics', () => {
     }
     assert.match(answer.text, /# TYPE http_request_duration_seconds histogram/);
     assert.equal(valueOf(samples, 'db_pool_max_connections'), 20);
+  });
+
+  it('uses no label Prometheus gives every series it scrapes (job, instance), which it would rename to exported_*', async () => {
+    const samples = await scrape();
+    assert.ok(
+      samples.some((sample) => sample.name === 'scheduled_job_runs_total'),
+      'the scheduled jobs are counted',
+    );
+    const clashing = samples.filter((sample) => 'job' in sample.labels || 'instance' in sample.labels);
+    assert.deepEqual([...new Set(clashing.map((sample) => sample.name))], []);
+  });
+
+  it('answers on the metrics_path of the scrape config docs/operations.md gives', async () => {
+    const operations = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+    const path = /^\s+metrics_path: (\S+)$/m.exec(operations)?.[1];
+    assert.ok(path !== undefined, 'the scrape config names its metrics_path (Prometheus would scrape /metrics)');
+    const answer = await internalApi(service)('GET', path);
+    assert.equal(answer.status, 200, answer.text);
+    assert.match(answer.text, /^# HELP /m);
   });
 
   // Their value 0 before the first attempt is checked in a process of its own (delivery-metrics.spec.ts): the

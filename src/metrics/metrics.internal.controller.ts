@@ -43,7 +43,7 @@ export class MetricsInternalController {
   /** A copy of a tally that only grows while the process lives, so the counter's reset and refill keep it monotonic. */
   private collectScheduledJobs(): void {
     scheduledJobRunsCounter.reset();
-    for (const [job, runs] of this.jobs.runsStarted) scheduledJobRunsCounter.inc({ job }, runs);
+    for (const [task, runs] of this.jobs.runsStarted) scheduledJobRunsCounter.inc({ task }, runs);
   }
 
   private async collectReadiness(): Promise<void> {

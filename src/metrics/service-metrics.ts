@@ -91,11 +91,13 @@ export const serviceInstancesGauge = new Gauge({
 
 /**
  * Filled at scrape time from ScheduledJobs' tally (src/database sits below the
- * registry). Summed over the instances it grows by one per job per period.
+ * registry), labelled by `task`, the job's name. Summed over the instances it
+ * grows by one per job per period.
  */
 export const scheduledJobRunsCounter = new Counter({
   name: 'scheduled_job_runs_total',
   help: 'Runs of each scheduled job this instance started (0 where its role runs no jobs); summed over the instances, one per period.',
-  labelNames: ['job'] as const,
+  // Not `job`: Prometheus sets `job` (and `instance`) on every series it scrapes and would rename this one.
+  labelNames: ['task'] as const,
   registers: [metricsRegistry],
 });

@@ -7,7 +7,7 @@ export async function scheduledJobRuns(service: TestService): Promise<Map<string
   const scraped = await internalApi(service)('GET', '/internal/metrics');
   assert.equal(scraped.status, 200);
   const runs = new Map<string, number>();
-  for (const [, job = '', count] of scraped.text.matchAll(/^scheduled_job_runs_total\{job="([^"]+)"\} (\d+)$/gm)) {
+  for (const [, job = '', count] of scraped.text.matchAll(/^scheduled_job_runs_total\{task="([^"]+)"\} (\d+)$/gm)) {
     runs.set(job, Number(count));
   }
   return runs;
