@@ -152,11 +152,12 @@ describe('the connection budget', () => {
 
   it('waits for an instance that missed its heartbeats to be counted as gone, instead of refusing its replacement', async () => {
     const poolMax = available - 20 - 2 * DEDICATED_CONNECTIONS; // fits beside the first instance, not beside the dead one too
-    // Killed without deregistering: its last heartbeat two intervals and a bit ago, gone a second or so from now.
+    // Killed without deregistering: late (its last heartbeat over 1.5 intervals ago) and gone 4 s from now, which
+    // leaves a start slowed by a busy machine time to find it still there.
     await a.db.query(
       `INSERT INTO service_instance (id, host, role, version, pool_max, dedicated_connections, started_at, last_seen_at)
        VALUES ('killed', 'elsewhere', 'api', '0.0.1', $1, $2, now() - interval '1 hour', now() - make_interval(secs => $3))`,
-      [poolMax, DEDICATED_CONNECTIONS, GONE_SECONDS - 1],
+      [poolMax, DEDICATED_CONNECTIONS, GONE_SECONDS - 4],
     );
     const log = captureLog();
     try {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { connectionBudgetProblem } from './connection-budget';
+import { REPLACEMENT_RETRY_SECONDS, connectionBudgetProblem } from './connection-budget';
 
 const server = {
   max_connections: 100,
@@ -36,5 +36,18 @@ describe('the connection budget', () => {
   it("counts PostgreSQL 16's reserved_connections with the superuser's", () => {
     const problem = connectionBudgetProblem({ ...server, reserved: 5 }, { poolMax: 92, dedicated: 2 }) ?? '';
     assert.match(problem, /would need 94 connections.*allows 92 \(max_connections 100 less 8 reserved\)/);
+  });
+
+  it('tells an instance refused beside others, that would fit alone, to start again once one killed a moment ago has missed a heartbeat', () => {
+    const beside = connectionBudgetProblem(
+      { ...server, other_instances: 2, other_connections: 42 },
+      { poolMax: 60, dedicated: 1 },
+    );
+    assert.match(beside ?? '', new RegExp(`start it again in ${REPLACEMENT_RETRY_SECONDS} s`));
+    const alone = connectionBudgetProblem(
+      { ...server, other_instances: 2, other_connections: 42 },
+      { poolMax: 97, dedicated: 1 },
+    );
+    assert.doesNotMatch(alone ?? '', /start it again/, 'a pool the server cannot hold alone fits no sooner later');
   });
 });
