@@ -245,6 +245,8 @@ async function serve(
     adminServer = server;
   }
   const adminUrl = adminServer === null ? null : urlOf(adminServer, config.adminHost);
+  // Fastify logs the public listener's address as it listens; the admin listener is a server of its own.
+  if (adminUrl !== null) adapter.getInstance().log.info(`Admin listener listening at ${adminUrl}`);
 
   const servers = [...(servesApi ? [app.getHttpServer()] : []), ...(adminServer === null ? [] : [adminServer])];
   return {

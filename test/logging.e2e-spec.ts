@@ -40,6 +40,18 @@ describe('JSON logs', () => {
     assert.equal(warning['reqId'], 'log-check-2');
   });
 
+  it('logs at start where each listener listens, the public one and the admin one', () => {
+    const said = lines.map((entry) => String(entry['msg']));
+    assert.ok(
+      said.some((msg) => msg.includes(`listening at ${service.publicUrl}`)),
+      'the public listener',
+    );
+    assert.ok(
+      said.some((msg) => msg === `Admin listener listening at ${service.adminUrl}`),
+      'the admin listener',
+    );
+  });
+
   it('never logs an API key or the admin token', () => {
     assert.ok(lines.length > 5);
     assert.ok(!log.text().includes(organiser.key.slice(9, 49)), 'no API key');
