@@ -47,6 +47,24 @@ export interface RunningService {
 
 type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
 
+/** The listener whose `listen` threw each error: its code (EADDRINUSE, ENOTFOUND) names an address, not a setting. */
+const listenFailures = new WeakMap<object, 'public' | 'admin'>();
+
+/** Which listener could not listen, when `error` is such a failure: the start names its settings. */
+export function listenerThatFailed(error: unknown): 'public' | 'admin' | null {
+  if (typeof error !== 'object' || error === null) return null;
+  return listenFailures.get(error) ?? null;
+}
+
+async function listening(listener: 'public' | 'admin', listen: () => Promise<unknown>): Promise<void> {
+  try {
+    await listen();
+  } catch (error) {
+    if (typeof error === 'object' && error !== null) listenFailures.set(error, listener);
+    throw error;
+  }
+}
+
 function urlOf(server: Server, host: string): string {
   const address = server.address() as AddressInfo;
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
@@ -223,7 +241,7 @@ async function serve(
   installHealthRoutes(app);
   let publicUrl: string | null = null;
   if (servesApi) {
-    await app.listen(config.port, config.host);
+    await listening('public', () => app.listen(config.port, config.host));
     publicUrl = urlOf(app.getHttpServer(), config.host);
   } else {
     // The admin server below hands its requests to Fastify: it must be ready without listening itself.
@@ -238,10 +256,14 @@ async function serve(
       markAdminRequest(request);
       fastifyHandler(request, response);
     }, config.keepAliveTimeoutMs);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.adminPort, config.adminHost, () => resolve());
-    });
+    await listening(
+      'admin',
+      () =>
+        new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(config.adminPort, config.adminHost, () => resolve());
+        }),
+    );
     adminServer = server;
   }
   const adminUrl = adminServer === null ? null : urlOf(adminServer, config.adminHost);

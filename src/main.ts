@@ -1,13 +1,14 @@
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { startService } from './bootstrap';
+import { listenerThatFailed, startService } from './bootstrap';
 import { ConfigError, loadAppConfig, type AppConfig } from './config/app-config';
 import { applyHeapGrowth } from './config/heap-growth';
 import { ensureLocalSecret } from './config/local-secrets';
 import { startupWarnings } from './config/startup-warnings';
 import { loggableError } from './common/logging/loggable-error';
 import { createRootLogger } from './common/logging/logger';
+import { isConnectionFailure } from './database/connection-failure';
 import { withEmbeddedDefault, type ConfigWithDatabase } from './database/with-embedded-default';
 import { seedDemoIfEmpty } from './demo/demo-seed';
 import { startupBanner } from './startup-banner';
@@ -36,7 +37,7 @@ async function main(): Promise<void> {
     logger,
   ).catch(async (error: unknown) => {
     reportFatal(logger, error, 'the service failed to start');
-    const hint = busyPortHint(error, config) ?? (embedded === null ? unreachableDatabaseHint(error) : null);
+    const hint = listenHint(error, config) ?? (embedded === null ? unreachableDatabaseHint(error) : null);
     if (hint !== null) process.stderr.write(`${hint}\n`);
     await embedded?.stop();
     return process.exit(1);
@@ -92,22 +93,45 @@ function reportFatal(logger: Logger, error: unknown, message: string): void {
 /** Network errors of a database that cannot be reached: the setting to check, since the error names only an address. */
 const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT']);
 
+/** Only for the database connection's own failures: a listener's DNS error has the same codes. */
 function unreachableDatabaseHint(error: unknown): string | null {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (!isConnectionFailure(error)) return null;
+  const { code, message } = error as { code?: unknown; message?: unknown };
   const timedOut = typeof message === 'string' && message.includes('connection timeout');
   if (!(typeof code === 'string' && UNREACHABLE.has(code)) && !timedOut) return null;
   return 'PostgreSQL could not be reached: check that it runs and that DATABASE_URL names it (host, port or socket).';
 }
 
-/** For a port another process holds: which setting moves which listener, in a plain line a newcomer can act on. */
-function busyPortHint(error: unknown, config: AppConfig): string | null {
-  const { code, port } = (error ?? {}) as { code?: unknown; port?: unknown };
-  if (code !== 'EADDRINUSE') return null;
-  const setting =
-    port === config.port ? 'PORT (the public API)' : port === config.adminPort ? 'ADMIN_PORT (the internal API)' : null;
-  if (setting === null) return `Port ${String(port)} is in use by another process.`;
-  return `Port ${String(port)} is in use by another process: stop it, or set ${setting} to a free port.`;
+/** Host name errors of a listen: the host did not resolve to an address. */
+const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL']);
+
+/**
+ * For a listener that could not listen: which settings place it, in a plain
+ * line a newcomer can act on, since the error names only an address or a
+ * host name (which may be either listener's, or the database's).
+ */
+function listenHint(error: unknown, config: AppConfig): string | null {
+  const listener = listenerThatFailed(error);
+  if (listener === null) return null;
+  const { hostSetting, portSetting, api } = LISTENER_SETTINGS[listener];
+  const [host, port] = listener === 'public' ? [config.host, config.port] : [config.adminHost, config.adminPort];
+  const { code } = error as { code?: unknown };
+  if (code === 'EADDRINUSE') {
+    return `Port ${port} is in use by another process: stop it, or set ${portSetting} (${api}) to a free port.`;
+  }
+  if (typeof code === 'string' && UNRESOLVED.has(code)) {
+    return `${hostSetting} (${api}) is "${host}", a host name that does not resolve here: set ${hostSetting} to an address or host name of this machine.`;
+  }
+  if (code === 'EADDRNOTAVAIL') {
+    return `${hostSetting} (${api}) is ${host}, not an address of this machine: set ${hostSetting} to one of its addresses (0.0.0.0 for all of them).`;
+  }
+  return `The listener of ${api} could not listen on ${host}, port ${port}: check ${hostSetting} and ${portSetting}.`;
 }
+
+const LISTENER_SETTINGS = {
+  public: { hostSetting: 'HOST', portSetting: 'PORT', api: 'the public API' },
+  admin: { hostSetting: 'ADMIN_HOST', portSetting: 'ADMIN_PORT', api: 'the internal API' },
+} as const;
 
 /**
  * The embedded default's admin token: `ADMIN_TOKEN` when set, else one

@@ -220,4 +220,36 @@ describe('a start that fails', () => {
       await new Promise((closed) => taken.close(closed));
     }
   });
+
+  it('names the listener’s setting, and not DATABASE_URL, when HOST or ADMIN_HOST is a name that does not resolve', async () => {
+    const failedStart = async (hosts: Record<string, string>): Promise<string> => {
+      const started = startServiceProcess({
+        DATABASE_URL: await freshDatabase(),
+        ADMIN_TOKEN: randomBytes(16).toString('hex'),
+        WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+        LOG_LEVEL: 'silent',
+        ...hosts,
+      });
+      const error = await started.then(
+        () => assert.fail('the service started'),
+        (failed: unknown) => failed as Error,
+      );
+      assert.ok(error.message.startsWith('service exited with 1:'), error.message);
+      return error.message.split('\nstderr alone:\n')[1] ?? '';
+    };
+    // .invalid is reserved never to resolve (RFC 2606).
+    const [publicHost, adminHost] = await Promise.all([
+      failedStart({ HOST: 'no-such-host.invalid' }),
+      failedStart({ ADMIN_HOST: 'no-such-admin-host.invalid' }),
+    ]);
+    assert.match(
+      publicHost,
+      /^HOST \(the public API\) is "no-such-host\.invalid", a host name that does not resolve here: set HOST to /m,
+    );
+    assert.match(
+      adminHost,
+      /^ADMIN_HOST \(the internal API\) is "no-such-admin-host\.invalid", a host name that does not resolve here: set ADMIN_HOST to /m,
+    );
+    for (const stderr of [publicHost, adminHost]) assert.doesNotMatch(stderr, /PostgreSQL|DATABASE_URL/, stderr);
+  });
 });

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { markedAsConnectionFailure } from './connection-failure';
 import { dataSourceOptions } from './data-source-options';
 import { NotificationHub } from './notifications/notification-hub';
 import { ServiceSettings } from './service-settings';
@@ -29,7 +30,9 @@ import { applyPendingMigrations } from './schema-migrations';
       // the data source, as TypeORM's own `migrationsRun` does.
       dataSourceFactory: async (options) => {
         if (options === undefined) throw new Error('the data source options are resolved before the factory runs');
-        const dataSource = await new DataSource(options).initialize();
+        const dataSource = await new DataSource(options).initialize().catch((error: unknown) => {
+          throw markedAsConnectionFailure(error);
+        });
         try {
           await applyPendingMigrations(dataSource);
         } catch (error) {

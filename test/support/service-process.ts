@@ -12,9 +12,9 @@ export interface ServiceProcess {
 }
 
 /**
- * `node dist/src/main.js` as production runs it, on loopback ports (free
- * ones unless `PORT`/`ADMIN_PORT` are given); resolves once it prints that it
- * is ready.
+ * `node dist/src/main.js` as production runs it, on loopback (unless
+ * `HOST`/`ADMIN_HOST` are given) and free ports (unless `PORT`/`ADMIN_PORT`
+ * are given); resolves once it prints that it is ready.
  */
 export async function startServiceProcess(
   env: Record<string, string>,
@@ -61,7 +61,14 @@ async function startOnce(env: Record<string, string>, options: StartOptions): Pr
       ...(options.user ?? {}),
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
       ...(options.processGroup === true ? { detached: true } : {}),
-      env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: port, ADMIN_HOST: '127.0.0.1', ADMIN_PORT: adminPort },
+      env: {
+        ...process.env,
+        ...env,
+        HOST: env['HOST'] ?? '127.0.0.1',
+        PORT: port,
+        ADMIN_HOST: env['ADMIN_HOST'] ?? '127.0.0.1',
+        ADMIN_PORT: adminPort,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
