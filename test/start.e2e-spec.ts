@@ -221,6 +221,17 @@ describe('a start that fails', () => {
     }
   });
 
+  it('refuses a LOG_LEVEL pino does not have as a configuration error naming it, exiting 2 before anything starts', async () => {
+    await assert.rejects(startServiceProcess({ LOG_LEVEL: 'verbose', DATABASE_URL: '' }), (error: Error) => {
+      const stderr = error.message.split('\nstderr alone:\n')[1] ?? '';
+      return (
+        error.message.startsWith('service exited with 2:') &&
+        stderr ===
+          'configuration error: LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent, got "verbose"\n'
+      );
+    });
+  });
+
   it('names the listener’s setting, and not DATABASE_URL, when HOST or ADMIN_HOST is a name that does not resolve', async () => {
     const failedStart = async (hosts: Record<string, string>): Promise<string> => {
       const started = startServiceProcess({

@@ -26,7 +26,7 @@ export interface AppConfig {
   /** Null until resolved; with no DATABASE_URL the bootstrap generates one. */
   adminToken: string | null;
   publicWebUrl: string;
-  logLevel: string;
+  logLevel: LogLevel;
   /** `auto`: pretty-printed on a terminal, JSON lines otherwise (LOG_FORMAT). */
   logFormat: 'json' | 'pretty' | 'auto';
   /** How long a graceful shutdown waits for requests in flight (SHUTDOWN_TIMEOUT_MS). */
@@ -262,6 +262,19 @@ function scheduledJobPeriodMs(env: Env): number | null {
   return integer(env, 'SCHEDULED_JOB_PERIOD_SECONDS', 0, 1, 86_400) * 1000;
 }
 
+/** pino's own levels: its logger throws a stack trace at any other name, after the start has begun. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+function logLevel(env: Env): LogLevel {
+  const value = text(env, 'LOG_LEVEL', 'info').toLowerCase();
+  const level = LOG_LEVELS.find((known) => known === value);
+  if (level === undefined) {
+    throw new ConfigError(`LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent, got "${value}"`);
+  }
+  return level;
+}
+
 function logFormat(env: Env): AppConfig['logFormat'] {
   const value = text(env, 'LOG_FORMAT', 'auto').toLowerCase();
   if (value !== 'json' && value !== 'pretty' && value !== 'auto') {
@@ -334,7 +347,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     adminPort: integer(env, 'ADMIN_PORT', 3001, 0, 65535),
     adminToken,
     publicWebUrl: url(env, 'PUBLIC_WEB_URL', 'http://localhost:3000'),
-    logLevel: text(env, 'LOG_LEVEL', 'info'),
+    logLevel: logLevel(env),
     logFormat: logFormat(env),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     // Above the idle timeout of the load balancer in front (see listener-server.ts).
