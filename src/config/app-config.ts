@@ -275,6 +275,29 @@ function logLevel(env: Env): LogLevel {
   return level;
 }
 
+/**
+ * What a listener may bind: an IP address or a host name. Anything else would
+ * pass this point and fail only at listen, after the database has started,
+ * as a DNS error that names neither listener nor setting. A host whose last
+ * label is a number is an IPv4 address to every parser (URLs, inet_aton), so
+ * it must be a valid one: `999.1.1.1` or `10.1` is a typo, not a name.
+ * Underscores are let through: container platforms name hosts with them and
+ * the resolver finds those names.
+ */
+function listenHost(env: Env, name: string, fallback: string): string {
+  const value = text(env, name, fallback);
+  if (isIP(value) !== 0) return value;
+  const labels = value.replace(/\.$/, '').split('.');
+  if (/^(?:\d+|0x[0-9a-f]*)$/i.test(labels[labels.length - 1] ?? '')) {
+    throw new ConfigError(`${name} must be an IP address or a host name, got "${value}" (not a valid IPv4 address)`);
+  }
+  const label = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/i;
+  if (value.length > 253 || !labels.every((part) => label.test(part))) {
+    throw new ConfigError(`${name} must be an IP address or a host name, got "${value}"`);
+  }
+  return value;
+}
+
 function logFormat(env: Env): AppConfig['logFormat'] {
   const value = text(env, 'LOG_FORMAT', 'auto').toLowerCase();
   if (value !== 'json' && value !== 'pretty' && value !== 'auto') {
@@ -341,9 +364,9 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     databaseUrl: databaseUrl(env),
     dataDir: text(env, 'DATA_DIR', '.data'),
     embeddedPgHome: embeddedPgHome(env),
-    host: text(env, 'HOST', '0.0.0.0'),
+    host: listenHost(env, 'HOST', '0.0.0.0'),
     port,
-    adminHost: text(env, 'ADMIN_HOST', '127.0.0.1'),
+    adminHost: listenHost(env, 'ADMIN_HOST', '127.0.0.1'),
     adminPort: integer(env, 'ADMIN_PORT', 3001, 0, 65535),
     adminToken,
     publicWebUrl: url(env, 'PUBLIC_WEB_URL', 'http://localhost:3000'),
