@@ -345,6 +345,25 @@ export function embeddedPgHome(env: Env): string {
   return home;
 }
 
+/**
+ * A retry waits `min(base × 2^(attempt-1), max)`: with the base above the
+ * cap every wait would be the cap, and WEBHOOK_BACKOFF_BASE_MS would be
+ * ignored without a word.
+ */
+function webhookBackoff(env: Env): { backoffBaseMs: number; backoffMaxMs: number } {
+  const backoffBaseMs = integer(env, 'WEBHOOK_BACKOFF_BASE_MS', DEFAULT_WEBHOOK_BACKOFF_BASE_MS, 1, 86_400_000);
+  const backoffMaxMs = integer(env, 'WEBHOOK_BACKOFF_MAX_MS', DEFAULT_WEBHOOK_BACKOFF_MAX_MS, 1, 7 * 86_400_000);
+  if (backoffBaseMs > backoffMaxMs) {
+    // One of the two may be the default, which the operator never typed.
+    const shown = (name: string, value: number): string =>
+      `${name}=${value}${optionalText(env, name) === null ? ' (its default)' : ''}`;
+    throw new ConfigError(
+      `WEBHOOK_BACKOFF_BASE_MS must be at most WEBHOOK_BACKOFF_MAX_MS, got ${shown('WEBHOOK_BACKOFF_BASE_MS', backoffBaseMs)} and ${shown('WEBHOOK_BACKOFF_MAX_MS', backoffMaxMs)}`,
+    );
+  }
+  return { backoffBaseMs, backoffMaxMs };
+}
+
 /** The admin token opens every tenant: long enough that guessing is out of reach. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
@@ -403,8 +422,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     webhooks: {
       allowPrivateCidrs: cidrList(env, 'WEBHOOK_ALLOW_PRIVATE_CIDRS'),
       pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 1, 3_600_000),
-      backoffBaseMs: integer(env, 'WEBHOOK_BACKOFF_BASE_MS', DEFAULT_WEBHOOK_BACKOFF_BASE_MS, 1, 86_400_000),
-      backoffMaxMs: integer(env, 'WEBHOOK_BACKOFF_MAX_MS', DEFAULT_WEBHOOK_BACKOFF_MAX_MS, 1, 7 * 86_400_000),
+      ...webhookBackoff(env),
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', DEFAULT_WEBHOOK_MAX_ATTEMPTS, 1, 1000),
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
       secretKey: secretKey === null ? null : secretKey.toLowerCase(),

@@ -47,6 +47,23 @@ void describe('webhook settings', () => {
     assert.deepEqual([set.timeoutMs, set.backoffBaseMs, set.backoffMaxMs, set.maxAttempts], [2500, 300, 5000, 3]);
   });
 
+  void it('refuses a WEBHOOK_BACKOFF_BASE_MS above WEBHOOK_BACKOFF_MAX_MS, naming both settings and their values', () => {
+    assert.throws(
+      () => loadAppConfig({ WEBHOOK_BACKOFF_BASE_MS: '60000', WEBHOOK_BACKOFF_MAX_MS: '1000' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message ===
+          'WEBHOOK_BACKOFF_BASE_MS must be at most WEBHOOK_BACKOFF_MAX_MS, got WEBHOOK_BACKOFF_BASE_MS=60000 and WEBHOOK_BACKOFF_MAX_MS=1000',
+    );
+    // A default the operator never typed is named as one.
+    assert.throws(
+      () => loadAppConfig({ WEBHOOK_BACKOFF_MAX_MS: '1000' }),
+      /got WEBHOOK_BACKOFF_BASE_MS=600000 \(its default\) and WEBHOOK_BACKOFF_MAX_MS=1000$/,
+    );
+    const constant = loadAppConfig({ WEBHOOK_BACKOFF_BASE_MS: '5000', WEBHOOK_BACKOFF_MAX_MS: '5000' }).webhooks;
+    assert.deepEqual([constant.backoffBaseMs, constant.backoffMaxMs], [5000, 5000]);
+  });
+
   void it('allows port 443 only by default and reads WEBHOOK_ALLOWED_PORTS', () => {
     assert.deepEqual(loadAppConfig({}).webhooks.allowedPorts, [443]);
     assert.deepEqual(loadAppConfig({ WEBHOOK_ALLOWED_PORTS: '443, 8443' }).webhooks.allowedPorts, [443, 8443]);
