@@ -147,4 +147,11 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /--organiser/);
   });
+
+  it('refuses a stray word as a usage error, exiting 2 with the command’s usage before starting anything', async () => {
+    const stray = await runOpsProcess(['organisers:list', 'stray'], { ...process.env, ...env });
+    assert.equal(stray.code, 2, stray.stderr);
+    assert.equal(stray.stderr, 'organisers:list: unexpected argument "stray"\nusage: npm run ops -- organisers:list\n');
+    assert.equal(stray.json, undefined, 'nothing on stdout');
+  });
 });

@@ -37,4 +37,15 @@ describe('the ops CLI’s arguments', () => {
     assert.equal(read('--force', 'false'), false);
     assert.throws(() => read('--force', 'yes'), OpsUsageError);
   });
+
+  it('refuses a word that is no flag’s value as a usage error naming it, as it refuses an unknown flag', () => {
+    const args = parseOpsArguments(['organisers:list', 'stray']);
+    assert.throws(
+      () => refuseUnknownFlags(args, ''),
+      (error: unknown) => error instanceof OpsUsageError && error.message === 'unexpected argument "stray"',
+    );
+    const split = parseOpsArguments(['organisers:create', '--name', 'Acme', 'Events']);
+    assert.equal(split.flags.get('name'), 'Acme');
+    assert.throws(() => refuseUnknownFlags(split, '--name <name> [--placeholder]'), /unexpected argument "Events"/);
+  });
 });

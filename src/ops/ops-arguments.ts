@@ -2,6 +2,8 @@
 export interface OpsArguments {
   command: string | undefined;
   flags: Map<string, string | true>;
+  /** Words that are neither a flag nor a flag's value: refused with the command's usage (refuseUnknownFlags). */
+  strays: string[];
 }
 
 export class OpsUsageError extends Error {}
@@ -14,9 +16,13 @@ export function isHelpRequest(argv: readonly string[]): boolean {
 export function parseOpsArguments(argv: string[]): OpsArguments {
   const [command, ...rest] = argv;
   const flags = new Map<string, string | true>();
+  const strays: string[] = [];
   for (let index = 0; index < rest.length; index += 1) {
     const token = rest[index] ?? '';
-    if (!token.startsWith('--')) throw new OpsUsageError(`unexpected argument "${token}"`);
+    if (!token.startsWith('--')) {
+      strays.push(token);
+      continue;
+    }
     const next = rest[index + 1];
     if (next === undefined || next.startsWith('--')) {
       flags.set(token.slice(2), true);
@@ -25,7 +31,7 @@ export function parseOpsArguments(argv: string[]): OpsArguments {
       index += 1;
     }
   }
-  return { command, flags };
+  return { command, flags, strays };
 }
 
 export function requiredFlag(args: OpsArguments, name: string): string {
@@ -57,8 +63,17 @@ export function flagsOfUsage(usage: string): Set<string> {
   return new Set([...usage.matchAll(/--([a-z][a-z-]*)/g)].map((match) => match[1]!));
 }
 
-/** Refuses a flag the command does not take: a typo (`--readonly`, `--scope`) must not be ignored. */
+/**
+ * Refuses a flag the command does not take, and a word that is no flag's
+ * value: a typo (`--readonly`, `--scope`, a value split by the shell) must
+ * not be ignored.
+ */
 export function refuseUnknownFlags(args: OpsArguments, usage: string): void {
+  if (args.strays.length > 0) {
+    throw new OpsUsageError(
+      `unexpected argument${args.strays.length > 1 ? 's' : ''} ${args.strays.map((word) => `"${word}"`).join(', ')}`,
+    );
+  }
   const known = flagsOfUsage(usage);
   const unknown = [...args.flags.keys()].filter((name) => !known.has(name));
   if (unknown.length > 0) {

@@ -22,6 +22,40 @@ export function opsUsage(): string {
     .join('\n');
 }
 
+/** A usage error: what is wrong and the command's usage, on stderr, with exit code 2. */
+function usageError(name: string, usage: string, message: string): OpsOutcome {
+  return {
+    code: 2,
+    stdout: '',
+    stderr: `${name}: ${message}\nusage: ${`npm run ops -- ${name} ${usage}`.trimEnd()}\n`,
+  };
+}
+
+function unknownCommand(): OpsOutcome {
+  return { code: 2, stdout: '', stderr: `usage:\n${opsUsage()}\n` };
+}
+
+function refusedFlags(name: string, usage: string, args: OpsArguments): OpsOutcome | null {
+  try {
+    refuseUnknownFlags(args, usage);
+    return null;
+  } catch (error) {
+    if (error instanceof OpsUsageError) return usageError(name, usage, error.message);
+    throw error;
+  }
+}
+
+/**
+ * The command line's own mistakes (an unknown command, flag or stray word),
+ * found before anything is opened: the CLI checks them before it starts a
+ * database, so a typo never starts PostgreSQL. Null when there are none.
+ */
+export function refusedUsage(args: OpsArguments): OpsOutcome | null {
+  const command = args.command === undefined ? undefined : OPS_COMMANDS[args.command];
+  if (args.command === undefined || command === undefined) return unknownCommand();
+  return refusedFlags(args.command, command.usage, args);
+}
+
 /**
  * Runs one parsed `npm run ops` command against a booted application context
  * and turns its result or refusal into output and an exit code. Kept apart
@@ -30,18 +64,19 @@ export function opsUsage(): string {
  * a usage error is rethrown, as a crash of the command.
  */
 export async function runOpsCommand(app: INestApplicationContext, args: OpsArguments): Promise<OpsOutcome> {
-  const command = args.command === undefined ? undefined : OPS_COMMANDS[args.command];
-  if (command === undefined) return { code: 2, stdout: '', stderr: `usage:\n${opsUsage()}\n` };
+  const name = args.command;
+  const command = name === undefined ? undefined : OPS_COMMANDS[name];
+  if (name === undefined || command === undefined) return unknownCommand();
+  const refused = refusedFlags(name, command.usage, args);
+  if (refused !== null) return refused;
   try {
-    refuseUnknownFlags(args, command.usage);
     return { code: 0, stdout: json({ data: await command.run(app, args) }), stderr: '' };
   } catch (error) {
     if (error instanceof DomainError) {
       return { code: 1, stdout: json({ error: error.code, message: error.message }), stderr: '' };
     }
     if (error instanceof OpsUsageError || error instanceof SyntaxError) {
-      const stderr = `${args.command}: ${error.message}\nusage: npm run ops -- ${args.command} ${command.usage}\n`;
-      return { code: 2, stdout: '', stderr };
+      return usageError(name, command.usage, error.message);
     }
     throw error;
   }

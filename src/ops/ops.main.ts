@@ -3,7 +3,7 @@ import pino from 'pino';
 import { ConfigError, loadAppConfig } from '../config/app-config';
 import { withEmbeddedDefault } from '../database/with-embedded-default';
 import { isHelpRequest, parseOpsArguments } from './ops-arguments';
-import { runOpsCommand, opsUsage } from './ops-command-runner';
+import { refusedUsage, runOpsCommand, opsUsage } from './ops-command-runner';
 import { OPS_COMMANDS } from './ops-commands';
 import { openOpsContext } from './ops-context';
 
@@ -20,6 +20,11 @@ async function main(): Promise<number> {
     const said = args.command === undefined ? 'no command given' : `unknown command: ${args.command}`;
     process.stderr.write(`${said}\nusage:\n${opsUsage()}\n`);
     return 2;
+  }
+  const refused = refusedUsage(args);
+  if (refused !== null) {
+    process.stderr.write(refused.stderr);
+    return refused.code;
   }
   // The embedded database's lines go to stderr: stdout carries only the command's JSON.
   const { config, embedded } = await withEmbeddedDefault(
