@@ -154,4 +154,23 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.equal(stray.stderr, 'organisers:list: unexpected argument "stray"\nusage: npm run ops -- organisers:list\n');
     assert.equal(stray.json, undefined, 'nothing on stdout');
   });
+
+  it('names the flag that was typed, not the HTTP body’s field, when --grace-seconds, --ttl or --json is refused', async () => {
+    const grace = await ops('webhooks:rotate-secret', '--webhook', 'wh_missing', '--grace-seconds', '999999');
+    assert.equal(grace.code, 1, grace.stderr);
+    assert.deepEqual(grace.json, {
+      error: 'invalid_argument',
+      message: '--grace-seconds must be a whole number from 0 to 604800.',
+    });
+    const organiser = await ops('organisers:create', '--name', 'Flag Words Org');
+    const ttl = await ops('portal:link', '--account', organiser.json.data.id, '--ttl', '10');
+    assert.equal(ttl.code, 1, ttl.stderr);
+    assert.deepEqual(ttl.json, { error: 'invalid_argument', message: '--ttl must be a whole number from 60 to 3600.' });
+    const notANumber = await ops('portal:link', '--account', organiser.json.data.id, '--ttl', 'soon');
+    assert.equal(notANumber.code, 2);
+    assert.match(notANumber.stderr, /^portal:link: --ttl must be a whole number from 60 to 3600\.\n/);
+    const json = await ops('venues:create', '--name', 'Bad JSON Hall', '--json', '{bad');
+    assert.equal(json.code, 2);
+    assert.match(json.stderr, /^venues:create: --json must be valid JSON: \S/);
+  });
 });

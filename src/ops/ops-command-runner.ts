@@ -75,9 +75,7 @@ export async function runOpsCommand(app: INestApplicationContext, args: OpsArgum
     if (error instanceof DomainError) {
       return { code: 1, stdout: json({ error: error.code, message: error.message }), stderr: '' };
     }
-    if (error instanceof OpsUsageError || error instanceof SyntaxError) {
-      return usageError(name, command.usage, error.message);
-    }
+    if (error instanceof OpsUsageError) return usageError(name, command.usage, error.message);
     throw error;
   }
 }

@@ -1,8 +1,9 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { DomainError } from '../common/errors/domain-error';
 import { EventsService } from '../events/events.service';
 import { ApiKeysService } from '../identity/api-keys.service';
 import { OrdersService } from '../orders/orders.service';
-import { PortalLinksService } from '../portal/portal-links.service';
+import { MAX_LINK_TTL_SECONDS, MIN_LINK_TTL_SECONDS, PortalLinksService } from '../portal/portal-links.service';
 import { OrganisersService } from '../identity/organisers.service';
 import { CreateOrganiserDto } from '../identity/dto/identity.dto';
 import { CreateVenueDto } from '../venues/dto/venue.dto';
@@ -10,7 +11,7 @@ import { VenuesService } from '../venues/venues.service';
 import { validatedInternalBody } from '../common/validation/validation.pipe';
 import { WebhookDeliveryWorker } from '../webhooks/delivery/webhook-delivery.worker';
 import { readRecoverWindow } from '../webhooks/webhook-operation-inputs';
-import { WebhookOperationsService } from '../webhooks/webhook-operations.service';
+import { MAX_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { optionalFlag, OpsUsageError, requiredFlag, switchFlag, type OpsArguments } from './ops-arguments';
 import { newTraceId } from '../../libs/trace/trace-context';
 
@@ -23,6 +24,32 @@ function principalFrom(args: OpsArguments): { type: 'organiser' | 'venue'; id: s
   if (organiser !== undefined) return { type: 'organiser', id: organiser };
   if (venue !== undefined) return { type: 'venue', id: venue };
   return undefined;
+}
+
+/**
+ * A flag's whole number, within the bounds the service itself enforces,
+ * refused in the service's words under the flag's name: the service's own
+ * message names the field of the HTTP body (`graceSeconds`), which the
+ * person at the command line never typed. A value that is no number at all
+ * is a usage error; one out of bounds is the rule's refusal, as over HTTP.
+ */
+function wholeNumberFlag(args: OpsArguments, name: string, min: number, max: number): number | undefined {
+  const value = optionalFlag(args, name);
+  if (value === undefined) return undefined;
+  const rule = `--${name} must be a whole number from ${min} to ${max}.`;
+  if (!/^\d+$/.test(value)) throw new OpsUsageError(rule);
+  const number = Number(value);
+  if (number < min || number > max) throw DomainError.invalidArgument(rule);
+  return number;
+}
+
+/** A flag's JSON; text that is not JSON is a usage error naming the flag, not only the parser's position. */
+function parsedJson(name: string, value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (error) {
+    throw new OpsUsageError(`--${name} must be valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /**
@@ -73,7 +100,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
     usage: "--name <name> [--slug <slug>] [--json '<full POST /internal/venues body>']",
     run: async (app, args) => {
       const json = optionalFlag(args, 'json');
-      const body: unknown = json === undefined ? {} : JSON.parse(json);
+      const body = json === undefined ? {} : parsedJson('json', json);
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw new OpsUsageError('--json must be a JSON object, the body of POST /internal/venues');
       }
@@ -133,12 +160,8 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'webhooks:rotate-secret': {
     usage: '--webhook <webhookId> [--grace-seconds <0..604800>]',
     run: (app, args) => {
-      const grace = optionalFlag(args, 'grace-seconds');
-      if (grace !== undefined && !/^\d+$/.test(grace))
-        throw new OpsUsageError('--grace-seconds must be a whole number');
-      return app
-        .get(WebhookOperationsService)
-        .rotateSecret(requiredFlag(args, 'webhook'), { graceSeconds: grace === undefined ? undefined : Number(grace) });
+      const graceSeconds = wholeNumberFlag(args, 'grace-seconds', 0, MAX_GRACE_SECONDS);
+      return app.get(WebhookOperationsService).rotateSecret(requiredFlag(args, 'webhook'), { graceSeconds });
     },
   },
   'webhooks:reseal-secrets': {
@@ -148,12 +171,10 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'portal:link': {
     usage: '--account <organiserId|venueId> [--read-only] [--ttl <60..3600 seconds>]',
     run: (app, args) => {
-      const ttl = optionalFlag(args, 'ttl');
-      if (ttl !== undefined && !/^\d+$/.test(ttl)) throw new OpsUsageError('--ttl must be a whole number of seconds');
       return app.get(PortalLinksService).mint({
         accountId: requiredFlag(args, 'account'),
         readOnly: switchFlag(args, 'read-only'),
-        ttlSeconds: ttl === undefined ? undefined : Number(ttl),
+        ttlSeconds: wholeNumberFlag(args, 'ttl', MIN_LINK_TTL_SECONDS, MAX_LINK_TTL_SECONDS),
       });
     },
   },
