@@ -173,4 +173,15 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.equal(json.code, 2);
     assert.match(json.stderr, /^venues:create: --json must be valid JSON: \S/);
   });
+
+  it('names an absolute DATA_DIR as it is when there is no embedded database in it', async () => {
+    const missing = await runOpsProcess(['organisers:list'], {
+      ...process.env,
+      DATABASE_URL: '',
+      DATA_DIR: '/nonexistent/events-api-data',
+      LOG_LEVEL: 'silent',
+    });
+    assert.equal(missing.code, 1, missing.stderr);
+    assert.match(missing.stderr, /\(it reads \/nonexistent\/events-api-data\)/);
+  });
 });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { ConfigError, type AppConfig } from '../config/app-config';
 import { localSecret } from '../config/local-secrets';
 import { openEmbeddedDefault, type EmbeddedDefault } from './embedded-default';
@@ -9,6 +9,11 @@ export interface ConfigWithDatabase {
   config: AppConfig & { databaseUrl: string };
   /** The embedded server opened for it, or null when `DATABASE_URL` names one. */
   embedded: EmbeddedDefault | null;
+}
+
+/** A relative folder as the shell would name it from here (`./.data`); an absolute one as it is. */
+function shownFolder(folder: string): string {
+  return isAbsolute(folder) || /^\.\.?\//.test(folder) ? folder : `./${folder}`;
 }
 
 /**
@@ -26,7 +31,7 @@ export async function withEmbeddedDefault(
   // A command run in the wrong folder must say so, not answer from a new, empty database made there.
   if (options.existingOnly === true && !existsSync(join(config.dataDir, 'pg'))) {
     throw new ConfigError(
-      `no embedded database in ${join(config.dataDir, 'pg')}: run this in the folder the service runs in (it reads ./${config.dataDir}), or set DATABASE_URL`,
+      `no embedded database in ${join(config.dataDir, 'pg')}: run this in the folder the service runs in (it reads ${shownFolder(config.dataDir)}), or set DATABASE_URL`,
     );
   }
   const webhooks = {
