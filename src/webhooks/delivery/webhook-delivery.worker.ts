@@ -41,6 +41,13 @@ interface InFlight {
   done: Promise<void>;
 }
 
+/** Claims failing since `since` (epoch ms): how many failed, and each failure already logged. */
+interface ClaimOutage {
+  since: number;
+  failed: number;
+  said: Set<string>;
+}
+
 /**
  * Sends what the outbox holds. It wakes on a timer (`WEBHOOK_POLL_MS`,
  * registered with the SchedulerRegistry), on this instance's commits (the
@@ -64,6 +71,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private sweep: Promise<void> | null = null;
   private wanted = false;
   private lastSweepAt: number | null = null;
+  private claimOutage: ClaimOutage | null = null;
 
   constructor(
     private readonly claims: DeliveryClaimRepository,
@@ -160,14 +168,46 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         });
         recordClaimDuration((performance.now() - claimStarted) / 1000);
       } catch (error) {
-        if (this.running) this.logger.error(`could not claim webhook deliveries: ${describeError(error)}`);
+        if (this.running) this.claimFailed(error);
         // The poll tries again; re-waking now would spin on a database that is down.
         this.wanted = false;
         return;
       }
+      this.claimsBack();
       for (const delivery of claimed) this.start(delivery);
       if (claimed.length === room) this.wanted = true;
     }
+  }
+
+  /**
+   * Once per outage, as the notification connection, the instance registry
+   * and the rate limiter say theirs: a database that is down fails every
+   * poll's claim, and a line per poll would bury the one that says why. A
+   * failure described otherwise than those already said (the database
+   * answers again but refuses the statement) is news, and is said too.
+   */
+  private claimFailed(error: unknown): void {
+    const described = describeError(error);
+    const outage = (this.claimOutage ??= { since: Date.now(), failed: 0, said: new Set() });
+    outage.failed += 1;
+    if (outage.said.has(described)) return;
+    outage.said.add(described);
+    this.logger.warn(
+      outage.said.size === 1
+        ? `could not claim webhook deliveries (retrying at each poll; said again when claims succeed): ${described}`
+        : `could not claim webhook deliveries, failing otherwise now: ${described}`,
+    );
+  }
+
+  private claimsBack(): void {
+    const outage = this.claimOutage;
+    if (outage === null) return;
+    this.claimOutage = null;
+    const seconds = ((Date.now() - outage.since) / 1000).toFixed(1);
+    this.logger.log(
+      `webhook deliveries are claimed again, after ${seconds} s in which ${outage.failed} ` +
+        `${outage.failed === 1 ? 'claim' : 'claims'} failed`,
+    );
   }
 
   private start(delivery: ClaimedDelivery, trigger: AttemptTrigger = 'scheduled'): void {
