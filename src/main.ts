@@ -9,6 +9,7 @@ import { startupWarnings } from './config/startup-warnings';
 import { loggableError } from './common/logging/loggable-error';
 import { createRootLogger } from './common/logging/logger';
 import { isConnectionFailure } from './database/connection-failure';
+import { settingsRefusal } from './database/settings-refusal';
 import { withEmbeddedDefault, type ConfigWithDatabase } from './database/with-embedded-default';
 import { seedDemoIfEmpty } from './demo/demo-seed';
 import { startupBanner } from './startup-banner';
@@ -36,7 +37,13 @@ async function main(): Promise<void> {
     adminToken === null ? config : { ...config, adminToken: adminToken.value },
     logger,
   ).catch(async (error: unknown) => {
-    reportFatal(logger, error, 'the service failed to start');
+    const refusal = settingsRefusal(error);
+    const why =
+      refusal === null
+        ? undefined
+        : `not retried: no retry fixes ${refusal.what}, SQLSTATE ${refusal.sqlstate}` +
+          (embedded === null ? '; correct DATABASE_URL' : '');
+    reportFatal(logger, error, 'the service failed to start', why);
     const hint = listenHint(error, config) ?? (embedded === null ? unreachableDatabaseHint(error) : null);
     if (hint !== null) process.stderr.write(`${hint}\n`);
     await embedded?.stop();
@@ -85,9 +92,10 @@ async function databaseOrExit(settings: AppConfig, logger: Logger): Promise<Conf
  * and on stderr as one plain line at every level (`LOG_LEVEL=silent`
  * included), where a supervisor or a terminal looks for why a process exited.
  */
-function reportFatal(logger: Logger, error: unknown, message: string): void {
-  logger.fatal({ error: loggableError(error) }, message);
-  process.stderr.write(`${message}: ${error instanceof Error ? error.message : String(error)}\n`);
+function reportFatal(logger: Logger, error: unknown, message: string, why?: string): void {
+  logger.fatal({ error: loggableError(error), ...(why === undefined ? {} : { why }) }, message);
+  const said = `${message}: ${error instanceof Error ? error.message : String(error)}`;
+  process.stderr.write(`${why === undefined ? said : `${said} (${why})`}\n`);
 }
 
 /** Network errors of a database that cannot be reached: the setting to check, since the error names only an address. */

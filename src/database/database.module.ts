@@ -11,6 +11,7 @@ import { Database } from './sql/sql-target';
 import { InstanceRegistry } from './instances/instance-registry';
 import { UnitOfWork } from './unit-of-work';
 import { applyPendingMigrations } from './schema-migrations';
+import { settingsRefusal } from './settings-refusal';
 
 @Global()
 @Module({
@@ -24,6 +25,8 @@ import { applyPendingMigrations } from './schema-migrations';
           ...dataSourceOptions(config.databaseUrl, config.dbPoolMax, config.dbConnectTimeoutMs),
           entities: [],
           autoLoadEntities: true,
+          // A wrong password or database name is answered the same on every try: the start fails at once.
+          toRetry: (error: unknown) => settingsRefusal(error) === null,
         };
       },
       // Pending migrations run at start, one instance at a time (schema-migrations.ts). A failure closes
