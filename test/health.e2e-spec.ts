@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { HealthCheckService } from '@nestjs/terminus';
 import { Client } from 'pg';
@@ -19,6 +21,36 @@ interface Probe {
 async function probe(base: string, path: string, init: RequestInit = {}): Promise<Probe> {
   const response = await fetch(`${base}${path}`, init);
   return { status: response.status, headers: response.headers, body: (await response.json()) as Probe['body'] };
+}
+
+/**
+ * Runs `work` while the service's database refuses connections, as a
+ * stopped server does: its connections drop and new ones are refused.
+ */
+async function whileTheDatabaseRefuses(service: TestService, work: () => Promise<void>): Promise<void> {
+  const databaseName = new URL(service.databaseUrl).pathname.slice(1);
+  const admin = new Client({ connectionString: process.env['TEST_PG_ADMIN_URL'] });
+  await admin.connect();
+  try {
+    await admin.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS false`);
+    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [databaseName]);
+    try {
+      await work();
+    } finally {
+      await admin.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS true`);
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+/** The EventsApiNotReady runbook of docs/operations.md, on one line (compiled to dist/test/: the repository is two up). */
+function notReadyRunbook(): string {
+  const guide = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+  const start = guide.indexOf('- **EventsApiNotReady**');
+  assert.ok(start >= 0, 'docs/operations.md has the EventsApiNotReady runbook');
+  const end = guide.indexOf('\n- **', start + 1);
+  return guide.slice(start, end === -1 ? undefined : end).replace(/\s+/g, ' ');
 }
 
 describe('/healthz and /readyz', () => {
@@ -107,32 +139,41 @@ describe('/healthz and /readyz', () => {
   });
 
   it('readyz answers 503 naming database as down while the database refuses connections, healthz stays 200, and readiness returns after', async () => {
-    const databaseName = new URL(service.databaseUrl).pathname.slice(1);
-    const admin = new Client({ connectionString: process.env['TEST_PG_ADMIN_URL'] });
-    await admin.connect();
-    try {
-      // What the service sees of a stopped server: its connections drop and new ones are refused.
-      await admin.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS false`);
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [databaseName]);
-      try {
-        const started = Date.now();
-        const answer = await probe(service.publicUrl, '/readyz');
-        assert.ok(Date.now() - started < 3_000, 'the database check times out quickly');
-        assert.equal(answer.status, 503);
-        assert.equal(answer.body.status, 'not_ready');
-        assert.equal(answer.body.checks?.['database'], 'down');
-        assert.equal((await probe(service.adminUrl, '/readyz')).status, 503, 'on the admin listener too');
-        assert.equal((await probe(service.publicUrl, '/healthz')).status, 200, 'the process still serves');
-      } finally {
-        await admin.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS true`);
-      }
-      await eventually(
-        async () => ((await probe(service.publicUrl, '/readyz')).status === 200 ? true : undefined),
-        'readiness after the database came back',
-      );
-    } finally {
-      await admin.end();
-    }
+    await whileTheDatabaseRefuses(service, async () => {
+      const started = Date.now();
+      const answer = await probe(service.publicUrl, '/readyz');
+      assert.ok(Date.now() - started < 3_000, 'the database check times out quickly');
+      assert.equal(answer.status, 503);
+      assert.equal(answer.body.status, 'not_ready');
+      assert.equal(answer.body.checks?.['database'], 'down');
+      assert.equal((await probe(service.adminUrl, '/readyz')).status, 503, 'on the admin listener too');
+      assert.equal((await probe(service.publicUrl, '/healthz')).status, 200, 'the process still serves');
+    });
+    await eventually(
+      async () => ((await probe(service.publicUrl, '/readyz')).status === 200 ? true : undefined),
+      'readiness after the database came back',
+    );
+  });
+
+  it('while the database refuses connections, migrations reads down beside database (the applied ones cannot be read), and the runbook reads that as the outage, sending to migration:run only with database up', async () => {
+    await whileTheDatabaseRefuses(service, async () => {
+      const answer = await probe(service.publicUrl, '/readyz');
+      assert.equal(answer.status, 503);
+      assert.deepEqual(answer.body, {
+        status: 'not_ready',
+        checks: { database: 'down', migrations: 'down', deliveryWorker: 'up' },
+      });
+    });
+    const runbook = notReadyRunbook();
+    assert.match(runbook, /While `database` is down, `migrations` reads down as well only because/, runbook);
+    // The condition the runbook gives for running the migrations: the clause before its arrow.
+    const beforeAdvice = runbook.split('→').find((_, index, parts) => parts[index + 1]?.includes('migration:run'));
+    const condition = beforeAdvice?.split(/[.?] /).pop()?.trim();
+    assert.equal(condition, '`migrations` down with `database` up', runbook);
+    await eventually(
+      async () => ((await probe(service.publicUrl, '/readyz')).status === 200 ? true : undefined),
+      'readiness after the database came back',
+    );
   });
 
   it('readyz answers 503 naming deliveryWorker as down when the worker loop has not run for longer than the limit', async () => {
