@@ -7,6 +7,7 @@ import { DASHBOARD_BASE, dashboardPath, withQuery } from './dashboard-paths';
 import { sessionOf } from './dashboard-request';
 import { DashboardSessionsService } from './dashboard-sessions.service';
 import * as format from '../common/html/html-format';
+import { withSharedPartials } from '../common/html/html-partials';
 import { PageFocus } from '../common/html/page-focus';
 
 /**
@@ -25,7 +26,7 @@ export const PAGE_HEADERS: Record<string, string> = {
 /** Renders the Eta templates in `views/` (HTML-escaped by default) into complete pages. */
 @Injectable()
 export class DashboardPages {
-  private readonly eta = new Eta({ views: dashboardFolder('views'), cache: true, autoEscape: true });
+  private readonly eta = withSharedPartials(new Eta({ views: dashboardFolder('views'), cache: true, autoEscape: true }));
 
   constructor(private readonly sessions: DashboardSessionsService) {}
 

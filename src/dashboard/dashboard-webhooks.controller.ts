@@ -17,6 +17,7 @@ import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/web
 import { healthOf } from '../webhooks/dto/webhook-health';
 import { DashboardAccountViews } from './dashboard-account-views.service';
 import { HtmlForm } from '../common/html/html-form';
+import { logRefreshed } from '../common/html/html-format';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
 import { dashboardPath } from './dashboard-paths';
@@ -227,7 +228,6 @@ export class DashboardWebhooksController {
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
     const host = new URL(webhook.url).host;
     const health = healthOf(webhook);
-    const shown = page.items.length;
     return {
       olderPage: olderThanId !== undefined,
       // Carried by the page's forms, so an action returns to this page of the log.
@@ -239,10 +239,7 @@ export class DashboardWebhooksController {
       // An account's subscriptions often share a host: the description (or the id) tells their tabs apart.
       title: webhook.description ? `Webhook to ${host}: ${webhook.description}` : `Webhook to ${host} (${webhook.id})`,
       webhook: { ...webhook, health },
-      logStatus:
-        refreshedAt === null
-          ? null
-          : `Log refreshed at ${refreshedAt.toISOString().slice(11, 19)} UTC, ${shown} ${shown === 1 ? 'delivery' : 'deliveries'} shown; health: ${health}.`,
+      logStatus: refreshedAt === null ? null : logRefreshed(refreshedAt, page.items.length, health),
       figures: webhook.health,
       account,
       deliveries: page.items,

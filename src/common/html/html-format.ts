@@ -63,3 +63,13 @@ export function milliseconds(value: number | null | undefined): string {
 export function percent(ratio: number | null | undefined): string {
   return ratio === null || ratio === undefined ? '—' : `${Math.round(ratio * 1000) / 10} %`;
 }
+
+/**
+ * What the polite status beside a delivery log says after a refresh in
+ * place, which a screen reader does not otherwise notice: when, how many
+ * deliveries the log shows, and the health the badge above it now shows.
+ */
+export function logRefreshed(at: Date, shown: number, health: string): string {
+  const deliveries = `${shown} ${shown === 1 ? 'delivery' : 'deliveries'}`;
+  return `Log refreshed at ${at.toISOString().slice(11, 19)} UTC, ${deliveries} shown; health: ${health}.`;
+}
