@@ -849,10 +849,10 @@ describe('the webhook portal', () => {
       assert.equal(resent.status, 303);
       assert.match((await client.get(resent.location ?? '')).html, /is being sent again/);
       const recovered = await client.postFrom(page, `/portal/subscriptions/${webhookId}/recover`, {
-        since: 'yesterday',
+        since: '2099-01-01T00:00:00Z',
       });
       assert.equal(recovered.status, 303);
-      assert.match((await client.get(recovered.location ?? '')).html, /Since must be an instant/);
+      assert.match((await client.get(recovered.location ?? '')).html, /0 deliveries queued again/);
     });
 
     it('offers no recovery window on a disabled subscription (it would be refused), only re-enabling with recovery', async () => {
@@ -901,7 +901,8 @@ describe('the webhook portal', () => {
         since: '2026-02-01T00:00:00Z',
         until: '2026-01-01T00:00:00Z',
       });
-      assert.match((await client.get(backwards.location ?? '')).html, /Until must not be before Since/);
+      assert.equal(backwards.status, 400);
+      assert.match(backwards.html, /Until must not be before Since/);
       const stale = await client.get(`${path}?before=dlv_retained_no_more`);
       assert.equal(stale.status, 400);
       assert.match(stale.html, /This &quot;Older deliveries&quot; link is out of date/);
@@ -1033,5 +1034,94 @@ describe('the webhook portal', () => {
       log.lines.some((line) => line['url'] === '/portal/session'),
       'the exchange was logged, without its body',
     );
+  });
+});
+
+/** What a person typed and where they were, kept by the portal's forms and its refresh of the log. */
+describe('the webhook portal keeps what was typed and says what a refresh changed', () => {
+  const app = withApp({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8' });
+
+  /** A subscription of its own account, whose receiver does not listen (nothing is delivered), opened in a portal. */
+  async function subscriptionInPortal(
+    name: string,
+    options: { readOnly?: boolean } = {},
+  ): Promise<{ client: PortalClient; webhookId: string; accountId: string }> {
+    const owner = await app.make.organiser({ name, scopes: ['webhooks:read', 'webhooks:write'] });
+    const { id: webhookId } = await app.make.webhook(owner.key, 'https://127.0.0.1:9/hooks', ['event.published']);
+    const client = new PortalClient(app.service.publicUrl);
+    await client.open((await mintPortalLink(app.service, owner.id, options)).token);
+    return { client, webhookId, accountId: owner.id };
+  }
+
+  it('shows a refused recovery window again with its 4xx status, what was typed, the refusal beside its field and the focus on it, writing nothing', async () => {
+    const { client, webhookId } = await subscriptionInPortal('typed window');
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_typed_', 105);
+    const path = `/portal/subscriptions/${webhookId}`;
+    const page = await client.get(path);
+    const stateBefore = await webhookState(app.db);
+
+    const unreadable = await client.postFrom(page, `${path}/recover`, {
+      since: 'yesterday <ish>',
+      until: '2026-01-02',
+    });
+    assert.equal(unreadable.status, 400);
+    assert.match(
+      unreadable.html,
+      /<input id="recover-since"[^>]* value="yesterday &lt;ish&gt;"\s+aria-invalid="true" aria-describedby="recover-since-error" autofocus>/,
+    );
+    assert.match(unreadable.html, /<p id="recover-since-error" class="field-error">Since must be an instant/);
+    assert.match(unreadable.html, /<input id="recover-until"[^>]* value="2026-01-02"\s*>/, 'Until kept, not marked');
+    assert.equal(unreadable.html.match(/\sautofocus\b/g)?.length, 1, 'one element takes the focus');
+    assert.doesNotMatch(unreadable.html, /class="flash/, 'nothing said at the top of the page');
+
+    const missing = await client.postFrom(page, `${path}/recover`, { until: '2026-01-02' });
+    assert.equal(missing.status, 400);
+    assert.match(missing.html, /<input id="recover-since"[^>]* value=""\s+aria-invalid="true"[^>]* autofocus>/);
+
+    const backwards = await client.postFrom(page, `${path}/recover`, {
+      since: '2026-02-01T00:00:00Z',
+      until: '2026-01-01',
+      before: 'dlv_typed_0006',
+    });
+    assert.equal(backwards.status, 400);
+    assert.match(
+      backwards.html,
+      /<input id="recover-until"[^>]* value="2026-01-01"\s+aria-invalid="true" aria-describedby="recover-until-error" autofocus>/,
+    );
+    assert.match(backwards.html, /<p id="recover-until-error" class="field-error">Until must not be before Since/);
+    assert.match(backwards.html, /<input id="recover-since"[^>]* value="2026-02-01T00:00:00Z"\s*>/);
+    assert.match(backwards.html, /name="before" value="dlv_typed_0006"/, 'shown on the page of the log it was sent from');
+    assert.match(backwards.html, /<code>dlv_typed_0005<\/code>/);
+    assert.equal(await webhookState(app.db), stateBefore, 'a refused window changes nothing');
+
+    const later = await client.get(path);
+    assert.doesNotMatch(later.html, /Since must be|Until must not/, 'the refusal is not left for a later page');
+    const fine = await client.postFrom(later, `${path}/recover`, { since: '2099-01-01T00:00:00Z' });
+    assert.equal(fine.status, 303, 'an accepted window still answers with a redirect');
+    assert.match((await client.get(fine.location ?? '')).html, /0 deliveries queued again/);
+  });
+
+  it('refuses a recovery window for what is wrong with the subscription or the link, not a field: at the top, as before', async () => {
+    const readOnly = await subscriptionInPortal('read-only window', { readOnly: true });
+    const shown = await readOnly.client.get(`/portal/subscriptions/${readOnly.webhookId}`);
+    const refused = await readOnly.client.postFrom(shown, `/portal/subscriptions/${readOnly.webhookId}/recover`, {
+      since: 'yesterday',
+    });
+    assert.equal(refused.status, 403);
+    assert.match(refused.html, /read-only/);
+    assert.doesNotMatch(refused.html, /field-error|aria-invalid/);
+
+    const { client, webhookId } = await subscriptionInPortal('other account window');
+    const own = await client.get(`/portal/subscriptions/${webhookId}`);
+    const elsewhere = await client.postFrom(own, `/portal/subscriptions/${readOnly.webhookId}/recover`, {
+      since: 'yesterday',
+    });
+    assert.equal(elsewhere.status, 404, "another account's subscription is not found, whatever was typed");
+    const unknown = await client.postFrom(own, '/portal/subscriptions/wh_none/recover', { since: 'yesterday' });
+    assert.equal(stable(unknown.html), stable(elsewhere.html));
+
+    const withoutCsrf = await client.post(`/portal/subscriptions/${webhookId}/recover`, { since: 'yesterday' }, null);
+    assert.equal(withoutCsrf.status, 403, 'a post without the form’s CSRF token is refused before its fields are read');
+    assert.doesNotMatch(withoutCsrf.html, /field-error/);
   });
 });

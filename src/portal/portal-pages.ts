@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Eta } from 'eta';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import * as format from '../common/html/html-format';
+import { withSharedPartials } from '../common/html/html-partials';
+import { PageFocus } from '../common/html/page-focus';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { portalHeaders } from './portal-headers';
 import { portalFolder } from './portal-files';
@@ -12,7 +14,7 @@ import { PortalSessionsService } from './portal-sessions.service';
 /** Renders the Eta templates in `views/` (HTML-escaped by default) into complete pages. */
 @Injectable()
 export class PortalPages {
-  private readonly eta = new Eta({ views: portalFolder('views'), cache: true, autoEscape: true });
+  private readonly eta = withSharedPartials(new Eta({ views: portalFolder('views'), cache: true, autoEscape: true }));
 
   private readonly headers: Record<string, string>;
 
@@ -41,6 +43,7 @@ export class PortalPages {
       base: PORTAL_BASE,
       path: portalPath,
       format,
+      focus: new PageFocus(),
     });
     // Time from the request's arrival to the rendered page, for the benchmark and the browser's network panel.
     void reply.header('server-timing', `page;dur=${reply.elapsedTime.toFixed(1)}`);

@@ -103,6 +103,11 @@ export class PortalSubscriptionViews {
       missed: shown.filter((delivery) => delivery.status === 'skipped'),
       webhookHref: portalPath('subscriptions', webhookId),
       defaultGrace: DEFAULT_GRACE_SECONDS,
+      // A refused recovery window is shown again with these set (the controller's recover).
+      sinceError: null,
+      untilError: null,
+      sinceValue: null,
+      untilValue: null,
       breadcrumbs: [{ label: 'Subscriptions', href: portalPath('subscriptions') }],
     };
   }

@@ -99,14 +99,43 @@ export class PortalSubscriptionsController {
   }
 
   @Post('subscriptions/:webhookId/recover')
-  async recover(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
+  async recover(
+    @Param('webhookId') webhookId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
     const form = new HtmlForm(request);
     const sinceText = form.text('since');
     const untilText = form.text('until');
-    await this.act(request, webhookId, async () => {
-      const result = await this.operations.recover(webhookId, readRecoverWindowFields(sinceText, untilText));
-      return recoveredMessage(result);
-    });
+    // Whose subscription it is and whether the link may act come before the fields: those refusals are not the
+    // typist's to correct.
+    const webhook = await this.actionable(request, webhookId);
+    let recoverWindow: { since: Date; until?: Date } | null = null;
+    // The form is on the page only while the subscription is enabled: a disabled one's refusal is said at the top.
+    if (webhook.enabled) {
+      // Since is read alone first, so a refusal that names both (until before since) is put on Until, the one to change.
+      let refusedField: 'sinceError' | 'untilError' = 'sinceError';
+      try {
+        readRecoverWindowFields(sinceText, null);
+        refusedField = 'untilError';
+        recoverWindow = readRecoverWindowFields(sinceText, untilText);
+      } catch (error) {
+        if (!(error instanceof DomainError) || error.status >= 500) throw error;
+        const view = await this.viewOfPostedPage(request, webhookId, form);
+        return this.pages.send(
+          request,
+          reply,
+          'subscription',
+          { ...view, [refusedField]: error.message, sinceValue: sinceText, untilValue: untilText },
+          error.status,
+        );
+      }
+    }
+    await this.report(request, async () =>
+      recoveredMessage(
+        await this.operations.recover(webhookId, recoverWindow ?? readRecoverWindowFields(sinceText, untilText)),
+      ),
+    );
     throw new PortalRedirect(await this.pageOf(webhookId, form));
   }
 
@@ -183,16 +212,43 @@ export class PortalSubscriptionsController {
   }
 
   /**
+   * The page a refused form is shown again on: the page of the log it was posted from, while the log still accepts
+   * its cursor (as pageOf), else the newest.
+   */
+  private async viewOfPostedPage(
+    request: FastifyRequest,
+    webhookId: string,
+    form: HtmlForm,
+  ): Promise<Record<string, unknown>> {
+    const account = accountOf(requirePortalSession(request));
+    const before = form.text('before');
+    if (before !== null) {
+      try {
+        return await this.views.subscriptionPage(account, webhookId, before);
+      } catch (error) {
+        if (!(error instanceof DomainError) || error.status >= 500) throw error;
+      }
+    }
+    return this.views.subscriptionPage(account, webhookId);
+  }
+
+  /**
    * Runs an operation on one of the account's subscriptions and reports its
    * outcome on the next page. Scope first: another account's subscription is
    * not found before anything is done; a read-only link changes nothing.
+   * The operation is handed the subscription as the ownership check read it.
    */
-  /** Runs an operation on one of the account's subscriptions, which it is handed as the ownership check read it. */
   private async act(
     request: FastifyRequest,
     webhookId: string,
     operation: (webhook: WebhookDetailResponseDto) => Promise<string>,
   ): Promise<void> {
+    const webhook = await this.actionable(request, webhookId);
+    await this.report(request, () => operation(webhook));
+  }
+
+  /** The subscription, if it is the session's account's (else 404) and the link may act on it (else 403). */
+  private async actionable(request: FastifyRequest, webhookId: string): Promise<WebhookDetailResponseDto> {
     const session = requirePortalSession(request);
     const webhook = await this.views.owned(accountOf(session), webhookId);
     if (session.read_only) {
@@ -201,8 +257,13 @@ export class PortalSubscriptionsController {
         'This portal link is read-only: it shows everything and changes nothing.',
       );
     }
+    return webhook;
+  }
+
+  /** Leaves the outcome of an operation for the next page; a refusal is said there, never a dead end. */
+  private async report(request: FastifyRequest, operation: () => Promise<string>): Promise<void> {
     try {
-      await this.sessions.flash(request, { kind: 'success', text: await operation(webhook) });
+      await this.sessions.flash(request, { kind: 'success', text: await operation() });
     } catch (error) {
       if (!(error instanceof DomainError) || error.status >= 500 || error.status === 404) throw error;
       await this.sessions.flash(request, { kind: 'error', text: error.message });
