@@ -26,7 +26,9 @@ export const PAGE_HEADERS: Record<string, string> = {
 /** Renders the Eta templates in `views/` (HTML-escaped by default) into complete pages. */
 @Injectable()
 export class DashboardPages {
-  private readonly eta = withSharedPartials(new Eta({ views: dashboardFolder('views'), cache: true, autoEscape: true }));
+  private readonly eta = withSharedPartials(
+    new Eta({ views: dashboardFolder('views'), cache: true, autoEscape: true }),
+  );
 
   constructor(private readonly sessions: DashboardSessionsService) {}
 
