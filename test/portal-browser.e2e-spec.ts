@@ -212,3 +212,91 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
     }
   });
 });
+
+/** What a person typed, where their focus is and what a screen reader hears, on a service and browser of their own. */
+describe('webhook portal in a browser keeps what was typed and the focus', { skip: missing ?? false }, () => {
+  const app = withApp(ENV);
+  let browser: DashboardBrowser;
+  let receiver: HttpsReceiver;
+  let owner: { id: string; key: string };
+  let webhookId: string;
+
+  before(async () => {
+    receiver = await startHttpsReceiver(() => ({ status: 500, body: 'down' }));
+    owner = await app.make.organiser({ name: 'Pier Cinema', scopes: ['webhooks:write'] });
+    webhookId = (await app.make.webhook(owner.key, `${receiver.origin}/hooks`, ['order.confirmed'])).id;
+    browser = await DashboardBrowser.launch();
+    const minted = await mintPortalLink(app.service, owner.id);
+    await browser.page.goto(`${app.service.publicUrl}/portal#token=${minted.token}`);
+    await browser.page.waitForURL((url) => url.pathname === '/portal/subscriptions');
+  });
+  after(async () => {
+    await browser?.close();
+    await receiver?.close();
+  });
+
+  const page = () => browser.page;
+  const activeId = async (): Promise<unknown> => page().evaluate('document.activeElement && document.activeElement.id');
+
+  it('shows a refused recovery window again with what was typed, the focus on the refused field and its refusal read with it', async () => {
+    await page().goto(`${app.service.publicUrl}/portal/subscriptions/${webhookId}`);
+    await browser.type('#recover-since', '2026-02-01 00:00:00 UTC');
+    await browser.type('#recover-until', '2026-01-01 <noon>');
+    await browser.submitWith('form[action$="/recover"] button[type=submit]');
+    await page().locator('#recover-until:focus').waitFor({ timeout: 5_000 });
+    assert.equal(await page().inputValue('#recover-since'), '2026-02-01 00:00:00 UTC');
+    assert.equal(await page().inputValue('#recover-until'), '2026-01-01 <noon>');
+    assert.equal(await page().getAttribute('#recover-until', 'aria-invalid'), 'true');
+    const describedBy = (await page().getAttribute('#recover-until', 'aria-describedby')) ?? '';
+    assert.match((await page().textContent(`#${describedBy}`)) ?? '', /Until must be an instant/);
+    assert.equal(await page().locator('p.flash').count(), 0, 'nothing said at the top of the page');
+    await browser.checkPage('portal-recover-refused');
+  });
+
+  it('refreshes the badge and warnings with the log, keeps what was typed, and announces the refresh politely without moving the focus', async () => {
+    await page().goto(`${app.service.publicUrl}/portal/subscriptions/${webhookId}`);
+    assert.equal(await page().textContent('.facts .badge'), 'healthy');
+    assert.match((await page().textContent('section[aria-labelledby="warnings-heading"]')) ?? '', /None\./);
+    await browser.type('#recover-since', '2026-01-01 00:00:00 UTC');
+
+    // Three deliveries of two attempts each: six failures in a row, past the first "failing" warning.
+    const event = await app.make.event(owner.id);
+    for (let n = 0; n < 3; n += 1) await app.make.order(event.id);
+    await eventually(async () => {
+      const detail = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data;
+      const listed = (await app.admin('GET', `/internal/webhooks/${webhookId}/deliveries`)).body.data as Array<{
+        status: string;
+      }>;
+      const settled = listed.length === 3 && listed.every((d) => d.status === 'failed');
+      return settled && detail.warnings.length > 0 ? true : undefined;
+    }, 'three deliveries to fail and a warning to be raised');
+
+    await page().evaluate('window.stayedOnPage = true');
+    const settled = page().evaluate(
+      `new Promise((resolve) => document.body.addEventListener('htmx:afterSettle', () => resolve(true), { once: true }))`,
+    );
+    await browser.press('#refresh-log');
+    await settled;
+    assert.equal(await page().evaluate('window.stayedOnPage'), true, 'refreshed in place, not reloaded');
+    assert.equal(await page().textContent('.facts .badge'), 'failing', 'the badge is as new as the log');
+    assert.match(
+      (await page().textContent('section[aria-labelledby="warnings-heading"]')) ?? '',
+      /failing after \d+ failures in a row/,
+    );
+    const status = page().locator('[role=status][aria-live=polite]');
+    assert.match(
+      (await status.textContent()) ?? '',
+      /^Log refreshed at \d{2}:\d{2}:\d{2} UTC, 3 deliveries shown; health: failing\.$/,
+    );
+    assert.equal(await activeId(), 'refresh-log', 'the focus stays on the refresh link');
+    assert.equal(await page().inputValue('#recover-since'), '2026-01-01 00:00:00 UTC', 'what was typed is kept');
+    await browser.checkPage('portal-log-refreshed');
+  });
+
+  it('wrote no error to the browser console but the refused form’s own 400', () => {
+    assert.ok(
+      browser.consoleErrors.every((line) => /status of 400/.test(line)),
+      browser.consoleErrors.join('\n'),
+    );
+  });
+});

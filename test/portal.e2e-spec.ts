@@ -1090,7 +1090,11 @@ describe('the webhook portal keeps what was typed and says what a refresh change
     );
     assert.match(backwards.html, /<p id="recover-until-error" class="field-error">Until must not be before Since/);
     assert.match(backwards.html, /<input id="recover-since"[^>]* value="2026-02-01T00:00:00Z"\s*>/);
-    assert.match(backwards.html, /name="before" value="dlv_typed_0006"/, 'shown on the page of the log it was sent from');
+    assert.match(
+      backwards.html,
+      /name="before" value="dlv_typed_0006"/,
+      'shown on the page of the log it was sent from',
+    );
     assert.match(backwards.html, /<code>dlv_typed_0005<\/code>/);
     assert.equal(await webhookState(app.db), stateBefore, 'a refused window changes nothing');
 
@@ -1123,5 +1127,38 @@ describe('the webhook portal keeps what was typed and says what a refresh change
     const withoutCsrf = await client.post(`/portal/subscriptions/${webhookId}/recover`, { since: 'yesterday' }, null);
     assert.equal(withoutCsrf.status, 403, 'a post without the form’s CSRF token is refused before its fields are read');
     assert.doesNotMatch(withoutCsrf.html, /field-error/);
+  });
+
+  it('refreshes the log together with the health figures and warnings above it, and says so in a polite status', async () => {
+    const { client, webhookId } = await subscriptionInPortal('refreshed log');
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_fresh_', 3);
+    const path = `/portal/subscriptions/${webhookId}`;
+    const loaded = await client.get(path);
+    assert.match(loaded.html, /<p id="log-status" role="status" aria-live="polite" aria-atomic="true"><\/p>/);
+    const refresh = /<a id="refresh-log"[^>]*>/.exec(loaded.html)?.[0] ?? '';
+    const swapped = /hx-select-oob="([^"]*)"/.exec(refresh)?.[1]?.split(',') ?? [];
+    for (const part of ['#webhook-facts', '#webhook-warnings', '#log-status:innerHTML']) {
+      assert.ok(swapped.includes(part), `the refresh also swaps ${part}: ${refresh}`);
+    }
+    assert.match(
+      loaded.html,
+      /<dl class="facts" id="webhook-facts">\s*<dt>Health<\/dt><dd><span class="badge badge-healthy">/,
+    );
+    assert.match(loaded.html, /<section id="webhook-warnings" aria-labelledby="warnings-heading">/);
+    const target = /hx-select="#([^"]+)"/.exec(refresh)?.[1] ?? '';
+    const replaced = new RegExp(`id="${target}"[\\s\\S]*`).exec(loaded.html)?.[0] ?? '';
+    assert.ok(replaced !== '', `the refresh replaces an element of the page: ${target}`);
+    assert.doesNotMatch(
+      replaced,
+      /id="log-status"|<form[^>]*\/recover"|<form[^>]*\/rotate-secret"/,
+      'nor the status, nor a form with fields',
+    );
+
+    const refreshed = await client.get(path, { 'hx-request': 'true' });
+    assert.equal(refreshed.status, 200);
+    assert.match(
+      refreshed.html,
+      /<p id="log-status" role="status" aria-live="polite" aria-atomic="true">Log refreshed at \d{2}:\d{2}:\d{2} UTC, 3 deliveries shown; health: healthy\.<\/p>/,
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error';
+import { logRefreshed } from '../common/html/html-format';
 import { healthOf } from '../webhooks/dto/webhook-health';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
@@ -78,15 +79,20 @@ export class PortalSubscriptionViews {
     }));
   }
 
-  /** The subscription with a page of its delivery log: the newest, or those before `olderThanId` (one of its deliveries). */
+  /**
+   * The subscription with a page of its delivery log: the newest, or those before `olderThanId` (one of its
+   * deliveries); with `refreshedAt`, what its status region announces for a refresh in place.
+   */
   async subscriptionPage(
     account: PortalAccount,
     webhookId: string,
     olderThanId?: string,
+    refreshedAt: Date | null = null,
   ): Promise<Record<string, unknown>> {
     const webhook = await this.owned(account, webhookId);
     const page = await deliveryLogPage(this.operations, webhookId, olderThanId, DELIVERIES_SHOWN);
     const shown = page.items.map(deliveryView);
+    const health = healthOf(webhook);
     return {
       olderPage: olderThanId !== undefined,
       // Carried by the page's forms, so an action returns to this page of the log.
@@ -96,7 +102,8 @@ export class PortalSubscriptionViews {
           ? null
           : `${portalPath('subscriptions', webhookId)}?before=${encodeURIComponent(page.nextCursor)}#delivery-log`,
       title: `Webhook to ${new URL(webhook.url).host}`,
-      webhook: { ...webhook, secret: undefined, health: healthOf(webhook) },
+      webhook: { ...webhook, secret: undefined, health },
+      logStatus: refreshedAt === null ? null : logRefreshed(refreshedAt, shown.length, health),
       figures: webhook.health,
       deliveries: shown,
       moreDeliveries: page.hasMore,

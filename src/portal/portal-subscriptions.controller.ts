@@ -79,7 +79,11 @@ export class PortalSubscriptionsController {
     @Res() reply: FastifyReply,
   ): Promise<FastifyReply> {
     const olderThan = typeof before === 'string' && before !== '' ? before : undefined;
-    const view = await this.views.subscriptionPage(accountOf(requirePortalSession(request)), webhookId, olderThan);
+    // "Refresh the log" asks with htmx and swaps parts of the page in place, which a screen reader does not notice by
+    // itself: that answer says in its polite status what was refreshed. A page that loads says nothing there.
+    const refreshedAt = request.headers['hx-request'] === 'true' ? new Date() : null;
+    const account = accountOf(requirePortalSession(request));
+    const view = await this.views.subscriptionPage(account, webhookId, olderThan, refreshedAt);
     return this.pages.send(request, reply, 'subscription', view);
   }
 
