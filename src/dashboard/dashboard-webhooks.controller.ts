@@ -10,7 +10,7 @@ import {
   assertNoGraceConfirmed,
   deliveryLogPage,
   pageAfterAction,
-  readRecoverWindowFields,
+  readRecoverWindowForm,
   recoveredMessage,
 } from '../webhooks/webhook-operation-inputs';
 import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
@@ -100,24 +100,19 @@ export class DashboardWebhooksController {
     const sinceText = form.text('since');
     const untilText = form.text('until');
     // A window the form cannot read is the typist's to correct: shown again beside the field, with what was typed.
-    // Since is read alone first, so a refusal that names both (until before since) is put on Until, the one to change.
-    let refusedField: 'sinceError' | 'untilError' = 'sinceError';
-    let recoverWindow: { since: Date; until?: Date };
-    try {
-      readRecoverWindowFields(sinceText, null);
-      refusedField = 'untilError';
-      recoverWindow = readRecoverWindowFields(sinceText, untilText);
-    } catch (error) {
-      if (!(error instanceof DomainError) || error.status >= 500) throw error;
+    const read = readRecoverWindowForm(sinceText, untilText);
+    if (read.refused !== undefined) {
+      const { field, error } = read.refused;
       const view = await this.viewOfPostedPage(webhookId, form);
       return this.pages.send(
         request,
         reply,
         'webhook',
-        { ...view, [refusedField]: error.message, sinceValue: sinceText, untilValue: untilText },
+        { ...view, [`${field}Error`]: error.message, sinceValue: sinceText, untilValue: untilText },
         error.status,
       );
     }
+    const recoverWindow = read.window;
     // What the service refuses (a subscription disabled meanwhile) is about the webhook, not a field: said on the page.
     await this.attempt(request, async () => recoveredMessage(await this.operations.recover(webhookId, recoverWindow)));
     throw new DashboardRedirect(await this.pageOf(webhookId, form));

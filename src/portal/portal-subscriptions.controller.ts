@@ -13,6 +13,7 @@ import {
   assertNoGraceConfirmed,
   pageAfterAction,
   readRecoverWindowFields,
+  readRecoverWindowForm,
   recoveredMessage,
 } from '../webhooks/webhook-operation-inputs';
 import type { WebhookDetailResponseDto } from '../webhooks/dto/webhook.dto';
@@ -117,23 +118,19 @@ export class PortalSubscriptionsController {
     let recoverWindow: { since: Date; until?: Date } | null = null;
     // The form is on the page only while the subscription is enabled: a disabled one's refusal is said at the top.
     if (webhook.enabled) {
-      // Since is read alone first, so a refusal that names both (until before since) is put on Until, the one to change.
-      let refusedField: 'sinceError' | 'untilError' = 'sinceError';
-      try {
-        readRecoverWindowFields(sinceText, null);
-        refusedField = 'untilError';
-        recoverWindow = readRecoverWindowFields(sinceText, untilText);
-      } catch (error) {
-        if (!(error instanceof DomainError) || error.status >= 500) throw error;
+      const read = readRecoverWindowForm(sinceText, untilText);
+      if (read.refused !== undefined) {
+        const { field, error } = read.refused;
         const view = await this.viewOfPostedPage(request, webhookId, form);
         return this.pages.send(
           request,
           reply,
           'subscription',
-          { ...view, [refusedField]: error.message, sinceValue: sinceText, untilValue: untilText },
+          { ...view, [`${field}Error`]: error.message, sinceValue: sinceText, untilValue: untilText },
           error.status,
         );
       }
+      recoverWindow = read.window;
     }
     await this.report(request, async () =>
       recoveredMessage(

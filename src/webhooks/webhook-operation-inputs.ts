@@ -82,6 +82,28 @@ export function readRecoverWindowFields(
   return until === undefined ? { since } : { since, until };
 }
 
+/** A recovery window read from a form, or its refusal and the field it is shown beside. */
+export type RecoverWindowForm =
+  | { window: { since: Date; until?: Date }; refused?: undefined }
+  | { refused: { field: 'since' | 'until'; error: DomainError } };
+
+/**
+ * readRecoverWindowFields for a form that shows a refusal beside its field:
+ * Since is read alone first, so a refusal that names both (Until before
+ * Since) is put on Until, the one to change.
+ */
+export function readRecoverWindowForm(sinceText: string | null, untilText: string | null): RecoverWindowForm {
+  let field: 'since' | 'until' = 'since';
+  try {
+    readRecoverWindowFields(sinceText, null);
+    field = 'until';
+    return { window: readRecoverWindowFields(sinceText, untilText) };
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.status >= 500) throw error;
+    return { refused: { field, error } };
+  }
+}
+
 /**
  * A form's grace period ("Seconds the current secret keeps signing"): blank
  * is the default; anything but a whole number from 0 to 604800 is refused
