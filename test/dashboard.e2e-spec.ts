@@ -1279,6 +1279,29 @@ describe('dashboard keeps the operator’s place', () => {
     return created.body.data.id as string;
   }
 
+  it('shows a refused rotation again on the page of the log it was sent from', async () => {
+    const webhookId = await webhook();
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_rotor_', 105);
+    const client = new DashboardClient(app.service.adminUrl);
+    const csrf = await client.signIn(app.service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+    const older = await client.get(`${path}?before=dlv_rotor_0006`);
+    assert.match(
+      older.html,
+      /rotate-secret" class="card"[^>]*>\s*<input type="hidden" name="_csrf"[^>]*>\s*<input type="hidden" name="before" value="dlv_rotor_0006">/,
+      'the rotation form carries the page it is on',
+    );
+    const refused = await client.post(
+      `${path}/rotate-secret`,
+      { graceSeconds: 'soon', before: 'dlv_rotor_0006' },
+      csrf,
+    );
+    assert.equal(refused.status, 400);
+    assert.match(refused.html, /<p id="grace-seconds-error" class="field-error">/);
+    assert.match(refused.html, /<code>dlv_rotor_0005<\/code>/, 'shown on the page of the log it was sent from');
+    assert.doesNotMatch(refused.html, /<code>dlv_rotor_0105<\/code>/);
+  });
+
   it('shows a refused recovery window again with what was typed, the refusal beside the field it names and the focus on it', async () => {
     const webhookId = await webhook();
     await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_typed_', 105);

@@ -140,7 +140,7 @@ export class DashboardWebhooksController {
       this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);
     } catch (error) {
       if (!(error instanceof DomainError) || error.status >= 500) throw error;
-      const view = await this.view(webhookId);
+      const view = await this.viewOfPostedPage(webhookId, form);
       return this.pages.send(
         request,
         reply,
