@@ -156,7 +156,9 @@ export async function deliveryRow(
 /**
  * `count` failed deliveries of one subscription in today's history, in one
  * statement, with ids `<prefix>0001` (oldest) to `<prefix><count>` (newest):
- * a long delivery log for the paging tests.
+ * a long delivery log for the paging tests. Each is about an order of its
+ * own, as real deliveries are (one per subscription and fact), so that
+ * recovering them queues them all again.
  */
 export async function insertFailedHistoryDeliveries(
   db: { query(text: string, values?: unknown[]): Promise<unknown> },
@@ -168,7 +170,7 @@ export async function insertFailedHistoryDeliveries(
   await db.query(
     `INSERT INTO webhook_delivery_history (id, subscription_id, event_type, subject_id, payload, status, created_at,
                                            completed_at)
-     SELECT $2 || lpad(n::text, 4, '0'), $1, 'order.confirmed', $2 || 'order', '\\x7b7d', 'failed', now(), now()
+     SELECT $2 || lpad(n::text, 4, '0'), $1, 'order.confirmed', $2 || 'order' || n, '\\x7b7d', 'failed', now(), now()
        FROM generate_series(1, $3::int) AS n ORDER BY n`,
     [subscriptionId, prefix, count],
   );
