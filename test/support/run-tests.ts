@@ -26,6 +26,8 @@ const distRoot = resolve(__dirname, '..', '..');
 const CONCURRENCY = Number(process.env['TEST_CONCURRENCY'] ?? 3);
 /** Processes the files are split into; TEST_BATCHES overrides. */
 const BATCHES = Number(process.env['TEST_BATCHES'] ?? 3);
+/** How long a batch may run before it counts as hung: 20 minutes. */
+const BATCH_TIMEOUT_MS = 20 * 60_000;
 /** Seconds per file from a recorded run (`--record-durations`), to balance the batches. */
 const DURATIONS_FILE = resolve(distRoot, '..', 'test', 'support', 'test-durations.json');
 
@@ -208,8 +210,16 @@ async function main(): Promise<void> {
         '--test-reporter-destination=stderr',
       ];
       const batches = writeBatchFiles(runFolder, files);
-      // A batch is one test to the runner: the timeout only stops a hung batch, far above a batch's usual minute or two.
-      const args = ['--test', `--test-concurrency=${CONCURRENCY}`, '--test-timeout=300000', ...reporters, ...batches];
+      // A batch is one test to the runner: the timeout only stops a hung batch. A batch takes four to five
+      // minutes on an idle 2-core machine and half as long again on a busy one, so the timeout stays far
+      // above that, and a slow machine is never taken for a hung batch.
+      const args = [
+        '--test',
+        `--test-concurrency=${CONCURRENCY}`,
+        `--test-timeout=${BATCH_TIMEOUT_MS}`,
+        ...reporters,
+        ...batches,
+      ];
       const child = (tests = spawn(process.execPath, args, {
         stdio: 'inherit',
         env: {
