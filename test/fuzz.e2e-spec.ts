@@ -10,6 +10,7 @@ import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import type { TestService } from './support/test-service';
 import { scheduledJobRuns } from './support/scheduled-job-runs';
+import { changedTables, TableSnapshots } from './support/table-snapshot';
 import { withApp } from './support/with-app';
 
 /**
@@ -20,43 +21,6 @@ import { withApp } from './support/with-app';
  * - no half-write: a request that did not succeed (and any read) leaves
  *   every table exactly as it was, and a 201 adds a row.
  */
-
-/** Columns the delivery worker or the key-usage batch write on their own schedule, not the request's. */
-const BACKGROUND_COLUMNS: Record<string, string[]> = {
-  api_key: ['last_used_at'],
-  webhook_subscription: ['last_status', 'consecutive_failures', 'enabled', 'updated_at'],
-  // The queue and the history read as one (a final attempt moves a delivery from one to the other).
-  webhook_delivery_all: [
-    'status',
-    'attempts',
-    'last_status',
-    'next_attempt_at',
-    'lease_expires_at',
-    'lease_token',
-    'completed_at',
-  ],
-};
-/**
- * Tables written on their own schedule, or by every request whatever its answer: the instances'
- * heartbeats, the scheduled jobs' leases, and the shared account budgets (a refused request costs its
- * account too).
- */
-const BACKGROUND_TABLES = new Set([
-  'webhook_delivery_attempt',
-  'webhook_delivery',
-  'webhook_delivery_history',
-  // The claims' turns move on their own schedule.
-  'webhook_delivery_turn',
-  'schema_migration',
-  'service_instance',
-  'job_lease',
-  'rate_limit_counter',
-]);
-
-interface Snapshot {
-  hashes: Record<string, string>;
-  counts: Record<string, number>;
-}
 
 interface RawResult {
   status: number;
@@ -230,43 +194,13 @@ function fill(path: string, value: (name: string) => string): string {
 describe('fuzzing every route: no 5xx and no half-write', () => {
   let service: TestService;
   let db: Client;
-  let snapshotSql: string;
+  let snapshots: TableSnapshots;
   let organiser: Organiser;
   let other: Organiser;
   let venue: Venue;
   let disposableKeyId: string;
   const ids: string[] = [];
   let routes: { public: RouteEntry[]; admin: RouteEntry[] };
-
-  let last: Snapshot | null = null;
-  /**
-   * Whether the WAL shows every write to the snapshot's tables: they are all logged (an UNLOGGED table
-   * writes none) and the server logs every change (wal_level above minimal). Then, where the WAL's
-   * insert position has not moved since a snapshot began, no row changed and that snapshot still holds:
-   * the tables are hashed again only after a write, the request's or the background's.
-   */
-  let walShowsWrites = false;
-  /** The WAL insert position read just before the last snapshot was taken. */
-  let walBeforeLast: string | null = null;
-
-  async function snapshot(): Promise<Snapshot> {
-    const wal = walShowsWrites ? await walPosition() : null;
-    if (wal !== null && wal === walBeforeLast && last !== null) return last;
-    const row = (await db.query(snapshotSql)).rows[0] as Record<string, string>;
-    const hashes: Record<string, string> = {};
-    const counts: Record<string, number> = {};
-    for (const [name, value] of Object.entries(row)) {
-      const [hash, count] = value.split(':');
-      hashes[name] = hash ?? '';
-      counts[name] = Number(count);
-    }
-    walBeforeLast = wal;
-    return { hashes, counts };
-  }
-
-  async function walPosition(): Promise<string> {
-    return ((await db.query(`SELECT pg_current_wal_insert_lsn()::text AS lsn`)).rows[0] as { lsn: string }).lsn;
-  }
 
   const app = withApp({
     RATE_LIMIT_READS: '10000000',
@@ -318,43 +252,7 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
     routes = { public: table.entries('public'), admin: table.entries('admin') };
     assert.ok(routes.public.length >= 10 && routes.admin.length >= 10, 'the route table lists both listeners');
 
-    const tables = (
-      await db.query(
-        `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
-      )
-    ).rows.map((row: { table_name: string }) => row.table_name);
-    const hashed = [...tables, 'webhook_delivery_all'].filter(
-      (name) => !BACKGROUND_TABLES.has(name) && !/^webhook_delivery_(history|attempt)_d[0-9]{8}$/.test(name),
-    );
-    // Every relation whose rows the hash reads: the hashed tables, the tables under a hashed view, and
-    // their partitions (a partition can be UNLOGGED on its own).
-    const [logging] = (
-      await db.query<{ unlogged: number; minimal: boolean }>(
-        `WITH RECURSIVE read(oid) AS (
-           SELECT oid FROM pg_class WHERE oid = ANY($1::regclass[])
-           UNION
-           SELECT under.oid FROM read CROSS JOIN LATERAL (
-             SELECT d.refobjid FROM pg_rewrite r
-               JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
-                               AND d.refclassid = 'pg_class'::regclass
-              WHERE r.ev_class = read.oid AND d.refobjid <> read.oid
-             UNION
-             SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = read.oid
-           ) under(oid)
-         )
-         SELECT count(*) FILTER (WHERE c.relkind IN ('r', 'p', 'm') AND c.relpersistence <> 'p')::int AS unlogged,
-                current_setting('wal_level') = 'minimal' AS minimal
-           FROM read JOIN pg_class c ON c.oid = read.oid`,
-        [hashed],
-      )
-    ).rows;
-    walShowsWrites = logging?.unlogged === 0 && logging.minimal === false;
-    snapshotSql = `SELECT ${hashed
-      .map((name) => {
-        const row = `(to_jsonb(t) ${(BACKGROUND_COLUMNS[name] ?? []).map((column) => `- '${column}'`).join(' ')})::text`;
-        return `(SELECT md5(coalesce(string_agg(${row}, '|' ORDER BY ${row}), '')) || ':' || count(*) FROM "${name}" t) AS "${name}"`;
-      })
-      .join(', ')}`;
+    snapshots = await TableSnapshots.of(db);
   });
 
   function requests(listener: 'public' | 'admin'): fc.Arbitrary<{
@@ -464,7 +362,7 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
     request: { method: string; path: string; headers: Record<string, string>; body: string | undefined },
   ): Promise<void> {
     // The state after the previous request is the state before this one (background columns aside).
-    const before = last ?? (await snapshot());
+    const before = await snapshots.latest();
     const base = listener === 'admin' ? service.adminUrl : service.publicUrl;
     const result = await send(base, request.method, request.path, request.headers, request.body);
     const what = `${request.method} ${request.path.slice(0, 300)} ${JSON.stringify(request.headers).slice(0, 300)} ${String(request.body).slice(0, 300)}`;
@@ -478,9 +376,8 @@ describe('fuzzing every route: no 5xx and no half-write', () => {
       const body = JSON.parse(result.text) as Record<string, unknown>;
       assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'request_id'], what);
     }
-    const afterwards = await snapshot();
-    last = afterwards;
-    const changed = Object.keys(before.hashes).filter((name) => before.hashes[name] !== afterwards.hashes[name]);
+    const afterwards = await snapshots.take();
+    const changed = changedTables(before, afterwards);
     const succeededWrite =
       result.status >= 200 && result.status < 300 && !['GET', 'HEAD', 'OPTIONS'].includes(request.method);
     if (!succeededWrite)
