@@ -6,6 +6,7 @@ import { RouteTable } from '../src/common/http/route-table';
 import { DashboardClient, csrfOf } from './support/dashboard-client';
 import { roundTrip } from './support/http-client';
 import { mintPortalLink, PortalClient } from './support/portal-client';
+import { changedTables, TableSnapshots } from './support/table-snapshot';
 import { insertFailedHistoryDeliveries } from './support/webhook-rows';
 import { withApp } from './support/with-app';
 
@@ -13,8 +14,19 @@ import { withApp } from './support/with-app';
  * The API's fuzzing (fuzz.e2e-spec.ts) sends bearer credentials, which the dashboard's and the portal's
  * forms refuse before reading anything. Here the forms are posted as a signed-in person's browser
  * would post them, with a live session and its CSRF token, so every field reader, form check and
- * handler behind them sees hostile values: none may answer 5xx, and the session survives.
+ * handler behind them sees hostile values: none may answer 5xx, a refusal (4xx) writes nothing, and
+ * the session survives.
  */
+
+/**
+ * Written whatever a signed-in request answers (the sessions' last use and flashes), or by the delivery
+ * worker that a resend or a recovery wakes (its lease lists, a failing subscription's warnings and
+ * figures), beside what every snapshot leaves out.
+ */
+const WRITTEN_BESIDE_THE_REQUEST = {
+  tables: ['dashboard_session', 'portal_session', 'webhook_delivery_flight', 'webhook_warning'],
+  columns: { webhook_subscription: ['disabled_at', 'last_success_at', 'last_failure_at', 'alert_open'] },
+};
 
 /** Every name a form of the dashboard or the portal reads, and a few no form has. */
 const FIELD_NAMES = [
@@ -129,7 +141,7 @@ function formBody(csrf: string): fc.Arbitrary<{ body: string; contentType: strin
     });
 }
 
-describe('signed-in forms of the dashboard and the portal: hostile values never answer 5xx', () => {
+describe('signed-in forms of the dashboard and the portal: hostile values never answer 5xx, and a refusal writes nothing', () => {
   const app = withApp({
     WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
     RATE_LIMIT_FAILURES_PER_CLIENT: '0',
@@ -191,8 +203,10 @@ describe('signed-in forms of the dashboard and the portal: hostile values never 
     targets: fc.Arbitrary<string>,
     stillSignedIn: () => Promise<boolean>,
   ): Promise<void> {
+    const snapshots = await TableSnapshots.of(app.db, WRITTEN_BESIDE_THE_REQUEST);
     await fc.assert(
       fc.asyncProperty(targets, formBody(csrf), async (path, { body, contentType, htmx }) => {
+        const before = await snapshots.latest();
         const answer = await roundTrip(
           `${base}${path}`,
           'POST',
@@ -203,13 +217,21 @@ describe('signed-in forms of the dashboard and the portal: hostile values never 
           answer.status < 500,
           `POST ${path} ${contentType}${htmx ? ' (htmx)' : ''} ${body.slice(0, 300)}: ${answer.status}`,
         );
+        const changed = changedTables(before, await snapshots.take());
+        if (answer.status >= 400) {
+          assert.deepEqual(
+            changed,
+            [],
+            `POST ${path} ${body.slice(0, 300)} answered ${answer.status} but changed ${changed.join(', ')}`,
+          );
+        }
       }),
       { numRuns: 250, includeErrorInReport: true },
     );
     assert.ok(await stillSignedIn(), 'the session survives hostile forms');
   }
 
-  it('the dashboard answers every signed-in form with hostile values without a 5xx', async () => {
+  it('the dashboard answers every signed-in form with hostile values without a 5xx, writing nothing when it refuses', async () => {
     const client = new DashboardClient(app.service.adminUrl);
     const csrf = await client.signIn(app.service.adminToken);
     const cookies = (): string => [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
@@ -223,7 +245,7 @@ describe('signed-in forms of the dashboard and the portal: hostile values never 
     );
   });
 
-  it('the portal answers every signed-in form with hostile values without a 5xx', async () => {
+  it('the portal answers every signed-in form with hostile values without a 5xx, writing nothing when it refuses', async () => {
     const organiserId = ids['organiserId']?.[0] ?? '';
     const client = new PortalClient(app.service.publicUrl);
     await client.open((await mintPortalLink(app.service, organiserId, {})).token);
