@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { assertUnreadableSinceShown, assertUntilBeforeSinceShown } from './support/recover-window-refusals';
+import {
+  assertRefreshAnnounced,
+  assertRefreshLinkShown,
+  assertUnreadableSinceShown,
+  assertUntilBeforeSinceShown,
+} from './support/webhook-page-assertions';
 import { DashboardClient, csrfOf } from './support/dashboard-client';
 import fastifyCookie from '@fastify/cookie';
 import Fastify from 'fastify';
@@ -1333,17 +1338,7 @@ describe('dashboard keeps the operator’s place', () => {
     await client.signIn(app.service.adminToken);
     const path = `/internal/dashboard/webhooks/${webhookId}`;
     const loaded = await client.get(path);
-    assert.match(loaded.html, /<p id="log-status" role="status" aria-live="polite" aria-atomic="true"><\/p>/);
-    const refresh = /<a id="refresh-log"[^>]*>/.exec(loaded.html)?.[0] ?? '';
-    const swapped = /hx-select-oob="([^"]*)"/.exec(refresh)?.[1]?.split(',') ?? [];
-    for (const part of ['#webhook-facts', '#webhook-warnings', '#log-status:innerHTML']) {
-      assert.ok(swapped.includes(part), `the refresh also swaps ${part}: ${refresh}`);
-    }
-    assert.match(
-      loaded.html,
-      /<dl class="facts" id="webhook-facts">\s*<dt>Health<\/dt><dd><span class="badge badge-healthy">/,
-    );
-    assert.match(loaded.html, /<section id="webhook-warnings" aria-labelledby="warnings-heading">/);
+    const refresh = assertRefreshLinkShown(loaded.html);
     const target = /hx-select="([^"]+)"/.exec(refresh)?.[1] ?? '';
     assert.ok(
       !new RegExp(`id="${target.slice(1)}"[\\s\\S]*id="log-status"`).test(loaded.html),
@@ -1352,10 +1347,7 @@ describe('dashboard keeps the operator’s place', () => {
 
     const refreshed = await client.get(path, { 'hx-request': 'true' });
     assert.equal(refreshed.status, 200);
-    assert.match(
-      refreshed.html,
-      /<p id="log-status" role="status" aria-live="polite" aria-atomic="true">Log refreshed at \d{2}:\d{2}:\d{2} UTC, 3 deliveries shown; health: healthy\.<\/p>/,
-    );
+    assertRefreshAnnounced(refreshed.html);
   });
 
   /** The sign-in form's address as a redirect gives it: the page it returns to, and why it is shown. */

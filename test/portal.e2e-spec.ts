@@ -3,7 +3,12 @@ import * as nodeCrypto from 'node:crypto';
 import fc from 'fast-check';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from 'pg';
-import { assertUnreadableSinceShown, assertUntilBeforeSinceShown } from './support/recover-window-refusals';
+import {
+  assertRefreshAnnounced,
+  assertRefreshLinkShown,
+  assertUnreadableSinceShown,
+  assertUntilBeforeSinceShown,
+} from './support/webhook-page-assertions';
 import { captureLog } from './support/captured-log';
 import { assertErrorBody } from './support/error-body';
 import { csrfOf } from './support/dashboard-client';
@@ -1119,17 +1124,7 @@ describe('the webhook portal keeps what was typed and says what a refresh change
     await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_fresh_', 3);
     const path = `/portal/subscriptions/${webhookId}`;
     const loaded = await client.get(path);
-    assert.match(loaded.html, /<p id="log-status" role="status" aria-live="polite" aria-atomic="true"><\/p>/);
-    const refresh = /<a id="refresh-log"[^>]*>/.exec(loaded.html)?.[0] ?? '';
-    const swapped = /hx-select-oob="([^"]*)"/.exec(refresh)?.[1]?.split(',') ?? [];
-    for (const part of ['#webhook-facts', '#webhook-warnings', '#log-status:innerHTML']) {
-      assert.ok(swapped.includes(part), `the refresh also swaps ${part}: ${refresh}`);
-    }
-    assert.match(
-      loaded.html,
-      /<dl class="facts" id="webhook-facts">\s*<dt>Health<\/dt><dd><span class="badge badge-healthy">/,
-    );
-    assert.match(loaded.html, /<section id="webhook-warnings" aria-labelledby="warnings-heading">/);
+    const refresh = assertRefreshLinkShown(loaded.html);
     const target = /hx-select="#([^"]+)"/.exec(refresh)?.[1] ?? '';
     const replaced = new RegExp(`id="${target}"[\\s\\S]*`).exec(loaded.html)?.[0] ?? '';
     assert.ok(replaced !== '', `the refresh replaces an element of the page: ${target}`);
@@ -1141,9 +1136,6 @@ describe('the webhook portal keeps what was typed and says what a refresh change
 
     const refreshed = await client.get(path, { 'hx-request': 'true' });
     assert.equal(refreshed.status, 200);
-    assert.match(
-      refreshed.html,
-      /<p id="log-status" role="status" aria-live="polite" aria-atomic="true">Log refreshed at \d{2}:\d{2}:\d{2} UTC, 3 deliveries shown; health: healthy\.<\/p>/,
-    );
+    assertRefreshAnnounced(refreshed.html);
   });
 });
