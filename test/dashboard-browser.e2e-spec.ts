@@ -8,7 +8,7 @@ import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver, type ReceivedRequest } from './support/https-receiver';
 import type { TestService } from './support/test-service';
-import { withApp } from './support/with-app';
+import { withApp, type App } from './support/with-app';
 
 /** Small backoff and deadline so twenty failures take seconds; 127.0.0.0/8 is where the receiver lives. */
 const DELIVERY_ENV = {
@@ -20,6 +20,41 @@ const DELIVERY_ENV = {
   WEBHOOK_MAX_ATTEMPTS: '40',
 };
 
+/** One service with fast deliveries, the receiver it delivers to and one browser, for a describe block. */
+interface BrowserRig {
+  service: TestService;
+  browser: DashboardBrowser;
+  receiver: HttpsReceiver;
+  /** Whether the receiver answers 500 (down) or 204. */
+  failing: boolean;
+}
+
+/**
+ * Sets up a BrowserRig for the describe block it is called in. The browser's hooks come first, so it
+ * goes away before the service shuts down: a connection it still holds open would keep the service's
+ * drain waiting for its whole timeout.
+ */
+function dashboardInABrowser(options: { failing: boolean; beforeClose?: (browser: DashboardBrowser) => void }): {
+  rig: BrowserRig;
+  app: App;
+} {
+  const rig = { failing: options.failing } as BrowserRig;
+  before(async () => {
+    rig.receiver = await startHttpsReceiver(() => (rig.failing ? { status: 500, body: 'down' } : { status: 204 }));
+    rig.browser = await DashboardBrowser.launch();
+  });
+  after(async () => {
+    options.beforeClose?.(rig.browser);
+    await rig.browser.close();
+    await rig.receiver.close();
+  });
+  const app = withApp(DELIVERY_ENV);
+  before(() => {
+    rig.service = app.service;
+  });
+  return { rig, app };
+}
+
 const missing = chromiumMissingReason();
 if (missing !== null) process.stderr.write(`\n[dashboard] browser tests SKIPPED: ${missing}\n\n`);
 
@@ -29,10 +64,6 @@ if (missing !== null) process.stderr.write(`\n[dashboard] browser tests SKIPPED:
  * browser; the steps run in order and share what they made.
  */
 describe('dashboard in a browser', { skip: missing ?? false }, () => {
-  let service: TestService;
-  let browser: DashboardBrowser;
-  let receiver: HttpsReceiver;
-  let failing = true;
   const state: {
     organiserPath?: string;
     organiserId?: string;
@@ -42,23 +73,19 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     secret?: string;
   } = {};
 
-  // The browser's hooks come first, so it goes away before the service shuts down: a connection
-  // it still holds open would keep the service's drain waiting for its whole timeout.
-  before(async () => {
-    receiver = await startHttpsReceiver(() => (failing ? { status: 500, body: 'down' } : { status: 204 }));
-    browser = await DashboardBrowser.launch();
-  });
-  after(async () => {
-    if (browser.folder !== null) {
+  const { rig, app } = dashboardInABrowser({
+    failing: true,
+    beforeClose: (browser) => {
+      if (browser.folder === null) return;
       writeFileSync(join(browser.folder, 'axe-report.json'), JSON.stringify(browser.axeReport, null, 2));
       process.stderr.write(`[dashboard] screenshots and axe report in ${browser.folder}\n`);
-    }
-    await browser.close();
-    await receiver.close();
+    },
   });
-  const app = withApp(DELIVERY_ENV);
+  let service: TestService;
+  let browser: DashboardBrowser;
+  let receiver: HttpsReceiver;
   before(() => {
-    ({ service } = app);
+    ({ service, browser, receiver } = rig);
   });
 
   const page = () => browser.page;
@@ -187,7 +214,7 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
 
   it('shows a failing endpoint disabled after twenty failures, and re-enabling with recovery delivers what it missed', async () => {
     const admin = internalApi(service);
-    failing = true;
+    rig.failing = true;
     const missed = [await publishedEvent('Failing 1')];
     const deadline = Date.now() + 30_000;
     for (;;) {
@@ -204,7 +231,7 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     assert.match((await page().textContent('#delivery-log')) ?? '', /skipped/);
     await browser.checkPage('webhook-disabled');
 
-    failing = false;
+    rig.failing = false;
     const enabledAt = Date.now();
     await browser.tabTo('#enable-recover');
     assert.equal(await page().isChecked('#enable-recover'), true, 'recovery is the default');
@@ -576,22 +603,12 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
 
 /** The operator's place and what a screen reader hears of it, on a service and browser of its own. */
 describe('dashboard in a browser keeps the operator’s place', { skip: missing ?? false }, () => {
+  const { rig } = dashboardInABrowser({ failing: false });
   let service: TestService;
   let browser: DashboardBrowser;
   let receiver: HttpsReceiver;
-  let failing = false;
-
-  before(async () => {
-    receiver = await startHttpsReceiver(() => (failing ? { status: 500, body: 'down' } : { status: 204 }));
-    browser = await DashboardBrowser.launch();
-  });
-  after(async () => {
-    await browser.close();
-    await receiver.close();
-  });
-  const app = withApp(DELIVERY_ENV);
   before(() => {
-    ({ service } = app);
+    ({ service, browser, receiver } = rig);
   });
 
   const page = () => browser.page;
@@ -614,7 +631,7 @@ describe('dashboard in a browser keeps the operator’s place', { skip: missing 
     assert.match((await page().textContent('#delivery-log')) ?? '', /No deliveries yet/);
 
     // The receiver fails until the subscription is disabled (20 in a row): its badge and warnings change meanwhile.
-    failing = true;
+    rig.failing = true;
     const event = await fixtures(service).event(owner.id);
     const admin = internalApi(service);
     assert.equal((await admin('POST', `/internal/events/${event.id}/publish`)).status, 200);
