@@ -59,7 +59,7 @@ const missing = chromiumMissingReason();
 if (missing !== null) process.stderr.write(`\n[dashboard] browser tests SKIPPED: ${missing}\n\n`);
 
 /**
- * The issue's walk-through in a real browser, with the keyboard only: every
+ * An operator's walk through the dashboard in a real browser, with the keyboard only: every
  * control is reached with Tab and used with Enter or Space. One service, one
  * browser; the steps run in order and share what they made.
  */
