@@ -1095,6 +1095,29 @@ describe('the webhook portal keeps what was typed and says what a refresh change
     assert.match((await client.get(fine.location ?? '')).html, /0 deliveries queued again/);
   });
 
+  it('says a refused rotation at the top of the page of the log it was sent from', async () => {
+    const { client, webhookId } = await subscriptionInPortal('rotation refused');
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_rotor_', 105);
+    const path = `/portal/subscriptions/${webhookId}`;
+    const older = await client.get(`${path}?before=dlv_rotor_0006`);
+    assert.match(
+      older.html,
+      /rotate-secret" class="card"[^>]*>\s*<input type="hidden" name="_csrf"[^>]*>\s*<input type="hidden" name="before" value="dlv_rotor_0006">/,
+      'the rotation form carries the page it is on',
+    );
+    const stateBefore = await webhookState(app.db);
+    const refused = await client.postFrom(older, `${path}/rotate-secret`, {
+      graceSeconds: 'soon',
+      before: 'dlv_rotor_0006',
+    });
+    assert.equal(refused.status, 303);
+    assert.equal(await webhookState(app.db), stateBefore, 'a refused rotation changes nothing');
+    const shown = await client.get(refused.location ?? '');
+    assert.match(shown.html, /Seconds the current secret keeps signing must be a whole number/);
+    assert.match(shown.html, /<code>dlv_rotor_0005<\/code>/, 'shown on the page of the log it was sent from');
+    assert.doesNotMatch(shown.html, /<code>dlv_rotor_0105<\/code>/);
+  });
+
   it('refuses a recovery window for what is wrong with the subscription or the link, not a field: at the top, as before', async () => {
     const readOnly = await subscriptionInPortal('read-only window', { readOnly: true });
     const shown = await readOnly.client.get(`/portal/subscriptions/${readOnly.webhookId}`);

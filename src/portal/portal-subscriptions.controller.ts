@@ -167,7 +167,10 @@ export class PortalSubscriptionsController {
       rotated = true;
       return 'Secret rotated.';
     });
-    throw new PortalRedirect(portalPath('subscriptions', webhookId, ...(rotated ? ['secret'] : [])));
+    // A refusal is said at the top of the page of the log the form was sent from.
+    throw new PortalRedirect(
+      rotated ? portalPath('subscriptions', webhookId, 'secret') : await this.pageOf(webhookId, form),
+    );
   }
 
   @Get('subscriptions/:webhookId/secret')
