@@ -239,13 +239,15 @@ async function serve(
   await registerDashboardPlugins(app);
   serveOpenApi(app, config);
   installHealthRoutes(app);
+  // The start-up hooks (the connection budget, the sealing key's check) run here, before any listener:
+  // their refusals are the start's own, never taken for a listener's failure to listen.
+  await app.init();
   let publicUrl: string | null = null;
   if (servesApi) {
     await listening('public', () => app.listen(config.port, config.host));
     publicUrl = urlOf(app.getHttpServer(), config.host);
   } else {
     // The admin server below hands its requests to Fastify: it must be ready without listening itself.
-    await app.init();
     await adapter.getInstance().ready();
   }
 

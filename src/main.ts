@@ -5,6 +5,7 @@ import { listenerThatFailed, startService } from './bootstrap';
 import { ConfigError, loadAppConfig, type AppConfig } from './config/app-config';
 import { applyHeapGrowth } from './config/heap-growth';
 import { ensureLocalSecret } from './config/local-secrets';
+import { roleDuties } from './config/service-role';
 import { startupWarnings } from './config/startup-warnings';
 import { loggableError } from './common/logging/loggable-error';
 import { createRootLogger } from './common/logging/logger';
@@ -124,6 +125,9 @@ function listenHint(error: unknown, config: AppConfig): string | null {
   const { hostSetting, portSetting, api } = LISTENER_SETTINGS[listener];
   const [host, port] = listener === 'public' ? [config.host, config.port] : [config.adminHost, config.adminPort];
   const { code } = error as { code?: unknown };
+  if (code === 'EADDRINUSE' && listener === 'admin' && listenersShareAPort(config)) {
+    return `ADMIN_PORT and PORT are both ${port}, and the public API's listener took it first: give ADMIN_PORT (the internal API) a port of its own.`;
+  }
   if (code === 'EADDRINUSE') {
     return `Port ${port} is in use by another process: stop it, or set ${portSetting} (${api}) to a free port.`;
   }
@@ -134,6 +138,15 @@ function listenHint(error: unknown, config: AppConfig): string | null {
     return `${hostSetting} (${api}) is ${host}, not an address of this machine: set ${hostSetting} to one of its addresses (0.0.0.0 for all of them).`;
   }
   return `The listener of ${api} could not listen on ${host}, port ${port}: check ${hostSetting} and ${portSetting}.`;
+}
+
+const ALL_ADDRESSES = new Set(['0.0.0.0', '::']);
+
+/** Both listeners on one port of one address: the public one listens first, so the admin one finds it taken. */
+function listenersShareAPort(config: AppConfig): boolean {
+  const sameAddress =
+    config.host === config.adminHost || ALL_ADDRESSES.has(config.host) || ALL_ADDRESSES.has(config.adminHost);
+  return roleDuties(config).servesApi && config.adminPort === config.port && sameAddress;
 }
 
 const LISTENER_SETTINGS = {

@@ -173,7 +173,7 @@ describe('npm start on the embedded default', () => {
 });
 
 describe('a start that fails', () => {
-  it('says why on stderr at the default log level too: a pool the database cannot hold is named with both figures', async () => {
+  it('says why on stderr at the default log level too, in one line: a pool the database cannot hold is named with both figures, and no listener’s setting is blamed', async () => {
     await assert.rejects(
       startServiceProcess({
         DATABASE_URL: await freshDatabase(),
@@ -186,7 +186,7 @@ describe('a start that fails', () => {
         const stderr = error.message.split('\nstderr alone:\n')[1] ?? '';
         return (
           error.message.startsWith('service exited with 1:') &&
-          /^the service failed to start: .*DB_POOL_MAX=5000.*would need \d+ connections/m.test(stderr)
+          /^the service failed to start: .*DB_POOL_MAX=5000.*would need \d+ connections[^\n]*\n$/.test(stderr)
         );
       },
     );
@@ -219,6 +219,31 @@ describe('a start that fails', () => {
     } finally {
       await new Promise((closed) => taken.close(closed));
     }
+  });
+
+  it('names both settings when PORT and ADMIN_PORT are one port, instead of blaming another process', async () => {
+    const port = await freeLoopbackPort();
+    await assert.rejects(
+      startServiceProcess({
+        DATABASE_URL: await freshDatabase(),
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        ADMIN_PORT: String(port),
+        ADMIN_TOKEN: randomBytes(16).toString('hex'),
+        WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+        LOG_LEVEL: 'silent',
+      }),
+      (error: Error) => {
+        const stderr = error.message.split('\nstderr alone:\n')[1] ?? '';
+        return (
+          error.message.startsWith('service exited with 1:') &&
+          stderr.includes(
+            `ADMIN_PORT and PORT are both ${port}, and the public API's listener took it first: give ADMIN_PORT (the internal API) a port of its own.`,
+          ) &&
+          !stderr.includes('another process')
+        );
+      },
+    );
   });
 
   it('refuses a LOG_LEVEL pino does not have as a configuration error naming it, exiting 2 before anything starts', async () => {
