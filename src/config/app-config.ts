@@ -178,14 +178,28 @@ function cidrList(env: Env, name: string): string[] {
   return entries;
 }
 
-function url(env: Env, name: string, fallback: string): string {
+/**
+ * A base URL the service writes more onto: paths (`/events/{id}`), or a
+ * fragment (`#token=…`). So never credentials, which every link would carry;
+ * never a fragment, which would swallow what follows it; and a query only
+ * where `query` allows it (after a query, an added path would be query text).
+ */
+function url(env: Env, name: string, fallback: string, { query }: { query: 'allowed' | 'refused' }): string {
   const value = text(env, name, fallback);
+  let parsed: URL;
   try {
-    const parsed = new URL(value);
+    parsed = new URL(value);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
   } catch {
     throw new ConfigError(`${name} must be an http(s) URL, got "${value}"`);
   }
+  const without = query === 'allowed' ? 'credentials or a fragment' : 'credentials, a query or a fragment';
+  const refused =
+    parsed.username !== '' ||
+    parsed.password !== '' ||
+    value.includes('#') ||
+    (query === 'refused' && value.includes('?'));
+  if (refused) throw new ConfigError(`${name} must be an http(s) URL without ${without}, got "${value}"`);
   return value.replace(/\/+$/, '');
 }
 
@@ -196,7 +210,9 @@ const CSP_HOST = /^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[
 /**
  * Origins allowed to frame the portal, as CSP `frame-ancestors` sources:
  * scheme, host and optional port, nothing else (a path, a wildcard scheme
- * or a keyword would widen or break the policy).
+ * or a keyword would widen or break the policy). Each is written to the
+ * policy as the URL parser normalises it: any case, a default port and a
+ * trailing slash are the same origin.
  */
 function frameAncestors(env: Env): string[] {
   const raw = optionalText(env, 'PORTAL_FRAME_ANCESTORS');
@@ -211,7 +227,11 @@ function frameAncestors(env: Env): string[] {
     if (
       parsed === null ||
       (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
-      parsed.origin !== origin.replace(/\/$/, '') ||
+      parsed.username !== '' ||
+      parsed.password !== '' ||
+      parsed.pathname !== '/' ||
+      origin.includes('?') ||
+      origin.includes('#') ||
       !CSP_HOST.test(parsed.hostname)
     ) {
       throw new ConfigError(
@@ -388,7 +408,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     adminHost: listenHost(env, 'ADMIN_HOST', '127.0.0.1'),
     adminPort: integer(env, 'ADMIN_PORT', 3001, 0, 65535),
     adminToken,
-    publicWebUrl: url(env, 'PUBLIC_WEB_URL', 'http://localhost:3000'),
+    publicWebUrl: url(env, 'PUBLIC_WEB_URL', 'http://localhost:3000', { query: 'refused' }),
     logLevel: logLevel(env),
     logFormat: logFormat(env),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
@@ -415,7 +435,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
       url:
         role === 'worker' && optionalText(env, 'PORTAL_URL') === null
           ? null
-          : url(env, 'PORTAL_URL', `http://localhost:${port}/portal`),
+          : url(env, 'PORTAL_URL', `http://localhost:${port}/portal`, { query: 'allowed' }),
       frameAncestors: frameAncestors(env),
     },
     apiKeyCacheMaxEntries: integer(env, 'API_KEY_CACHE_MAX_ENTRIES', 10_000, 0, 1_000_000),

@@ -17,6 +17,35 @@ describe('portal settings', () => {
     assert.throws(() => loadAppConfig({ PORTAL_URL: 'not a url' }), ConfigError);
   });
 
+  it('refuses a PORTAL_URL with a fragment or credentials, which would break or leak every link, and keeps one with a query', () => {
+    for (const bad of [
+      'https://hooks.example.com/portal#top',
+      'https://hooks.example.com/portal#',
+      'https://user:pw@hooks.example.com/portal',
+    ]) {
+      assert.throws(
+        () => loadAppConfig({ PORTAL_URL: bad }),
+        (error: Error) =>
+          error instanceof ConfigError &&
+          error.message.startsWith('PORTAL_URL must be an http(s) URL without credentials or a fragment'),
+        bad,
+      );
+    }
+    assert.equal(
+      loadAppConfig({ PORTAL_URL: 'https://hooks.example.com/portal?tenant=acme' }).portal.url,
+      'https://hooks.example.com/portal?tenant=acme',
+    );
+  });
+
+  it('writes a frame ancestor as its origin whatever its case, default port or trailing slash', () => {
+    assert.deepEqual(
+      loadAppConfig({
+        PORTAL_FRAME_ANCESTORS: 'HTTPS://APP.EXAMPLE.COM https://admin.example.com:443/ http://localhost:80',
+      }).portal.frameAncestors,
+      ['https://app.example.com', 'https://admin.example.com', 'http://localhost'],
+    );
+  });
+
   it('allows no framing by default', () => {
     assert.deepEqual(loadAppConfig({}).portal.frameAncestors, []);
   });
@@ -47,6 +76,9 @@ describe('portal settings', () => {
       '*',
       'data:',
       'app.example.com',
+      'https://app.example.com/?',
+      'https://app.example.com/#',
+      'https://user@app.example.com',
     ]) {
       assert.throws(() => loadAppConfig({ PORTAL_FRAME_ANCESTORS: bad }), /PORTAL_FRAME_ANCESTORS/, bad);
     }
