@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { OPS_COMMANDS } from '../src/ops/ops-commands';
 import { ops as runOps, opsEnvFor, runOpsProcess, type OpsResult } from './support/ops-cli';
 import { withApp } from './support/with-app';
 
@@ -103,6 +106,70 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     }
     const after = await app.db.query('SELECT count(*)::int AS n FROM venue');
     assert.equal(after.rows[0].n, before.rows[0].n, 'nothing stored');
+  });
+
+  it('adds a location to a venue and soft-deletes it, as the internal API does: the venue shows it, then no longer', async () => {
+    const venue = await ops('venues:create', '--name', 'Growing Hall');
+    const venueId = venue.json.data.id as string;
+    const added = await ops(
+      'locations:create',
+      '--venue',
+      venueId,
+      '--json',
+      '{"city":"Hamburg","timeZone":"Europe/Berlin"}',
+    );
+    assert.equal(added.code, 0, added.stderr);
+    assert.equal(added.json.data.city, 'Hamburg');
+    assert.equal(added.json.data.timeZone, 'Europe/Berlin');
+    const listed = async (): Promise<string[]> => {
+      const venues = (await ops('venues:list')).json.data as Array<{ id: string; locations: Array<{ id: string }> }>;
+      return (venues.find((candidate) => candidate.id === venueId)?.locations ?? []).map((location) => location.id);
+    };
+    assert.deepEqual(await listed(), [added.json.data.id]);
+    const deleted = await ops('locations:delete', '--venue', venueId, '--location', added.json.data.id);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.deepEqual(deleted.json.data, { id: added.json.data.id, deleted: true });
+    assert.deepEqual(await listed(), [], 'omitted from the venue from then on');
+    const again = await ops('locations:delete', '--venue', venueId, '--location', added.json.data.id);
+    assert.equal(again.code, 1);
+    assert.equal(again.json.error, 'not_found');
+  });
+
+  it('validates locations:create as POST /internal/venues/{venueId}/locations does: a time zone that is not IANA, or an unknown venue, is refused and stores nothing', async () => {
+    const venue = await ops('venues:create', '--name', 'Careful Hall');
+    const before = await app.db.query('SELECT count(*)::int AS n FROM venue_location');
+    const badZone = await ops(
+      'locations:create',
+      '--venue',
+      venue.json.data.id,
+      '--json',
+      '{"timeZone":"Mars/Olympus"}',
+    );
+    assert.equal(badZone.code, 1, badZone.stderr);
+    assert.equal(badZone.json.error, 'invalid_argument');
+    assert.match(badZone.json.message, /timeZone/);
+    const unknownVenue = await ops('locations:create', '--venue', 'ven_missing', '--json', '{"city":"Nowhere"}');
+    assert.equal(unknownVenue.code, 1, unknownVenue.stderr);
+    assert.equal(unknownVenue.json.error, 'not_found');
+    const notAnObject = await ops('locations:create', '--venue', venue.json.data.id, '--json', '[1]');
+    assert.equal(notAnObject.code, 2);
+    assert.match(
+      notAnObject.stderr,
+      /--json must be a JSON object, the body of POST \/internal\/venues\/\{venueId\}\/locations/,
+    );
+    const noVenue = await ops('locations:create', '--json', '{}');
+    assert.equal(noVenue.code, 2);
+    assert.match(noVenue.stderr, /--venue/);
+    const after = await app.db.query('SELECT count(*)::int AS n FROM venue_location');
+    assert.equal(after.rows[0].n, before.rows[0].n, 'nothing stored');
+  });
+
+  it('is documented whole: docs/operations.md lists every command the CLI has, and no other', () => {
+    const operations = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+    const documented = new Set(
+      [...operations.matchAll(/^npm run ops -- ([a-z-]+:[a-z-]+)/gm)].map((match) => match[1]),
+    );
+    assert.deepEqual([...documented].sort(), Object.keys(OPS_COMMANDS).sort());
   });
 
   it('validates organisers:create as POST /internal/organisers does: a name over 500 characters is refused and stores nothing', async () => {

@@ -6,7 +6,7 @@ import { OrdersService } from '../orders/orders.service';
 import { MAX_LINK_TTL_SECONDS, MIN_LINK_TTL_SECONDS, PortalLinksService } from '../portal/portal-links.service';
 import { OrganisersService } from '../identity/organisers.service';
 import { CreateOrganiserDto } from '../identity/dto/identity.dto';
-import { CreateVenueDto } from '../venues/dto/venue.dto';
+import { CreateLocationDto, CreateVenueDto } from '../venues/dto/venue.dto';
 import { VenuesService } from '../venues/venues.service';
 import { validatedInternalBody } from '../common/validation/validation.pipe';
 import { WebhookDeliveryWorker } from '../webhooks/delivery/webhook-delivery.worker';
@@ -50,6 +50,16 @@ function parsedJson(name: string, value: string): unknown {
   } catch (error) {
     throw new OpsUsageError(`--${name} must be valid JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** `--json`'s object, the body of the internal API's `route`; absent, an empty body. */
+function jsonBodyFlag(args: OpsArguments, route: string): object {
+  const json = optionalFlag(args, 'json');
+  const body = json === undefined ? {} : parsedJson('json', json);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new OpsUsageError(`--json must be a JSON object, the body of ${route}`);
+  }
+  return body;
 }
 
 /**
@@ -99,11 +109,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'venues:create': {
     usage: "--name <name> [--slug <slug>] [--json '<full POST /internal/venues body>']",
     run: async (app, args) => {
-      const json = optionalFlag(args, 'json');
-      const body = json === undefined ? {} : parsedJson('json', json);
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        throw new OpsUsageError('--json must be a JSON object, the body of POST /internal/venues');
-      }
+      const body = jsonBodyFlag(args, 'POST /internal/venues');
       const name = optionalFlag(args, 'name');
       const slug = optionalFlag(args, 'slug');
       // The internal API's own validation of that body: the same rules, whichever way the venue is made.
@@ -117,6 +123,23 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'venues:list': {
     usage: '',
     run: (app) => app.get(VenuesService).list(),
+  },
+  'locations:create': {
+    usage: "--venue <venueId> [--json '<full POST /internal/venues/{venueId}/locations body>']",
+    run: async (app, args) => {
+      const venueId = requiredFlag(args, 'venue');
+      // The internal API's own validation of that body (an IANA time zone, the fields' lengths).
+      const location = await validatedInternalBody(
+        jsonBodyFlag(args, 'POST /internal/venues/{venueId}/locations'),
+        CreateLocationDto,
+      );
+      return app.get(VenuesService).addLocation(venueId, location);
+    },
+  },
+  'locations:delete': {
+    usage: '--venue <venueId> --location <locationId>',
+    run: (app, args) =>
+      app.get(VenuesService).deleteLocation(requiredFlag(args, 'venue'), requiredFlag(args, 'location')),
   },
   'events:publish': {
     usage: '--event <eventId>',
