@@ -98,13 +98,13 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
       });
     },
   },
-  'keys:revoke': {
-    usage: '--key <keyId> --role <owner|org_manager>',
-    run: (app, args) => app.get(ApiKeysService).revoke(requiredFlag(args, 'key'), requiredFlag(args, 'role')),
-  },
   'keys:list': {
     usage: '[--organiser <id> | --venue <id>]',
     run: (app, args) => app.get(ApiKeysService).list(principalFrom(args)),
+  },
+  'keys:revoke': {
+    usage: '--key <keyId> --role <owner|org_manager>',
+    run: (app, args) => app.get(ApiKeysService).revoke(requiredFlag(args, 'key'), requiredFlag(args, 'role')),
   },
   'venues:create': {
     usage: "--name <name> [--slug <slug>] [--json '<full POST /internal/venues body>']",
@@ -144,6 +144,10 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'events:publish': {
     usage: '--event <eventId>',
     run: (app, args) => app.get(EventsService).publish(requiredFlag(args, 'event'), newTraceId()),
+  },
+  'orders:confirm': {
+    usage: '--order <orderId>',
+    run: (app, args) => app.get(OrdersService).confirm(requiredFlag(args, 'order'), newTraceId()),
   },
   'webhooks:enable': {
     usage: '--webhook <webhookId> [--recover]',
@@ -204,9 +208,5 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'portal:revoke': {
     usage: '--account <organiserId|venueId>',
     run: (app, args) => app.get(PortalLinksService).revoke(requiredFlag(args, 'account')),
-  },
-  'orders:confirm': {
-    usage: '--order <orderId>',
-    run: (app, args) => app.get(OrdersService).confirm(requiredFlag(args, 'order'), newTraceId()),
   },
 };
