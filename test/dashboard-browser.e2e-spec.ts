@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Route } from 'playwright-core';
@@ -58,6 +58,14 @@ function dashboardInABrowser(options: { failing: boolean; beforeClose?: (browser
 const missing = chromiumMissingReason();
 if (missing !== null) process.stderr.write(`\n[dashboard] browser tests SKIPPED: ${missing}\n\n`);
 
+/** UPDATE_SCREENSHOTS=1 copies the pages the dashboard guide shows into docs/screenshots/ (compiled to dist/test/). */
+const SCREENSHOTS = join(__dirname, '..', '..', 'docs', 'screenshots');
+const DOCS_SCREENSHOTS = {
+  'organiser-1440': 'dashboard-organiser',
+  'webhook-disabled-1440': 'dashboard-webhook',
+  'key-created-375': 'dashboard-key-created-375',
+};
+
 /**
  * An operator's walk through the dashboard in a real browser, with the keyboard only: every
  * control is reached with Tab and used with Enter or Space. One service, one
@@ -79,6 +87,10 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
       if (browser.folder === null) return;
       writeFileSync(join(browser.folder, 'axe-report.json'), JSON.stringify(browser.axeReport, null, 2));
       process.stderr.write(`[dashboard] screenshots and axe report in ${browser.folder}\n`);
+      if (process.env['UPDATE_SCREENSHOTS'] !== '1') return;
+      for (const [page, shown] of Object.entries(DOCS_SCREENSHOTS)) {
+        copyFileSync(join(browser.folder, `${page}.png`), join(SCREENSHOTS, `${shown}.png`));
+      }
     },
   });
   let service: TestService;
