@@ -158,6 +158,30 @@ describe('WebhookSubscriptionRepository', () => {
     });
   });
 
+  it('reads health over the newest attempts behind a backlog: the delivery tried at the head of the queue and the last finished count, past newer ones not tried yet', async () => {
+    const id = await insertSubscription(tables.dataSource);
+    const finished = await insertDelivery(tables.dataSource, { subscriptionId: id, status: 'succeeded' });
+    const probed = await insertDelivery(tables.dataSource, { subscriptionId: id });
+    for (let waiting = 0; waiting < 150; waiting += 1) {
+      await insertDelivery(tables.dataSource, { subscriptionId: id });
+    }
+    // As the attempt records leave them: the finished delivery's success, then the head's failing probe.
+    await tables.dataSource.query(
+      `INSERT INTO webhook_delivery_attempt (delivery_id, attempted_at, outcome, duration_ms, triggered_by)
+       VALUES ($1, now() - interval '2 seconds', '200', 20, 'scheduled'), ($2, now(), '500', 80, 'scheduled')`,
+      [finished, probed],
+    );
+    await tables.dataSource.query(`UPDATE webhook_delivery SET attempts = 1, last_status = '500' WHERE id = $1`, [
+      probed,
+    ]);
+    const figures = await subscriptions.recentAttemptFigures(id, 100);
+    assert.equal(figures.attempts, 2);
+    assert.equal(figures.successes, 1);
+    assert.equal(figures.p50Ms, 20);
+    assert.equal(figures.p99Ms, 80);
+    assert.ok(figures.lastSuccessAt !== null, 'the newest success is found past the backlog');
+  });
+
   it('pages stored secrets by id, deleted subscriptions too, and replaces them only if unchanged since read', async () => {
     const a = await insertSubscription(tables.dataSource, { id: 'whk_a' });
     await insertSubscription(tables.dataSource, { id: 'whk_b', deleted: true });

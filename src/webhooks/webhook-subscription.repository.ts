@@ -153,31 +153,47 @@ const WARNINGS_OF = defineStatement<
 );
 
 /**
- * A disabled subscription's recent deliveries are skipped ones, without attempts: its health looks past
- * up to this many per attempt wanted, so that the failures that disabled it still show.
+ * A disabled subscription's recent deliveries are skipped ones, and a busy one's newest queued ones are
+ * not tried yet, both without attempts: its health looks past up to this many rows per attempt wanted,
+ * so that the attempts that made its state still show.
  */
 const SKIPPED_SCAN_FACTOR = 10;
 
 /**
- * Health over the attempts of the subscription's newest attempted deliveries (see recentAttemptFigures):
- * skipped deliveries (made while it was disabled) were never attempted, and are passed over within
- * the newest `scanned` deliveries, so the read stays bounded however long the history is.
+ * Health over the subscription's newest attempts (see recentAttemptFigures). They are made on the
+ * deliveries that finished last (the newest of the history) and on those being tried now: at the
+ * head of the queue, where a backlog is worked through oldest first and a failing subscription's
+ * probe waits, or at its tail when nothing waits. So each of the three places gives up to
+ * `attempts` deliveries that were attempted, looked for among `scanned` of its rows (skipped
+ * deliveries, made while it was disabled, and queued ones not yet tried are passed over), and the
+ * newest `attempts` attempts of those count: the read stays bounded however long the history or
+ * the backlog is.
  */
 const RECENT_ATTEMPT_FIGURES = defineStatement<
   { subscriptionId: string; attempts: number; scanned: number },
   { n: number; ok: number; p50: number | null; p99: number | null; last_success_at: Date | null }
 >(
-  (p) => sql`WITH recent AS (
+  (p) => sql`WITH attempted AS (
+           (SELECT id FROM (SELECT id, seq, status FROM webhook_delivery_history
+                             WHERE subscription_id = ${p.subscriptionId}
+                             ORDER BY seq DESC LIMIT ${p.scanned}) AS finished
+             WHERE status <> 'skipped'
+             ORDER BY seq DESC LIMIT ${p.attempts})
+           UNION
+           (SELECT id FROM (SELECT id, seq, attempts FROM webhook_delivery
+                             WHERE subscription_id = ${p.subscriptionId} AND status = 'pending'
+                             ORDER BY seq LIMIT ${p.scanned}) AS head
+             WHERE attempts > 0
+             ORDER BY seq LIMIT ${p.attempts})
+           UNION
+           (SELECT id FROM (SELECT id, seq, attempts FROM webhook_delivery
+                             WHERE subscription_id = ${p.subscriptionId} AND status = 'pending'
+                             ORDER BY seq DESC LIMIT ${p.scanned}) AS tail
+             WHERE attempts > 0
+             ORDER BY seq DESC LIMIT ${p.attempts})
+         ), recent AS (
            SELECT a.outcome ~ '^2[0-9][0-9]$' AS succeeded, a.duration_ms, a.attempted_at
-             FROM (SELECT id FROM ((SELECT id, seq, status FROM webhook_delivery
-                                     WHERE subscription_id = ${p.subscriptionId}
-                                     ORDER BY seq DESC LIMIT ${p.scanned})
-                                   UNION ALL
-                                   (SELECT id, seq, status FROM webhook_delivery_history
-                                     WHERE subscription_id = ${p.subscriptionId}
-                                     ORDER BY seq DESC LIMIT ${p.scanned})) AS newest
-                    WHERE status <> 'skipped'
-                    ORDER BY seq DESC LIMIT ${p.attempts}) d
+             FROM attempted d
              JOIN webhook_delivery_attempt a ON a.delivery_id = d.id
             ORDER BY a.id DESC
             LIMIT ${p.attempts}
@@ -340,8 +356,9 @@ export class WebhookSubscriptionRepository {
 
   /**
    * Success rate and response times over the subscription's most recent
-   * attempts: those of its newest attempted deliveries, looked for among
-   * its newest `SKIPPED_SCAN_FACTOR` × `attempts` deliveries.
+   * attempts, however many deliveries wait behind them: those of the
+   * deliveries it finished last and of those it is trying now, each looked
+   * for among `SKIPPED_SCAN_FACTOR` × `attempts` rows.
    */
   async recentAttemptFigures(subscriptionId: string, attempts: number): Promise<HealthFigures> {
     const scanned = attempts * SKIPPED_SCAN_FACTOR;
