@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { OPS_COMMANDS } from '../src/ops/ops-commands';
+import { freshDatabase } from './support/test-database';
 import { ops as runOps, opsEnvFor, runOpsProcess, type OpsResult } from './support/ops-cli';
 import { withApp } from './support/with-app';
 
@@ -162,6 +164,33 @@ describe('npm run ops (the CLI shares the domain services)', () => {
     assert.match(noVenue.stderr, /--venue/);
     const after = await app.db.query('SELECT count(*)::int AS n FROM venue_location');
     assert.equal(after.rows[0].n, before.rows[0].n, 'nothing stored');
+  });
+
+  it('applies no migration: on a database whose schema is behind this build it refuses, naming what is not applied, and changes nothing', async () => {
+    const databaseUrl = await freshDatabase();
+    const client = new Client({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ name: string }>(
+        'SELECT name FROM schema_migration ORDER BY timestamp DESC LIMIT 1',
+      );
+      const newest = rows[0]?.name ?? assert.fail('the database has its migrations');
+      // As a database looks to this build while instances of the build before it still serve it.
+      await client.query('DELETE FROM schema_migration WHERE name = $1', [newest]);
+      const refused = await runOpsProcess(['organisers:list'], { ...process.env, ...env, DATABASE_URL: databaseUrl });
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.equal(refused.json, undefined, 'nothing on stdout');
+      assert.ok(
+        refused.stderr.includes(
+          `the database's schema is behind this build: 1 migration(s) not applied (${newest}). Start the service of this build first`,
+        ),
+        refused.stderr,
+      );
+      const after = await client.query('SELECT count(*)::int AS n FROM schema_migration WHERE name = $1', [newest]);
+      assert.equal(after.rows[0].n, 0, 'the migration was not applied');
+    } finally {
+      await client.end();
+    }
   });
 
   it('is documented whole: docs/operations.md lists every command the CLI has, and no other, in the order help prints them', () => {

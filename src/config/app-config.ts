@@ -36,6 +36,12 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** False for `npm run ops`: a one-shot command must not start delivery workers or other timers. */
   runBackgroundWork: boolean;
+  /**
+   * `apply`: pending migrations are applied at start (the service). `refuse-pending`: a schema behind
+   * this build stops the start instead (`npm run ops`: a command must not change the schema under
+   * instances of the old build still serving it).
+   */
+  schemaMigrations: 'apply' | 'refuse-pending';
   /** What this instance does (SERVICE_ROLE); see src/config/service-role.ts for what each role runs. */
   serviceRole: ServiceRole;
   /**
@@ -416,6 +422,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600) * 1000,
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     runBackgroundWork: true,
+    schemaMigrations: 'apply',
     serviceRole: role,
     rateLimit: {
       reads: integer(env, 'RATE_LIMIT_READS', 600, 1, 10_000_000),

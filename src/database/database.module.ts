@@ -10,7 +10,7 @@ import { ScheduledJobs } from './jobs/scheduled-jobs';
 import { Database } from './sql/sql-target';
 import { InstanceRegistry } from './instances/instance-registry';
 import { UnitOfWork } from './unit-of-work';
-import { applyPendingMigrations } from './schema-migrations';
+import { applyPendingMigrations, refusePendingMigrations } from './schema-migrations';
 import { settingsRefusal } from './settings-refusal';
 
 @Global()
@@ -27,17 +27,24 @@ import { settingsRefusal } from './settings-refusal';
           autoLoadEntities: true,
           // A wrong password or database name is answered the same on every try: the start fails at once.
           toRetry: (error: unknown) => settingsRefusal(error) === null,
+          // Read by the factory below, which applies them its own way (or refuses a schema behind this build).
+          migrationsRun: config.schemaMigrations === 'apply',
         };
       },
-      // Pending migrations run at start, one instance at a time (schema-migrations.ts). A failure closes
-      // the data source, as TypeORM's own `migrationsRun` does.
+      // Pending migrations run at start, one instance at a time (schema-migrations.ts), where the
+      // configuration applies them (`schemaMigrations`); elsewhere a schema behind this build is refused.
+      // A failure closes the data source, as TypeORM's own `migrationsRun` does.
       dataSourceFactory: async (options) => {
         if (options === undefined) throw new Error('the data source options are resolved before the factory runs');
-        const dataSource = await new DataSource(options).initialize().catch((error: unknown) => {
-          throw markedAsConnectionFailure(error);
-        });
+        // TypeORM's own run of the migrations takes no lock: applyPendingMigrations does.
+        const dataSource = await new DataSource({ ...options, migrationsRun: false })
+          .initialize()
+          .catch((error: unknown) => {
+            throw markedAsConnectionFailure(error);
+          });
         try {
-          await applyPendingMigrations(dataSource);
+          if (options.migrationsRun === true) await applyPendingMigrations(dataSource);
+          else await refusePendingMigrations(dataSource);
         } catch (error) {
           await dataSource.destroy();
           throw error;

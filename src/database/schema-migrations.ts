@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientBase } from 'pg';
 import { MigrationExecutor, type DataSource, type MigrationInterface } from 'typeorm';
+import { ConfigError } from '../config/app-config';
 import { sql } from './sql/sql-fragment';
 import { defineStatement, NO_PARAMS, type NoParams } from './sql/sql-statement';
 
@@ -51,6 +52,27 @@ export async function applyPendingMigrations(
     } finally {
       await UNLOCK.affected(NO_PARAMS, session);
     }
+  } finally {
+    await runner.release();
+  }
+}
+
+/**
+ * For a process that must not change the schema (`npm run ops`): refuses to
+ * go on when this build has migrations the database has not applied, naming
+ * them, instead of applying them under instances of the old build that are
+ * still serving it.
+ */
+export async function refusePendingMigrations(dataSource: DataSource): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    const pending = await new MigrationExecutor(dataSource, runner).getPendingMigrations();
+    if (pending.length === 0) return;
+    const names = pending.map((migration) => migration.name).join(', ');
+    throw new ConfigError(
+      `the database's schema is behind this build: ${pending.length} migration(s) not applied (${names}). ` +
+        'Start the service of this build first (it applies them at start), then run the command again.',
+    );
   } finally {
     await runner.release();
   }

@@ -37,7 +37,13 @@ async function main(): Promise<number> {
     return stopSignal.code;
   }
   // stdout carries only the command's JSON; the service's own warnings go to stderr.
-  const app = await openOpsContext(config, pino({ level: 'warn' }, pino.destination(2)));
+  const app = await openOpsContext(config, pino({ level: 'warn' }, pino.destination(2))).catch(
+    async (error: unknown) => {
+      // A refused start (a schema behind this build) stops the database this command started, as its end would.
+      await embedded?.stop();
+      throw error;
+    },
+  );
   try {
     if (stopSignal.code !== null) return stopSignal.code;
     const outcome = await runOpsCommand(app, args);
