@@ -10,6 +10,7 @@ import { DomainError } from '../errors/domain-error';
 import { column, defineColumns } from '../../database/sql/sql-columns';
 import { sql } from '../../database/sql/sql-fragment';
 import { Database } from '../../database/sql/sql-target';
+import { CursorCodec } from '../../../libs/cursor/cursor-codec';
 import { defineKeysetList, KeysetPager } from './keyset-pager';
 
 const PROBE_VIEW = defineColumns({ id: column<string>('p.id'), at: column<string>('p.at::text') });
@@ -34,6 +35,7 @@ const LIST_ORDERING = { name: 'probe:at_desc', column: 'p.at', direction: 'DESC'
 describe('KeysetPager', () => {
   let db: DataSource;
   let pager: KeysetPager;
+  const signingKey = randomBytes(32).toString('hex');
 
   before(async () => {
     // One connection, so the prepared-statement test sees the connection the pager used.
@@ -42,8 +44,10 @@ describe('KeysetPager', () => {
     await db.query(
       `CREATE TABLE pager_probe (id text COLLATE "C" PRIMARY KEY, at timestamptz(3) NOT NULL, kind text NOT NULL)`,
     );
-    const key = randomBytes(32).toString('hex');
-    pager = new KeysetPager({ cursorSigningKey: async () => key } as unknown as ServiceSettings, new Database(db));
+    pager = new KeysetPager(
+      { cursorSigningKey: async () => signingKey } as unknown as ServiceSettings,
+      new Database(db),
+    );
     await pager.onModuleInit();
   });
   after(async () => db.destroy());
@@ -130,6 +134,20 @@ describe('KeysetPager', () => {
     assert.equal(await codeOf({ cursor, updatedAfter: new Date(0) }), 'invalid_cursor');
     await db.query(`DELETE FROM pager_probe WHERE id = 'r3'`);
     assert.equal(await codeOf({ cursor, updatedAfter: null }), 'invalid_cursor');
+  });
+
+  it('pages on from a cursor signed for no list, as earlier builds made them, so paging goes on across an upgrade', async () => {
+    await load([1, 2, 3].map((i) => ({ id: `r${i}`, at: new Date(Date.UTC(2030, 0, i)) })));
+    const made = await pager.page(LIST, SHOWN, { limit: 1, cursor: null, updatedAfter: null });
+    assert.ok(made.nextCursor !== null);
+    const position = new CursorCodec(Buffer.from(signingKey, 'hex')).decode(made.nextCursor, JSON.stringify(SHOWN));
+    assert.ok(position !== null, 'a cursor made now is signed for its list');
+    const unlisted = new CursorCodec(Buffer.from(signingKey, 'hex')).encode(position);
+    const next = await pager.page(LIST, SHOWN, { limit: 5, cursor: unlisted, updatedAfter: null });
+    assert.deepEqual(
+      next.items.map((row) => row.id),
+      ['r2', 'r1'],
+    );
   });
 
   it('sends every page as a named prepared statement, so PostgreSQL plans each list statement once per connection', async () => {

@@ -199,7 +199,9 @@ export class KeysetPager implements OnModuleInit {
   }
 
   private decode(cursor: string, ordering: Ordering, listName: string): { value: string; id: string } {
-    const position = this.codec.decode(cursor, listName);
+    // A cursor signed for no list is one an earlier build made (before cursors named their list): still
+    // honoured, so a client paging across an upgrade goes on; every cursor made now names its list.
+    const position = this.codec.decode(cursor, listName) ?? this.codec.decode(cursor);
     if (position === null) {
       throw new DomainError(
         ErrorCode.InvalidCursor,
