@@ -8,6 +8,7 @@ import { RouteTable } from '../src/common/http/route-table';
 import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
+import { readContractSections } from './support/contract-tables';
 import { OpenApiContract, PROBE_PATHS, REFERENCE_PATHS } from './support/openapi-contract';
 import { type TestService } from './support/test-service';
 import { withApp } from './support/with-app';
@@ -81,6 +82,24 @@ describe('the OpenAPI documents', () => {
     assert.equal(publicDocument['components'].securitySchemes.bearer.scheme, 'bearer');
     for (const topic of ['## Envelopes', '## Paging', '## Idempotency', '## ETags', '## Rate limits', '## Webhooks']) {
       assert.ok(publicDocument['info'].description.includes(topic), `introduction covers ${topic}`);
+    }
+  });
+
+  it('names on each public operation the scope and the principal types of the contract’s summary table, as its security requirement, x-principals and description', () => {
+    const table = readContractSections()
+      .flatMap((section) => section.tables)
+      .find((candidate) => candidate.header.join('|') === 'Method|Path|Scope|Principals');
+    assert.ok(table, "api-v1.md has the endpoints' summary table");
+    assert.ok(table.rows.length >= 12);
+    for (const [method = '', path = '', scope = '', principals = ''] of table.rows) {
+      const operation = publicDocument['paths'][path]?.[method.toLowerCase()] as Json | undefined;
+      assert.ok(operation, `${method} ${path} is documented`);
+      const scopes = scope.startsWith('none') ? [] : [scope];
+      assert.deepEqual(operation['security'], [{ bearer: scopes }], `${method} ${path}: its scope`);
+      const names = principals.split(',').map((name) => name.trim());
+      assert.deepEqual(operation['x-principals'], names, `${method} ${path}: its principal types`);
+      const said = scopes.length === 0 ? 'any valid key' : `the \`${scope}\` scope`;
+      assert.ok(String(operation['description']).includes(`**Access:** ${said};`), `${method} ${path}: described`);
     }
   });
 

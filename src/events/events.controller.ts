@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, HttpCode, Param, Patch, Post, Res } from '@nestjs/common';
 import { ValidatedBody } from '../common/validation/validated-body';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
@@ -37,7 +37,6 @@ const EVENT_PATCH_BODY = {
 };
 
 @ApiTags('Events')
-@ApiBearerAuth()
 @Controller('v1/events')
 export class EventsController {
   constructor(private readonly events: EventsService) {}

@@ -1,5 +1,5 @@
 import { Controller, Get, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
@@ -13,7 +13,6 @@ import { ApiRootDto, MeResponseDto } from './dto/identity.dto';
 const EVERY_PRINCIPAL = { principals: ['organiser', 'venue', 'professional'] } as const;
 
 @ApiTags('Identity')
-@ApiBearerAuth()
 @Controller('v1')
 export class IdentityController {
   constructor(private readonly overview: ApiOverviewPresenter) {}
@@ -24,7 +23,7 @@ export class IdentityController {
     operationId: 'describeApi',
     summary: 'Describe the API as this key sees it',
     description:
-      'Any valid key. The members sit at the top level, as the contract says, and the same object under `data`, so the "every success body has `data`" rule holds too.',
+      'The members sit at the top level, as the contract says, and the same object under `data`, so the "every success body has `data`" rule holds too.',
     success: { status: 200, description: 'The description.', body: { model: ApiRootDto }, example: EXAMPLES.apiRoot },
   })
   root(@Auth() auth: AuthContext, @Req() request: FastifyRequest): TopLevelBody<Record<string, unknown>> {
@@ -39,7 +38,6 @@ export class IdentityController {
   @PublicOperation({
     operationId: 'getMe',
     summary: 'The principal and scopes of the calling key',
-    description: 'Any valid key.',
     success: { status: 200, description: 'The calling key.', body: { data: MeResponseDto }, example: EXAMPLES.me },
   })
   me(@Auth() auth: AuthContext): MeResponseDto {

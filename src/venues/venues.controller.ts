@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
 import { RequireAccess } from '../common/auth-context/require-access.decorator';
@@ -11,7 +11,6 @@ import { VenuePage, type VenueResponseDto } from './dto/venue.dto';
 import { VenuesService } from './venues.service';
 
 @ApiTags('Venues')
-@ApiBearerAuth()
 @Controller('v1/venues')
 export class VenuesController {
   constructor(private readonly venues: VenuesService) {}

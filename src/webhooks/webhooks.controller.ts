@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, Header, HttpCode, Param, Post } from '@nestjs/common';
 import { ValidatedBody } from '../common/validation/validated-body';
-import { ApiBearerAuth, ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
+import { ApiExcludeEndpoint, ApiTags } from '@nestjs/swagger';
 import type { AuthContext } from '../common/auth-context/access';
 import { Auth } from '../common/auth-context/auth.decorator';
 import { RequireAccess } from '../common/auth-context/require-access.decorator';
@@ -15,7 +15,6 @@ import { WebhooksService } from './webhooks.service';
 const SUBSCRIBERS: Array<'organiser' | 'venue'> = ['organiser', 'venue'];
 
 @ApiTags('Webhooks')
-@ApiBearerAuth()
 @Controller('v1/webhooks')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}

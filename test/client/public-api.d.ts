@@ -9,7 +9,9 @@ export interface paths {
     };
     /**
      * Describe the API as this key sees it
-     * @description Any valid key. The members sit at the top level, as the contract says, and the same object under `data`, so the "every success body has `data`" rule holds too.
+     * @description The members sit at the top level, as the contract says, and the same object under `data`, so the "every success body has `data`" rule holds too.
+     *
+     *     **Access:** any valid key; organiser, venue or professional keys.
      */
     get: operations['describeApi'];
     put?: never;
@@ -29,7 +31,7 @@ export interface paths {
     };
     /**
      * The principal and scopes of the calling key
-     * @description Any valid key.
+     * @description **Access:** any valid key; organiser, venue or professional keys.
      */
     get: operations['getMe'];
     put?: never;
@@ -50,6 +52,8 @@ export interface paths {
     /**
      * Get the venue of the key
      * @description A page whose `data` holds exactly one Venue: the venue the key belongs to, with its 30 oldest live locations in creation order.
+     *
+     *     **Access:** the `events:read` scope; venue keys.
      */
     get: operations['listVenues'];
     put?: never;
@@ -70,12 +74,16 @@ export interface paths {
     /**
      * List events
      * @description An organiser key sees its own events; a venue key the events at its address (every `public` one, an `unlisted` one only when it belongs to a placeholder business or to no organiser, never a `draft`). Ordered by `startTime` descending, or by `updatedAt` ascending with `updated_after`. Events without a `startTime` are never listed.
+     *
+     *     **Access:** the `events:read` scope; organiser or venue keys.
      */
     get: operations['listEvents'];
     put?: never;
     /**
      * Create an event
      * @description Creates a `draft` (default) or `unlisted` event owned by the calling organiser. `startTime` is required. A repeat with an `Idempotency-Key` that already succeeded replays the stored response (status, body, `ETag`, `Location`) with `Idempotent-Replayed: true` and creates nothing; a key whose attempt failed is treated as new. Keys are kept 7 days per organiser.
+     *
+     *     **Access:** the `events:write` scope; organiser keys.
      */
     post: operations['createEvent'];
     delete?: never;
@@ -94,6 +102,8 @@ export interface paths {
     /**
      * Get an event
      * @description An event owned by another organiser, or not visible to the caller, is `404 not_found` (never 403). The `ETag` changes only when a visible value changes; `If-None-Match` with it answers `304`.
+     *
+     *     **Access:** the `events:read` scope; organiser or venue keys.
      */
     get: operations['getEvent'];
     put?: never;
@@ -104,6 +114,8 @@ export interface paths {
     /**
      * Update an event
      * @description Merges the writable fields of the body into the event; other keys are dropped. A body with no writable field is `400 invalid_argument`. No `Idempotency-Key` is needed. With `If-Match`, the write happens only if the event still has that ETag (checked under a row lock); otherwise `412` and nothing is written.
+     *
+     *     **Access:** the `events:write` scope; organiser keys.
      */
     patch: operations['updateEvent'];
     trace?: never;
@@ -118,6 +130,8 @@ export interface paths {
     /**
      * List orders
      * @description Confirmed orders across all of the organiser's events, `createdAt` descending; with `updated_after`, `updatedAt` ascending. Only `confirmed` orders are ever returned.
+     *
+     *     **Access:** the `orders:read` scope; organiser keys.
      */
     get: operations['listOrders'];
     put?: never;
@@ -138,6 +152,8 @@ export interface paths {
     /**
      * List an event's orders
      * @description Confirmed orders of one of the organiser's events, `createdAt` descending; with `updated_after`, `updatedAt` ascending. A cursor from `GET /v1/orders` is refused here (`invalid_cursor`).
+     *
+     *     **Access:** the `orders:read` scope; organiser keys.
      */
     get: operations['listEventOrders'];
     put?: never;
@@ -158,12 +174,16 @@ export interface paths {
     /**
      * List webhook subscriptions
      * @description The account's subscriptions (at most ten, so `has_more` is always `false`), with their plaintext `secret`: the response is a credential and is sent with `Cache-Control: no-store`.
+     *
+     *     **Access:** the `webhooks:read` scope; organiser or venue keys.
      */
     get: operations['listWebhooks'];
     put?: never;
     /**
      * Create a webhook subscription
      * @description Subscribes an https URL on a public host to event types. The response carries the signing `secret` (`whsec_` + 64 hex). At most 10 subscriptions per account. A venue key may subscribe to `event.published` only.
+     *
+     *     **Access:** the `webhooks:write` scope; organiser or venue keys.
      */
     post: operations['createWebhook'];
     delete?: never;
@@ -185,6 +205,8 @@ export interface paths {
     /**
      * Delete a webhook subscription
      * @description Deletes the subscription and drops its waiting deliveries; an attempt already in flight is not recalled. Counts as a write. `DELETE /v1/webhooks` (or `/v1/webhooks/`) without an id answers `400 invalid_argument`.
+     *
+     *     **Access:** the `webhooks:write` scope; organiser or venue keys.
      */
     delete: operations['deleteWebhook'];
     options?: never;

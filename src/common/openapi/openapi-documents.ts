@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import type { AppConfig } from '../../config/app-config';
 import { routeServes } from '../http/listener';
+import { PRINCIPALS_EXTENSION } from '../auth-context/require-access.decorator';
 import type { OpenApiFragment } from './openapi-fragment';
 import { ERROR_SCHEMAS, HEADER_COMPONENTS, PARAMETER_COMPONENTS, RESPONSE_COMPONENTS } from './openapi-conventions';
 import { INTERNAL_INTRODUCTION, publicIntroduction } from './openapi-introduction';
@@ -107,6 +108,27 @@ function fromFragments(fragments: readonly OpenApiFragment[], part: 'schemas' | 
   return merged;
 }
 
+/** "a, b or c" */
+function either(names: readonly string[]): string {
+  return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} or ${names.at(-1) ?? ''}`;
+}
+
+/**
+ * A public operation's access rule (its security requirement and the
+ * principal types `@RequireAccess` wrote) said in its description too, where
+ * a reader of the reference page looks, as the contract's summary table says
+ * it.
+ */
+function describeAccess(operation: Json): void {
+  const principals = operation[PRINCIPALS_EXTENSION];
+  if (!Array.isArray(principals)) return;
+  const [requirement] = (operation['security'] ?? []) as Array<Record<string, string[]>>;
+  const scope = requirement?.['bearer']?.[0];
+  const line = `**Access:** ${scope === undefined ? 'any valid key' : `the \`${scope}\` scope`}; ${either(principals as string[])} keys.`;
+  const description = typeof operation['description'] === 'string' ? operation['description'] : '';
+  operation['description'] = description === '' ? line : `${description}\n\n${line}`;
+}
+
 const hostForUrl = (host: string): string => (host.includes(':') ? `[${host}]` : host);
 
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
@@ -127,6 +149,7 @@ function pathsOf(scanned: OpenAPIObject, listener: 'public' | 'admin'): OpenAPIO
       const op = operation as Json;
       op['summary'] ??= `${method.toUpperCase()} ${path}`;
       if (listener === 'admin') describeBareSuccess(op);
+      else describeAccess(op);
       for (const [status, response] of Object.entries((op['responses'] ?? {}) as Record<string, Json>)) {
         if (typeof response['$ref'] === 'string') (op['responses'] as Json)[status] = { $ref: response['$ref'] };
       }
