@@ -240,6 +240,54 @@ describe('the OpenAPI documents', () => {
     assert.ok(checked.length > 40, `${checked.length} examples checked`);
   });
 
+  it('documents 431 on every public operation, and Cache-Control: no-store on the webhook responses that carry secrets', () => {
+    for (const { key, operation } of operationsOf(publicDocument)) {
+      assert.ok(operation['responses']['431'], `${key} documents 431`);
+    }
+    for (const [path, method, status] of [
+      ['/v1/webhooks', 'get', '200'],
+      ['/v1/webhooks', 'post', '201'],
+    ] as const) {
+      const headers = publicDocument['paths'][path][method].responses[status].headers as Json;
+      assert.deepEqual(headers['Cache-Control'], { $ref: '#/components/headers/Cache-Control' }, `${method} ${path}`);
+    }
+    assert.deepEqual(publicDocument['components'].headers['Cache-Control'].schema, {
+      type: 'string',
+      enum: ['no-store'],
+    });
+  });
+
+  it('documents the internal refusals the internal contract gives, 429 on every internal operation, and the metrics as Prometheus text', () => {
+    const refusals: Array<[string, string, string]> = [
+      ['/internal/keys', 'post', '403'],
+      ['/internal/keys/{keyId}', 'delete', '403'],
+      ['/internal/events', 'post', '409'],
+      ['/internal/events/{eventId}/publish', 'post', '409'],
+      ['/internal/orders/{orderId}/confirm', 'post', '409'],
+      ['/internal/webhooks/{webhookId}/deliveries/{deliveryId}/resend', 'post', '409'],
+      ['/internal/webhooks/{webhookId}/recover', 'post', '409'],
+      ['/internal/portal-links', 'post', '409'],
+    ];
+    for (const [path, method, status] of refusals) {
+      const operation = internalDocument['paths'][path]?.[method] as Json | undefined;
+      assert.ok(operation, `${method} ${path} is documented`);
+      const response = operation['responses'][status] as Json | undefined;
+      assert.ok(response, `${method} ${path} documents ${status}`);
+      const code = status === '403' ? 'forbidden' : 'conflict';
+      assert.deepEqual(response['content']['application/json'].schema.allOf[1].properties.error.enum, [code]);
+      assert.equal(operation['x-internal-refusals'], undefined, 'the extension is turned into responses');
+      assert.ok(
+        Object.keys(operation['responses']).some((answer) => answer.startsWith('2')),
+        'keeps its success',
+      );
+    }
+    for (const { key, operation } of operationsOf(internalDocument)) {
+      assert.ok(operation['responses']['429'], `${key} documents 429`);
+    }
+    const metrics = internalDocument['paths']['/internal/metrics'].get.responses['200'].content as Json;
+    assert.deepEqual(Object.keys(metrics), ['text/plain; version=0.0.4; charset=utf-8']);
+  });
+
   it('serves the internal document only on the admin listener, only with the admin token', async () => {
     const onPublic = await publicApi(service)('GET', '/internal/openapi.json');
     assert.equal(onPublic.status, 404);

@@ -1,6 +1,6 @@
 import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { ValidatedBody } from '../common/validation/validated-body';
-import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import { InternalOperations, InternalRefusals } from '../common/openapi/internal-operations.decorator';
 import { DomainError } from '../common/errors/domain-error';
 import type { EventResponseDto, InternalEventResponse } from './dto/event.dto';
 import { EventsService } from './events.service';
@@ -13,6 +13,7 @@ export class EventsInternalController {
 
   @Post()
   @HttpCode(201)
+  @InternalRefusals({ conflict: 'Created public while planning.date.mode is not fixed' })
   create(
     @ValidatedBody() body: Record<string, unknown> | undefined,
     @InRequest() request: RequestContext,
@@ -28,6 +29,7 @@ export class EventsInternalController {
 
   @Post(':eventId/publish')
   @HttpCode(200)
+  @InternalRefusals({ conflict: 'planning.date.mode is not fixed' })
   publish(@Param('eventId') eventId: string, @InRequest() request: RequestContext): Promise<EventResponseDto> {
     return this.events.publish(eventId, request.traceId);
   }

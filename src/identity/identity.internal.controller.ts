@@ -1,6 +1,6 @@
 import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { ValidatedBody } from '../common/validation/validated-body';
-import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import { InternalOperations, InternalRefusals } from '../common/openapi/internal-operations.decorator';
 import { ApiKeysService } from './api-keys.service';
 import {
   CreateKeyDto,
@@ -27,11 +27,13 @@ export class IdentityInternalController {
 
   @Post('keys')
   @HttpCode(201)
+  @InternalRefusals({ forbidden: 'actorRole is not owner or org_manager' })
   createKey(@ValidatedBody() body: CreateKeyDto): Promise<CreatedKeyResponse> {
     return this.keys.mint(body);
   }
 
   @Delete('keys/:keyId')
+  @InternalRefusals({ forbidden: 'actorRole, when given, is not owner or org_manager' })
   revokeKey(
     @Param('keyId') keyId: string,
     // Typed as the class alone: a union would erase the metatype and skip validation.

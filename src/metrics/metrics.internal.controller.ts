@@ -1,4 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import type { FastifyReply } from 'fastify';
 import { ReadinessService } from '../health/readiness.service';
@@ -23,6 +24,12 @@ export class MetricsInternalController {
   ) {}
 
   @Get('metrics')
+  @ApiResponse({
+    status: 200,
+    description:
+      'Prometheus text exposition format 0.0.4, not the `{data}` envelope; sent with `Cache-Control: no-store`.',
+    content: { [metricsRegistry.contentType]: { schema: { type: 'string' } } },
+  })
   async metrics(@Res() reply: FastifyReply): Promise<void> {
     await Promise.all([this.database.collect(), this.collectReadiness(), this.collectInstances()]);
     this.collectScheduledJobs();

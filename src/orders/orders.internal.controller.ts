@@ -1,6 +1,6 @@
 import { Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ValidatedBody } from '../common/validation/validated-body';
-import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import { InternalOperations, InternalRefusals } from '../common/openapi/internal-operations.decorator';
 import { CreateOrderDto, UpdateOrderDto, type OrderResponseDto } from './dto/order.dto';
 import { OrdersService } from './orders.service';
 import { InRequest, type RequestContext } from '../common/request-id/request-context';
@@ -19,6 +19,7 @@ export class OrdersInternalController {
 
   @Post(':orderId/confirm')
   @HttpCode(200)
+  @InternalRefusals({ conflict: 'The order is failed or abandoned' })
   confirm(@Param('orderId') orderId: string, @InRequest() request: RequestContext): Promise<OrderResponseDto> {
     return this.orders.confirm(orderId, request.traceId);
   }

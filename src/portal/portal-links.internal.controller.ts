@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Param, Post } from '@nestjs/common';
 import { Allow } from 'class-validator';
-import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import { InternalOperations, InternalRefusals } from '../common/openapi/internal-operations.decorator';
 import { ValidatedBody } from '../common/validation/validated-body';
 import { PortalLinksService, type MintedPortalLink } from './portal-links.service';
 
@@ -18,6 +18,7 @@ export class PortalLinksInternalController {
 
   @Post('portal-links')
   @HttpCode(201)
+  @InternalRefusals({ conflict: 'A worker without PORTAL_URL serves no portal' })
   mint(@ValidatedBody() body?: CreatePortalLinkDto): Promise<MintedPortalLink> {
     return this.links.mint({ accountId: body?.accountId, readOnly: body?.readOnly, ttlSeconds: body?.ttlSeconds });
   }

@@ -33,6 +33,7 @@ export class WebhooksController {
       description: 'A page of subscriptions.',
       body: { page: WebhookPage },
       example: EXAMPLES.webhookPage,
+      headers: ['Cache-Control'],
     },
     errors: { 403: [ErrorCode.InsufficientScope] },
   })
@@ -54,7 +55,13 @@ export class WebhooksController {
       schema: { ...CREATE_WEBHOOK_SCHEMA },
       example: EXAMPLES.webhookCreate,
     },
-    success: { status: 201, description: 'Created.', body: { data: WebhookResponseDto }, example: EXAMPLES.webhook },
+    success: {
+      status: 201,
+      description: 'Created.',
+      body: { data: WebhookResponseDto },
+      example: EXAMPLES.webhook,
+      headers: ['Cache-Control'],
+    },
     errors: {
       400: [ErrorCode.InvalidArgument],
       403: [ErrorCode.InsufficientScope, ErrorCode.Forbidden],

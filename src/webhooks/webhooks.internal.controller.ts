@@ -4,7 +4,7 @@ import { ApiQuery } from '@nestjs/swagger';
 import { DomainError } from '../common/errors/domain-error';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { ValidatedBody } from '../common/validation/validated-body';
-import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import { InternalOperations, InternalRefusals } from '../common/openapi/internal-operations.decorator';
 import {
   EnableWebhookDto,
   RecoverDeliveriesDto,
@@ -74,6 +74,7 @@ export class WebhooksInternalController {
 
   @Post(':webhookId/deliveries/:deliveryId/resend')
   @HttpCode(202)
+  @InternalRefusals({ conflict: 'The subscription is disabled and force is not true' })
   resend(
     @Param('webhookId') webhookId: string,
     @Param('deliveryId') deliveryId: string,
@@ -84,6 +85,7 @@ export class WebhooksInternalController {
 
   @Post(':webhookId/recover')
   @HttpCode(202)
+  @InternalRefusals({ conflict: 'The subscription is disabled' })
   recover(
     @Param('webhookId') webhookId: string,
     @ValidatedBody({ optional: true }) body?: RecoverDeliveriesDto,

@@ -867,6 +867,8 @@ export interface components {
     Location: string;
     /** @description Present, as `true`, when the response is the stored response of an earlier request with the same `Idempotency-Key`. */
     'Idempotent-Replayed': 'true';
+    /** @description `no-store`: the body holds signing secrets, which no cache along the way may keep. */
+    'Cache-Control': 'no-store';
   };
   pathItems: never;
 }
@@ -1055,6 +1057,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -1151,6 +1176,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -1300,6 +1348,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -1423,6 +1494,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -1616,6 +1710,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -1770,6 +1887,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -1986,6 +2126,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -2114,6 +2277,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -2267,6 +2453,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -2289,6 +2498,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
         };
         content: {
@@ -2387,6 +2597,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -2429,6 +2662,7 @@ export interface operations {
           'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
           'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
           'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          'Cache-Control': components['headers']['Cache-Control'];
           [name: string]: unknown;
         };
         content: {
@@ -2594,6 +2828,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };
@@ -2774,6 +3031,29 @@ export interface operations {
         };
       };
       429: components['responses']['RateLimited'];
+      /** @description The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed (`error`: `invalid_argument`) */
+      431: {
+        headers: {
+          'X-Request-Id': components['headers']['X-Request-Id'];
+          'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+          'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+          'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "error": "invalid_argument",
+           *       "message": "The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed",
+           *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+           *     }
+           */
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            error?: 'invalid_argument';
+          };
+        };
+      };
       500: components['responses']['Internal'];
     };
   };

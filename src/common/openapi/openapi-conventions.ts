@@ -52,6 +52,11 @@ export const HEADER_COMPONENTS = {
     required: false,
     schema: { type: 'string', enum: ['true'] },
   },
+  'Cache-Control': {
+    description: '`no-store`: the body holds signing secrets, which no cache along the way may keep.',
+    required: true,
+    schema: { type: 'string', enum: ['no-store'] },
+  },
   Allow: {
     description: 'The methods the path accepts (HEAD wherever GET).',
     required: true,

@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import type { AppConfig } from '../../config/app-config';
 import { routeServes } from '../http/listener';
 import { PRINCIPALS_EXTENSION } from '../auth-context/require-access.decorator';
+import { internalRefusalResponses, REFUSALS_EXTENSION, type InternalRefusals } from './internal-operations.decorator';
 import type { OpenApiFragment } from './openapi-fragment';
 import { ERROR_SCHEMAS, HEADER_COMPONENTS, PARAMETER_COMPONENTS, RESPONSE_COMPONENTS } from './openapi-conventions';
 import { INTERNAL_INTRODUCTION, publicIntroduction } from './openapi-introduction';
@@ -80,6 +81,14 @@ function describeBareSuccess(operation: Json): void {
   }
 }
 
+/** An internal route's own refusals (`@InternalRefusals`), as responses beside the shared ones. */
+function addInternalRefusals(operation: Json): void {
+  const refusals = operation[REFUSALS_EXTENSION] as InternalRefusals | undefined;
+  if (refusals === undefined) return;
+  delete operation[REFUSALS_EXTENSION];
+  operation['responses'] = { ...(operation['responses'] as Json), ...internalRefusalResponses(refusals) };
+}
+
 /**
  * Internal bodies validated by class-validator DTOs without reference
  * decorators scan as objects with no properties; say so rather than let an
@@ -148,8 +157,10 @@ function pathsOf(scanned: OpenAPIObject, listener: 'public' | 'admin'): OpenAPIO
       if (!HTTP_METHODS.includes(method)) continue;
       const op = operation as Json;
       op['summary'] ??= `${method.toUpperCase()} ${path}`;
-      if (listener === 'admin') describeBareSuccess(op);
-      else describeAccess(op);
+      if (listener === 'admin') {
+        describeBareSuccess(op);
+        addInternalRefusals(op);
+      } else describeAccess(op);
       for (const [status, response] of Object.entries((op['responses'] ?? {}) as Record<string, Json>)) {
         if (typeof response['$ref'] === 'string') (op['responses'] as Json)[status] = { $ref: response['$ref'] };
       }

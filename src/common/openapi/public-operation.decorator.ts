@@ -24,7 +24,7 @@ const ERROR_MEANINGS: Record<ErrorCode, string> = {
   [ErrorCode.Internal]: 'Server-side failure',
 };
 
-type ErrorStatus = 400 | 403 | 404 | 409 | 412 | 413 | 414 | 415;
+type ErrorStatus = 400 | 403 | 404 | 409 | 412 | 413 | 414 | 415 | 431;
 
 export type SuccessBody =
   /** `{data: <model>}` */
@@ -97,6 +97,7 @@ export function PublicOperation(spec: PublicOperationSpec): MethodDecorator {
   // Any request: an unknown query parameter, a malformed URL or a NUL character in the path; an overlong path segment.
   add(400, ErrorCode.UnsupportedParameter, ErrorCode.InvalidArgument);
   add(414, ErrorCode.InvalidArgument);
+  add(431, ErrorCode.InvalidArgument);
   if (spec.requestBody !== undefined) {
     add(413, ErrorCode.InvalidArgument);
     add(415, ErrorCode.InvalidArgument);
@@ -105,6 +106,7 @@ export function PublicOperation(spec: PublicOperationSpec): MethodDecorator {
     413: 'Body larger than the server accepts',
     414: 'A path segment of the URL is too long',
     415: 'Body is not JSON (`Content-Type: application/json`)',
+    431: 'The request line or its headers are larger than the server reads (a long `cursor` included); the connection is closed',
   };
 
   const decorators: Array<MethodDecorator | ClassDecorator> = [
