@@ -30,13 +30,13 @@ describe('migration DeliveryQueueShapeChecked', () => {
         error.message.includes("webhook_delivery_turn's from_seq is missing") &&
         error.message.includes('run `npm run migration:revert` until DeliveryQueueAndHistory1763900024000'),
     );
-    const applied = (await db.query(`SELECT name FROM schema_migration`)) as Array<{ name: string }>;
+    const applied = await db.query<Array<{ name: string }>>(`SELECT name FROM schema_migration`);
     const names = applied.map((row) => row.name);
     assert.ok(names.includes('DeliveryQueueAndHistory1763900024000'));
     assert.ok(!names.some((name) => /DeliveryQueueShapeChecked|DeliveryFlightLists|StrandedDeliveries/.test(name)));
-    const columns = (await db.query(
+    const columns = await db.query<Array<{ column_name: string }>>(
       `SELECT column_name FROM information_schema.columns WHERE table_name = 'webhook_delivery_turn'`,
-    )) as Array<{ column_name: string }>;
+    );
     assert.ok(
       columns.some((column) => column.column_name === 'in_flight'),
       'the turns keep their lists: nothing was moved',
@@ -46,7 +46,7 @@ describe('migration DeliveryQueueShapeChecked', () => {
   it('passes the queue as DeliveryQueueAndHistory makes it now, and the later migrations follow', async () => {
     await db.query(`ALTER TABLE webhook_delivery_turn ADD COLUMN from_seq bigint NOT NULL DEFAULT 0`);
     await withMigrations(url, 'all', (source) => source.runMigrations({ transaction: 'each' }));
-    const applied = (await db.query(`SELECT name FROM schema_migration`)) as Array<{ name: string }>;
+    const applied = await db.query<Array<{ name: string }>>(`SELECT name FROM schema_migration`);
     assert.ok(applied.some((row) => row.name === 'DeliveryQueueShapeChecked1763900024500'));
     assert.ok(applied.some((row) => row.name === 'StrandedDeliveries1763900026000'));
   });
