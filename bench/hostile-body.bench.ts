@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { DataSource } from 'typeorm';
 import { generateApiKey, hashApiKey } from '../libs/keys/api-key-format';
-import { parseJsonBody } from '../src/common/http/json-body';
+import { FORM_BODY_LIMIT, parseFormBody, parseJsonBody } from '../src/common/http/json-body';
 import { benchEnvironment, runWhenExecuted } from './support/bench-environment';
 
 /**
@@ -14,7 +14,9 @@ import { benchEnvironment, runWhenExecuted } from './support/bench-environment';
  *   BODY_LIMIT_BYTES), its status, wall time and process CPU (client and
  *   server both run in this process, so the CPU is an upper bound);
  * - interference: GET /v1/me latency while 1, then 4, senders (in a worker
- *   thread) post the worst body in a loop, against the same GET alone.
+ *   thread) post the worst body in a loop, against the same GET alone;
+ * - forms: parse CPU of the worst 16 KiB urlencoded forms the portal reads
+ *   before any session is checked (one name repeated, distinct names).
  * Prints one JSON line.
  */
 const ORGANISER = 'org_000000000000000000bench';
@@ -63,12 +65,12 @@ function median(values: number[]): number {
   return Math.round((sorted[Math.floor(sorted.length / 2)] ?? 0) * 100) / 100;
 }
 
-function parseCpuMs(body: Buffer): number {
+function parseCpuMs(body: Buffer, parse: (body: Buffer) => unknown = parseJsonBody): number {
   const runs: number[] = [];
   for (let run = 0; run < 15; run += 1) {
     const before = process.cpuUsage();
     try {
-      parseJsonBody(body);
+      parse(body);
     } catch {
       // Refusals are the expected outcome; only the cost matters here.
     }
@@ -76,6 +78,14 @@ function parseCpuMs(body: Buffer): number {
     runs.push((used.user + used.system) / 1000);
   }
   return median(runs);
+}
+
+/** The form parser's cost on the largest forms it takes: one name repeated, and as many distinct names. */
+function formParseCpuMs(): Record<string, number> {
+  const parse = (body: Buffer): unknown => parseFormBody(body.toString('utf8'));
+  const repeats = Buffer.from(`${'a&'.repeat(FORM_BODY_LIMIT / 2 - 1)}a`);
+  const distinct = Buffer.from(fill('', (index) => `k${index}=`, '', '&').slice(0, FORM_BODY_LIMIT));
+  return { oneNameRepeated: parseCpuMs(repeats, parse), distinctNames: parseCpuMs(distinct, parse) };
 }
 
 export async function main(): Promise<void> {
@@ -169,6 +179,7 @@ export async function main(): Promise<void> {
         bench: 'hostile-body',
         bodies: results,
         worstBody: worst,
+        formParseCpuMs: formParseCpuMs(),
         getMeAloneMs: { p50: p(alone, 0.5), p95: p(alone, 0.95), max: p(alone, 1) },
         getMeWhileSendingWorstMs: Object.fromEntries(
           Object.entries(contended).map(([senders, values]) => [
