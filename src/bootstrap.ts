@@ -101,6 +101,7 @@ function serveOpenApi(app: NestFastifyApplication, config: AppConfig): void {
   app.get(OpenApiDocumentStore).set(documents);
   serveOpenApiDefinitions(app.getHttpAdapter(), documents.public, { json: '/openapi.json', yaml: '/openapi.yaml' });
   serveOnlyTheReferencePageAssets(app, '/docs/');
+  refuseFramingOfTheReferencePage(app, '/docs');
   SwaggerModule.setup('docs', app, documents.public, {
     // The document's own routes are served above, each serialised once.
     raw: false,
@@ -132,6 +133,24 @@ const REFERENCE_PAGE_ASSETS = new Set([
   'favicon-16x16.png',
   'favicon-32x32.png',
 ]);
+
+/**
+ * The reference page has an "Authorize" dialog a reader may paste a key
+ * into: no other site may frame it (and overlay it, to have the key typed
+ * into a page it cannot see).
+ */
+function refuseFramingOfTheReferencePage(app: NestFastifyApplication, page: string): void {
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onSend', (request, reply, payload, done) => {
+      const path = request.url.split('?', 1)[0] ?? '';
+      if (path === page || path.startsWith(`${page}/`)) {
+        void reply.headers({ 'content-security-policy': "frame-ancestors 'none'", 'x-frame-options': 'DENY' });
+      }
+      done(null, payload);
+    });
+}
 
 /**
  * @nestjs/swagger serves the whole swagger-ui-dist folder under `/docs/`:

@@ -334,6 +334,17 @@ describe('the reference page', () => {
     assert.equal(bundle.status, 200);
   });
 
+  it('may not be framed by another site, since a key may be pasted into it: frame-ancestors none and X-Frame-Options DENY', async () => {
+    for (const path of ['/docs', '/docs/swagger-ui-init.js', '/docs/swagger-ui.css']) {
+      const response = await fetch(`${service.publicUrl}${path}`);
+      assert.equal(response.status, 200, path);
+      assert.equal(response.headers.get('content-security-policy'), "frame-ancestors 'none'", path);
+      assert.equal(response.headers.get('x-frame-options'), 'DENY', path);
+    }
+    const api = await fetch(`${service.publicUrl}/openapi.json`);
+    assert.equal(api.headers.get('x-frame-options'), null, 'only the reference page');
+  });
+
   it('keeps no key given to the reference page: Swagger UI stores no authorization in the browser, whose storage the portal’s origin shares', async () => {
     const init = await (await fetch(`${service.publicUrl}/docs/swagger-ui-init.js`)).text();
     assert.match(init, /"persistAuthorization":\s*false/);
