@@ -115,12 +115,15 @@ describe('a database that accepts connections but never answers', () => {
    * silence or mute. The account budget's counter is in the database too:
    * counted in memory here, so that a request reaches its own statement.
    */
-  function behindRelay(env: Record<string, string>): { relay: SilencingRelay; service: TestService; key: string } {
+  function behindRelay(
+    env: Record<string, string>,
+    scopes: Array<'events:read' | 'events:write'> = ['events:read'],
+  ): { relay: SilencingRelay; service: TestService; key: string } {
     const state = {} as { relay: SilencingRelay; service: TestService; key: string };
     before(async () => {
       state.relay = await silencingRelay(await freshDatabase());
       state.service = await startTestService({ ...env, RATE_LIMIT_STORE: 'memory' }, { databaseUrl: state.relay.url });
-      state.key = (await fixtures(state.service).organiser({ scopes: ['events:read'] })).key;
+      state.key = (await fixtures(state.service).organiser({ scopes })).key;
     });
     after(async () => {
       await state.relay?.close();
@@ -175,6 +178,40 @@ describe('a database that accepts connections but never answers', () => {
         served = (await api('GET', '/v1/events', { key: state.key })).status === 200;
       }
       assert.ok(served, 'served again once the database answers on new connections');
+    });
+  });
+  describe('a write, once the service runs, on connections that stay open', () => {
+    const state = behindRelay({ DB_CONNECT_TIMEOUT_SECONDS: '1', DB_STATEMENT_TIMEOUT_SECONDS: '1' }, [
+      'events:read',
+      'events:write',
+    ]);
+
+    it('answers a write within DB_STATEMENT_TIMEOUT_SECONDS when the database goes silent, its transaction included, stores nothing, and writes once on a retry', async () => {
+      const api = publicApi(state.service);
+      const create = (key: string) =>
+        api('POST', '/v1/events', {
+          key: state.key,
+          headers: { 'Idempotency-Key': key },
+          body: { title: { en: `Silent ${key}` }, startTime: '2031-05-01T19:00:00Z' },
+        });
+      assert.equal((await create('before-silence')).status, 201, 'written while the database answers');
+      state.relay.mute();
+      const sentAt = performance.now();
+      // Without a bound on the transaction's own BEGIN and COMMIT, the write would wait as long as the silence.
+      const answer = await Promise.race([
+        create('during-silence'),
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), 6_000)),
+      ]);
+      const tookMs = performance.now() - sentAt;
+      assert.ok(answer !== null, 'answered, not held');
+      assertErrorBody(answer, 500, 'internal');
+      assert.ok(tookMs < 5_000, `answered after ${Math.round(tookMs)} ms`);
+      state.relay.unmute();
+      let retried = await create('during-silence');
+      for (let attempt = 0; attempt < 30 && retried.status !== 201; attempt += 1)
+        retried = await create('during-silence');
+      assert.equal(retried.status, 201, 'written once the database answers on new connections');
+      assert.equal(retried.headers.get('idempotent-replayed'), null, 'the silenced attempt stored nothing');
     });
   });
 });

@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { ClosingOnTimeoutClient } from './closing-client';
 import { markedAsConnectionFailure } from './connection-failure';
 import { dataSourceOptions } from './data-source-options';
 import { NotificationHub } from './notifications/notification-hub';
@@ -13,6 +14,32 @@ import { UnitOfWork } from './unit-of-work';
 import { applyPendingMigrations, refusePendingMigrations } from './schema-migrations';
 import { settingsRefusal } from './settings-refusal';
 
+/**
+ * Migrations copy and vacuum whole tables: they run on a connection of their
+ * own, without the bound every query of the application's pool has, which
+ * is closed once they are done.
+ */
+async function withMigrationSource(
+  options: DataSourceOptions,
+  work: (source: DataSource) => Promise<void>,
+): Promise<void> {
+  const { query_timeout: _bounded, Client: _closing, ...extra } = (options.extra ?? {}) as Record<string, unknown>;
+  const source = await new DataSource({
+    ...options,
+    migrationsRun: false,
+    extra: { ...extra, max: 1 },
+  })
+    .initialize()
+    .catch((error: unknown) => {
+      throw markedAsConnectionFailure(error);
+    });
+  try {
+    await work(source);
+  } finally {
+    await source.destroy();
+  }
+}
+
 @Global()
 @Module({
   imports: [
@@ -20,11 +47,16 @@ import { settingsRefusal } from './settings-refusal';
       inject: [APP_CONFIG],
       useFactory: (config: AppConfig) => {
         if (config.databaseUrl === null) throw new Error('the database URL is resolved before the app is created');
+        const options = dataSourceOptions(config.databaseUrl, config.dbPoolMax, config.dbConnectTimeoutMs);
         // Entities are registered by each context's TypeOrmModule.forFeature.
         return {
-          ...dataSourceOptions(config.databaseUrl, config.dbPoolMax, config.dbConnectTimeoutMs),
+          ...options,
           entities: [],
           autoLoadEntities: true,
+          // Every query of the pool, TypeORM's own included (BEGIN, COMMIT, repository calls), waits for its
+          // answer at most DB_STATEMENT_TIMEOUT_SECONDS, queued or sent: a silent server fails a request
+          // instead of holding it, or running it long after its client was answered.
+          extra: { ...options.extra, query_timeout: config.dbStatementTimeoutMs, Client: ClosingOnTimeoutClient },
           // A wrong password or database name is answered the same on every try: the start fails at once.
           toRetry: (error: unknown) => settingsRefusal(error) === null,
           // Read by the factory below, which applies them its own way (or refuses a schema behind this build).
@@ -36,20 +68,13 @@ import { settingsRefusal } from './settings-refusal';
       // A failure closes the data source, as TypeORM's own `migrationsRun` does.
       dataSourceFactory: async (options) => {
         if (options === undefined) throw new Error('the data source options are resolved before the factory runs');
+        await withMigrationSource(options, (source) =>
+          options.migrationsRun === true ? applyPendingMigrations(source) : refusePendingMigrations(source),
+        );
         // TypeORM's own run of the migrations takes no lock: applyPendingMigrations does.
-        const dataSource = await new DataSource({ ...options, migrationsRun: false })
-          .initialize()
-          .catch((error: unknown) => {
-            throw markedAsConnectionFailure(error);
-          });
-        try {
-          if (options.migrationsRun === true) await applyPendingMigrations(dataSource);
-          else await refusePendingMigrations(dataSource);
-        } catch (error) {
-          await dataSource.destroy();
-          throw error;
-        }
-        return dataSource;
+        return new DataSource({ ...options, migrationsRun: false }).initialize().catch((error: unknown) => {
+          throw markedAsConnectionFailure(error);
+        });
       },
     }),
   ],

@@ -1,3 +1,4 @@
+import { PG_READ_TIMEOUT } from '../closing-client';
 import { createHash } from 'node:crypto';
 import type { CustomTypesConfig, FieldDef, QueryArrayConfig, QueryArrayResult, QueryResultRow } from 'pg';
 import { parameterReferences, SqlFragment, SqlParameter, type SqlParameters } from './sql-fragment';
@@ -22,8 +23,12 @@ export interface StatementOptions {
   unbounded?: true;
 }
 
-/** The error pg's client gives a query whose `query_timeout` ran out. */
-const PG_READ_TIMEOUT = 'Query read timeout';
+/**
+ * The wait of an `unbounded` statement: the longest a timer holds (about 24
+ * days). pg reads a query's own timeout of 0 as "the pool's", which bounds
+ * every query of the application's pool, so "none" is written as this.
+ */
+const UNBOUNDED_WAIT_MS = 2 ** 31 - 1;
 
 /**
  * One SQL statement with named parameters, compiled once, at module load:
@@ -101,7 +106,8 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
     const connection = await target.sqlConnection();
     const config = Object.create(this.queryConfig) as QueryArrayConfig & { query_timeout?: number };
     config.values = values;
-    if (!this.unbounded && target.statementTimeoutMs !== undefined) config.query_timeout = target.statementTimeoutMs;
+    if (this.unbounded) config.query_timeout = UNBOUNDED_WAIT_MS;
+    else if (target.statementTimeoutMs !== undefined) config.query_timeout = target.statementTimeoutMs;
     let result: QueryArrayResult;
     try {
       result = await connection.query(config);
