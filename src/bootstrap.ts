@@ -7,7 +7,7 @@ import { LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { ApiKeysService } from './identity/api-keys.service';
-import type { AppConfig } from './config/app-config';
+import { listensOnEveryAddress, type AppConfig } from './config/app-config';
 import { roleDuties } from './config/service-role';
 import { frameworkErrorAnswer } from './common/errors/framework-errors';
 import { HtmlSections } from './common/html/html-sections';
@@ -67,7 +67,7 @@ async function listening(listener: 'public' | 'admin', listen: () => Promise<unk
 
 function urlOf(server: Server, host: string): string {
   const address = server.address() as AddressInfo;
-  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  const shownHost = listensOnEveryAddress(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `http://${shownHost}:${address.port}`;
 }
 

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { listenerThatFailed, startService } from './bootstrap';
-import { ConfigError, loadAppConfig, type AppConfig } from './config/app-config';
+import { ConfigError, listensOnEveryAddress, loadAppConfig, type AppConfig } from './config/app-config';
 import { applyHeapGrowth } from './config/heap-growth';
 import { ensureLocalSecret } from './config/local-secrets';
 import { roleDuties } from './config/service-role';
@@ -140,12 +140,10 @@ function listenHint(error: unknown, config: AppConfig): string | null {
   return `The listener of ${api} could not listen on ${host}, port ${port}: check ${hostSetting} and ${portSetting}.`;
 }
 
-const ALL_ADDRESSES = new Set(['0.0.0.0', '::']);
-
 /** Both listeners on one port of one address: the public one listens first, so the admin one finds it taken. */
 function listenersShareAPort(config: AppConfig): boolean {
   const sameAddress =
-    config.host === config.adminHost || ALL_ADDRESSES.has(config.host) || ALL_ADDRESSES.has(config.adminHost);
+    config.host === config.adminHost || listensOnEveryAddress(config.host) || listensOnEveryAddress(config.adminHost);
   return roleDuties(config).servesApi && config.adminPort === config.port && sameAddress;
 }
 

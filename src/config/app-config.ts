@@ -310,6 +310,11 @@ function logLevel(env: Env): LogLevel {
  * Underscores are let through: container platforms name hosts with them and
  * the resolver finds those names.
  */
+/** A listen host that means every address of the machine (`0.0.0.0`, `::`). */
+export function listensOnEveryAddress(host: string): boolean {
+  return host === '0.0.0.0' || host === '::';
+}
+
 function listenHost(env: Env, name: string, fallback: string): string {
   const value = text(env, name, fallback);
   if (isIP(value) !== 0) return value;

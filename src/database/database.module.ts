@@ -26,6 +26,8 @@ async function withMigrationSource(
   const { query_timeout: _bounded, Client: _closing, ...extra } = (options.extra ?? {}) as Record<string, unknown>;
   const source = await new DataSource({
     ...options,
+    // Migrations read no entity: their connection skips building the entities' metadata.
+    entities: [],
     migrationsRun: false,
     extra: { ...extra, max: 1 },
   })

@@ -1,6 +1,6 @@
-import { PG_READ_TIMEOUT } from '../closing-client';
 import { createHash } from 'node:crypto';
 import type { CustomTypesConfig, FieldDef, QueryArrayConfig, QueryArrayResult, QueryResultRow } from 'pg';
+import { PG_READ_TIMEOUT } from '../closing-client';
 import { parameterReferences, SqlFragment, SqlParameter, type SqlParameters } from './sql-fragment';
 import type { SqlTarget } from './sql-target';
 import { compileRowBuilder, type RowBuilder } from './row-builder';
