@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { ID_LESS_DELETE_PATHS } from '../src/common/http/id-less-delete';
 import { isPortalRoute } from '../src/common/http/listener';
 import { after, before, describe, it } from 'node:test';
@@ -8,7 +10,7 @@ import { RouteTable } from '../src/common/http/route-table';
 import { fixtures } from './support/fixtures';
 import { internalApi, publicApi } from './support/http-client';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
-import { readContractSections } from './support/contract-tables';
+import { contractPath, contractSections, readContractSections } from './support/contract-tables';
 import { OpenApiContract, PROBE_PATHS, REFERENCE_PATHS } from './support/openapi-contract';
 import { type TestService } from './support/test-service';
 import { withApp } from './support/with-app';
@@ -56,6 +58,52 @@ function routesOf(listener: 'public' | 'admin'): string[] {
       .filter((route) => !isPortalRoute(route.split(' ')[1] ?? ''))
       .sort()
   );
+}
+
+/** The internal contract's operation rows (Method, Path, Body, Success), each once, its body as written. */
+function internalContractRows(): string[][] {
+  const markdown = readFileSync(join(dirname(contractPath()), 'internal-api.md'), 'utf8');
+  const rows = new Map<string, string[]>();
+  for (const table of contractSections(`## Operations\n${markdown}`).flatMap((section) => section.tables)) {
+    if (table.header.slice(0, 4).join('|') !== 'Method|Path|Body|Success') continue;
+    for (const [method = '', path = '', body = '', success = ''] of table.rows) {
+      const key = `${method} ${path}`;
+      // A row that adds to an earlier one (enable's `{recover?}`) keeps the body it names.
+      const bodyText = body.replace(/`/g, '') || rows.get(key)?.[2] || '';
+      rows.set(key, [method, path, bodyText, success]);
+    }
+  }
+  return [...rows.values()];
+}
+
+/** The members of `{a, b?, c: {…}, ...rest}` as the contract writes a body or an answer; `?` marks an optional one. */
+function fieldsOf(text: string): Array<{ name: string; required: boolean }> {
+  const inner = text.replace(/`/g, '').trim().replace(/^\{/, '').replace(/\}$/, '');
+  const parts: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const character of inner) {
+    if (character === '{') depth += 1;
+    if (character === '}') depth -= 1;
+    if (character === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else current += character;
+  }
+  parts.push(current);
+  return parts
+    .map((part) => (part.split(':')[0] ?? '').trim())
+    .filter((name) => name !== '' && !name.startsWith('...'))
+    .map((name) => ({ name: name.replace(/\?$/, ''), required: !name.endsWith('?') }));
+}
+
+/** The members a Success cell names after "plus" or "with" in backticks (`organizerId`, `secret`). */
+function namedFields(success: string): Array<{ name: string; required: boolean }> {
+  const tail = /\b(?:plus|with)\b(.*)$/.exec(success)?.[1] ?? '';
+  return [...tail.matchAll(/`([a-z][A-Za-z0-9]*)`/g)]
+    .map((match) => match[1] ?? '')
+    .filter((name) => !['null', 'true', 'false'].includes(name))
+    .map((name) => ({ name, required: true }));
 }
 
 // One service for every suite of this file (the documents are read once).
@@ -286,6 +334,74 @@ describe('the OpenAPI documents', () => {
     }
     const metrics = internalDocument['paths']['/internal/metrics'].get.responses['200'].content as Json;
     assert.deepEqual(Object.keys(metrics), ['text/plain; version=0.0.4; charset=utf-8']);
+  });
+
+  it('describes every internal body and success answer field by field, with the fields and statuses of the internal contract’s tables', () => {
+    const resolve = (schema: Json): Json => {
+      const target = schema['$ref'];
+      if (typeof target !== 'string') return schema;
+      return resolve(internalDocument['components'].schemas[target.split('/').at(-1) as string] as Json);
+    };
+    let rows = 0;
+    for (const row of internalContractRows()) {
+      const [method = '', path = '', body = '', success = ''] = row;
+      const where = `${method} ${path}`;
+      const operation = internalDocument['paths'][path]?.[method.toLowerCase()] as Json | undefined;
+      assert.ok(operation, `${where} is documented`);
+      const [status = ''] = /^\d{3}/.exec(success) ?? [];
+      const answer = operation['responses'][status] as Json | undefined;
+      assert.ok(answer, `${where} documents its success status ${status}`);
+      const media = answer['content']?.['application/json'] as Json | undefined;
+      assert.ok(media, `${where}: its success body is documented`);
+      const envelope = resolve(media['schema'] as Json);
+      assert.deepEqual(envelope['required'], ['data'], `${where}: the {data} envelope`);
+      const data = resolve(envelope['properties'].data as Json);
+      const item = data['type'] === 'array' ? resolve(data['items'] as Json) : data;
+      assert.ok(Object.keys(item['properties'] ?? {}).length > 0, `${where}: the answer's fields are described`);
+      const successFields = success.startsWith(`${status} \`{data:`)
+        ? []
+        : [...fieldsOf(/^\d{3} (`\{[^`]*\}`)/.exec(success)?.[1] ?? ''), ...namedFields(success)].map(
+            ({ name }) => name,
+          );
+      for (const name of successFields) {
+        assert.ok(item['properties'][name], `${where}: the answer has ${name}`);
+      }
+      if (body !== '') {
+        const request = resolve(operation['requestBody']?.content['application/json'].schema ?? {});
+        const fields = fieldsOf(body);
+        for (const { name } of fields) assert.ok(request['properties']?.[name], `${where}: the body has ${name}`);
+        assert.deepEqual(
+          [...((request['required'] as string[] | undefined) ?? [])].sort(),
+          fields
+            .filter((field) => field.required)
+            .map((field) => field.name)
+            .sort(),
+          `${where}: required body fields`,
+        );
+      }
+      rows += 1;
+    }
+    assert.ok(rows >= 20, `${rows} rows of the internal contract checked`);
+  });
+
+  it('sends Cache-Control: no-store with every internal answer that carries a credential: a new key, a subscription’s secret, a portal link', async () => {
+    const make = fixtures(service);
+    const admin = internalApi(service);
+    const owner = await make.organiser({ scopes: ['webhooks:write'] });
+    const hook = await make.webhook(owner.key, `${receiver.origin}/no-store`, ['order.confirmed']);
+    const answers = {
+      key: await admin('POST', '/internal/keys', {
+        body: { principal: { type: 'organiser', id: owner.id }, actorRole: 'owner' },
+      }),
+      detail: await admin('GET', `/internal/webhooks/${hook.id}`),
+      enable: await admin('POST', `/internal/webhooks/${hook.id}/enable`),
+      rotate: await admin('POST', `/internal/webhooks/${hook.id}/rotate-secret`, { body: { graceSeconds: 0 } }),
+      portalLink: await admin('POST', '/internal/portal-links', { body: { accountId: owner.id } }),
+    };
+    for (const [name, answer] of Object.entries(answers)) {
+      assert.ok(answer.status >= 200 && answer.status < 300, `${name}: ${answer.text}`);
+      assert.equal(answer.headers.get('cache-control'), 'no-store', name);
+    }
   });
 
   it('serves the internal document only on the admin listener, only with the admin token', async () => {

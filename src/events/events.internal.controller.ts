@@ -1,8 +1,11 @@
 import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { ValidatedBody } from '../common/validation/validated-body';
-import { InternalOperations, InternalRefusals } from '../common/openapi/internal-operations.decorator';
+import { ApiBody } from '@nestjs/swagger';
+import { DeletedDto } from '../common/openapi/deleted-schema';
+import { ref } from '../common/openapi/openapi-conventions';
+import { InternalOperations, InternalRefusals, InternalSuccess } from '../common/openapi/internal-operations.decorator';
 import { DomainError } from '../common/errors/domain-error';
-import type { EventResponseDto, InternalEventResponse } from './dto/event.dto';
+import { EventResponseDto, InternalEventResponse } from './dto/event.dto';
 import { EventsService } from './events.service';
 import { InRequest, type RequestContext } from '../common/request-id/request-context';
 
@@ -14,6 +17,12 @@ export class EventsInternalController {
   @Post()
   @HttpCode(201)
   @InternalRefusals({ conflict: 'Created public while planning.date.mode is not fixed' })
+  @ApiBody({ schema: ref('schemas', 'InternalEventCreate') })
+  @InternalSuccess({
+    status: 201,
+    description: 'The Event in its public shape plus `organizerId`.',
+    body: { data: InternalEventResponse },
+  })
   create(
     @ValidatedBody() body: Record<string, unknown> | undefined,
     @InRequest() request: RequestContext,
@@ -30,18 +39,26 @@ export class EventsInternalController {
   @Post(':eventId/publish')
   @HttpCode(200)
   @InternalRefusals({ conflict: 'planning.date.mode is not fixed' })
+  @InternalSuccess({
+    status: 200,
+    description:
+      'The Event, now public. `event.published` is emitted the first time an event becomes public, never again.',
+    body: { data: EventResponseDto },
+  })
   publish(@Param('eventId') eventId: string, @InRequest() request: RequestContext): Promise<EventResponseDto> {
     return this.events.publish(eventId, request.traceId);
   }
 
   @Post(':eventId/touch')
   @HttpCode(200)
+  @InternalSuccess({ status: 200, description: 'The Event: only `updatedAt` moved.', body: { data: EventResponseDto } })
   touch(@Param('eventId') eventId: string): Promise<EventResponseDto> {
     return this.events.touch(eventId);
   }
 
   @Delete(':eventId')
-  delete(@Param('eventId') eventId: string): Promise<{ id: string; deleted: true }> {
+  @InternalSuccess({ status: 200, description: 'Hard delete.', body: { data: DeletedDto } })
+  delete(@Param('eventId') eventId: string): Promise<DeletedDto> {
     return this.events.delete(eventId);
   }
 }

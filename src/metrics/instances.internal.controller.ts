@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
-import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import { ApiOperation } from '@nestjs/swagger';
+import { InternalOperations, InternalSuccess } from '../common/openapi/internal-operations.decorator';
 import { InstanceRegistry } from '../database/instances/instance-registry';
 import type { InstanceRow } from '../database/instances/instance-statements';
 
@@ -27,9 +27,10 @@ export class InstancesInternalController {
     summary: 'The live instances',
     description: 'Every instance serving this database. An instance that has missed three heartbeats is not listed.',
   })
-  @ApiOkResponse({
+  @InternalSuccess({
+    status: 200,
     description: 'The live instances, oldest first.',
-    schema: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: INSTANCE_SCHEMA } } },
+    body: { dataSchema: { type: 'array', items: INSTANCE_SCHEMA } },
   })
   instances(): Promise<InstanceRow[]> {
     return this.registry.listLive();

@@ -1,6 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
+import { headerRefs } from '../common/openapi/openapi-conventions';
 import type { FastifyReply } from 'fastify';
 import { ReadinessService } from '../health/readiness.service';
 import { InstanceRegistry } from '../database/instances/instance-registry';
@@ -28,6 +29,7 @@ export class MetricsInternalController {
     status: 200,
     description:
       'Prometheus text exposition format 0.0.4, not the `{data}` envelope; sent with `Cache-Control: no-store`.',
+    headers: headerRefs(['X-Request-Id', 'Cache-Control']),
     content: { [metricsRegistry.contentType]: { schema: { type: 'string' } } },
   })
   async metrics(@Res() reply: FastifyReply): Promise<void> {

@@ -1,7 +1,8 @@
 import { Controller, Delete, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ValidatedBody } from '../common/validation/validated-body';
-import { InternalOperations, InternalRefusals } from '../common/openapi/internal-operations.decorator';
-import { CreateOrderDto, UpdateOrderDto, type OrderResponseDto } from './dto/order.dto';
+import { DeletedDto } from '../common/openapi/deleted-schema';
+import { InternalOperations, InternalRefusals, InternalSuccess } from '../common/openapi/internal-operations.decorator';
+import { CreateOrderDto, OrderResponseDto, UpdateOrderDto } from './dto/order.dto';
 import { OrdersService } from './orders.service';
 import { InRequest, type RequestContext } from '../common/request-id/request-context';
 
@@ -13,6 +14,11 @@ export class OrdersInternalController {
 
   @Post()
   @HttpCode(201)
+  @InternalSuccess({
+    status: 201,
+    description: 'The Order in its public shape plus `status`.',
+    body: { data: OrderResponseDto },
+  })
   create(@ValidatedBody() body: CreateOrderDto, @InRequest() request: RequestContext): Promise<OrderResponseDto> {
     return this.orders.create(body, request.traceId);
   }
@@ -20,17 +26,25 @@ export class OrdersInternalController {
   @Post(':orderId/confirm')
   @HttpCode(200)
   @InternalRefusals({ conflict: 'The order is failed or abandoned' })
+  @InternalSuccess({
+    status: 200,
+    description:
+      'The Order, confirmed. `order.confirmed` is emitted once; on an order already confirmed nothing changes.',
+    body: { data: OrderResponseDto },
+  })
   confirm(@Param('orderId') orderId: string, @InRequest() request: RequestContext): Promise<OrderResponseDto> {
     return this.orders.confirm(orderId, request.traceId);
   }
 
   @Patch(':orderId')
+  @InternalSuccess({ status: 200, description: 'The Order, rewritten.', body: { data: OrderResponseDto } })
   rewrite(@Param('orderId') orderId: string, @ValidatedBody() body: UpdateOrderDto): Promise<OrderResponseDto> {
     return this.orders.rewrite(orderId, body);
   }
 
   @Delete(':orderId')
-  delete(@Param('orderId') orderId: string): Promise<{ id: string; deleted: true }> {
+  @InternalSuccess({ status: 200, description: 'Hard delete.', body: { data: DeletedDto } })
+  delete(@Param('orderId') orderId: string): Promise<DeletedDto> {
     return this.orders.delete(orderId);
   }
 }

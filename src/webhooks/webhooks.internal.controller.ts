@@ -1,20 +1,20 @@
-import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiQuery } from '@nestjs/swagger';
 import { DomainError } from '../common/errors/domain-error';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import { ValidatedBody } from '../common/validation/validated-body';
-import { InternalOperations, InternalRefusals } from '../common/openapi/internal-operations.decorator';
+import { InternalOperations, InternalRefusals, InternalSuccess } from '../common/openapi/internal-operations.decorator';
 import {
   EnableWebhookDto,
   RecoverDeliveriesDto,
+  RecoverResultDto,
   ResendDeliveryDto,
+  RotatedWebhookResponseDto,
   RotateSecretDto,
-  type RecoverResultDto,
-  type RotatedWebhookResponseDto,
-  type WebhookDeliveryResponseDto,
-  type WebhookDetailResponseDto,
-  type WebhookResponseDto,
+  WebhookDeliveryResponseDto,
+  WebhookDetailResponseDto,
+  WebhookResponseDto,
 } from './dto/webhook.dto';
 import {
   DELIVERY_CURSOR,
@@ -31,12 +31,26 @@ export class WebhooksInternalController {
   constructor(private readonly operations: WebhookOperationsService) {}
 
   @Get(':webhookId')
+  @Header('Cache-Control', 'no-store')
+  @InternalSuccess({
+    status: 200,
+    description: 'The subscription with its account, secret rotation, health and warnings.',
+    body: { data: WebhookDetailResponseDto },
+    headers: ['Cache-Control'],
+  })
   detail(@Param('webhookId') webhookId: string): Promise<WebhookDetailResponseDto> {
     return this.operations.detail(webhookId);
   }
 
   @Post(':webhookId/enable')
+  @Header('Cache-Control', 'no-store')
   @HttpCode(200)
+  @InternalSuccess({
+    status: 200,
+    description: '`enabled` is `true` and `consecutiveFailures` 0.',
+    body: { data: WebhookResponseDto },
+    headers: ['Cache-Control'],
+  })
   enable(
     @Param('webhookId') webhookId: string,
     @ValidatedBody({ optional: true }) body?: EnableWebhookDto,
@@ -50,6 +64,12 @@ export class WebhooksInternalController {
    * delivery a resend may name can be reached without changing the body.
    */
   @Get(':webhookId/deliveries')
+  @InternalSuccess({
+    status: 200,
+    description: 'Newest first, 500 at a time; `Link` names the next 500.',
+    body: { dataList: WebhookDeliveryResponseDto },
+    headers: ['Link'],
+  })
   @AcceptsQuery('cursor')
   @ApiQuery({
     name: 'cursor',
@@ -75,6 +95,11 @@ export class WebhooksInternalController {
   @Post(':webhookId/deliveries/:deliveryId/resend')
   @HttpCode(202)
   @InternalRefusals({ conflict: 'The subscription is disabled and force is not true' })
+  @InternalSuccess({
+    status: 202,
+    description: 'The delivery as the delivery log shows it, with one new attempt queued.',
+    body: { data: WebhookDeliveryResponseDto },
+  })
   resend(
     @Param('webhookId') webhookId: string,
     @Param('deliveryId') deliveryId: string,
@@ -86,6 +111,11 @@ export class WebhooksInternalController {
   @Post(':webhookId/recover')
   @HttpCode(202)
   @InternalRefusals({ conflict: 'The subscription is disabled' })
+  @InternalSuccess({
+    status: 202,
+    description: 'How many deliveries were queued again, and how many remain beyond this call.',
+    body: { data: RecoverResultDto },
+  })
   recover(
     @Param('webhookId') webhookId: string,
     @ValidatedBody({ optional: true }) body?: RecoverDeliveriesDto,
@@ -94,7 +124,14 @@ export class WebhooksInternalController {
   }
 
   @Post(':webhookId/rotate-secret')
+  @Header('Cache-Control', 'no-store')
   @HttpCode(200)
+  @InternalSuccess({
+    status: 200,
+    description: 'The subscription with its new `secret` and `secretRotation`.',
+    body: { data: RotatedWebhookResponseDto },
+    headers: ['Cache-Control'],
+  })
   rotateSecret(
     @Param('webhookId') webhookId: string,
     @ValidatedBody({ optional: true }) body?: RotateSecretDto,

@@ -97,7 +97,8 @@ async function send(url: string, method: string, options: CallOptions): Promise<
 export function publicApi(service: Pick<TestService, 'publicUrl'>) {
   return async (method: string, path: string, options: CallOptions = {}): Promise<HttpResult<any>> => {
     const result = await send(`${service.publicUrl}${path}`, method, options);
-    const problems = (await servedContract(service.publicUrl)).problems({ method, url: path, ...result });
+    const contract = await servedContract(`${service.publicUrl}/openapi.json`);
+    const problems = contract.problems({ method, url: path, ...result });
     if (problems.length > 0) {
       throw new AssertionError({ message: `The response departs from /openapi.json:\n${problems.join('\n')}` });
     }
@@ -105,16 +106,35 @@ export function publicApi(service: Pick<TestService, 'publicUrl'>) {
   };
 }
 
-/** Real HTTP against the internal listener, with the admin token unless told otherwise. */
+/** The dashboard answers people in HTML (docs/dashboard.md); its pages are no operation of the internal API. */
+const DASHBOARD_PATHS = /^\/internal\/dashboard(?:[/?]|$)/;
+
+/**
+ * Real HTTP against the internal listener, with the admin token unless told
+ * otherwise. Every response of the internal API is checked against
+ * `/internal/openapi.json` as the public ones are against `/openapi.json`.
+ */
 export function internalApi(service: TestService) {
-  return (
+  return async (
     method: string,
     path: string,
     options: CallOptions & { token?: string | null } = {},
   ): Promise<HttpResult<any>> => {
+    // Fetched before the request: a test that spends the failure budget must not starve the document's fetch.
+    const contract = await servedContract(`${service.adminUrl}/internal/openapi.json`, {
+      authorization: `Bearer ${service.adminToken}`,
+    });
     const headers = { ...options.headers };
     const token = options.token === undefined ? service.adminToken : options.token;
     if (token !== null) headers['authorization'] = `Bearer ${token}`;
-    return send(`${service.adminUrl}${path}`, method, { ...options, headers });
+    const result = await send(`${service.adminUrl}${path}`, method, { ...options, headers });
+    if (DASHBOARD_PATHS.test(path)) return result;
+    const problems = contract.problems({ method, url: path, ...result });
+    if (problems.length > 0) {
+      throw new AssertionError({
+        message: `The response departs from /internal/openapi.json:\n${problems.join('\n')}`,
+      });
+    }
+    return result;
   };
 }

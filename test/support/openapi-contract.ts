@@ -154,10 +154,19 @@ export class OpenApiContract {
     const response = this.resolve(declared as Json);
     const problems = this.headerProblems(response, observed).map((problem) => `${where}: ${problem}`);
 
-    const content = response['content']?.['application/json'];
+    const media = response['content'] as Json | undefined;
+    const content = media?.['application/json'];
     const bodyless = observed.method.toUpperCase() === 'HEAD' || observed.status === 304;
-    if (bodyless || content === undefined) {
+    if (bodyless || media === undefined) {
       if (observed.text !== '') problems.push(`${where}: a body where the document has none`);
+      return problems;
+    }
+    if (content === undefined) {
+      // A body of another media type (the metrics' Prometheus text): its type must be the documented one.
+      const type = observed.headers.get('content-type') ?? '';
+      if (!Object.keys(media).some((documented) => type.startsWith(documented.split(';')[0] ?? documented))) {
+        problems.push(`${where}: content type ${type} not documented`);
+      }
       return problems;
     }
     let body: unknown;
@@ -234,15 +243,16 @@ const contracts = new Map<string, Promise<OpenApiContract>>();
 const contractsByDocument = new Map<string, OpenApiContract>();
 
 /**
- * The document a running service serves, fetched once per service. Its
+ * A document a running service serves (`/openapi.json`, or
+ * `/internal/openapi.json` with the admin token), fetched once per service. Its
  * schemas compile once per test process for each distinct document text,
  * not once per service: most test files boot a service serving the same one.
  */
-export function servedContract(publicUrl: string): Promise<OpenApiContract> {
-  let contract = contracts.get(publicUrl);
+export function servedContract(documentUrl: string, headers: Record<string, string> = {}): Promise<OpenApiContract> {
+  let contract = contracts.get(documentUrl);
   if (contract === undefined) {
-    contract = fetch(`${publicUrl}/openapi.json`).then(async (response) => {
-      if (response.status !== 200) throw new Error(`GET /openapi.json answered ${response.status}`);
+    contract = fetch(documentUrl, { headers }).then(async (response) => {
+      if (response.status !== 200) throw new Error(`GET ${documentUrl} answered ${response.status}`);
       const text = await response.text();
       let compiled = contractsByDocument.get(text);
       if (compiled === undefined) {
@@ -251,7 +261,7 @@ export function servedContract(publicUrl: string): Promise<OpenApiContract> {
       }
       return compiled;
     });
-    contracts.set(publicUrl, contract);
+    contracts.set(documentUrl, contract);
   }
   return contract;
 }

@@ -1,11 +1,35 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiExtension, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExtension, ApiExtraModels, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ErrorCode } from '../errors/error-code';
-import { errorResponse } from './openapi-conventions';
+import { errorResponse, headerRefs, type ResponseHeaderName } from './openapi-conventions';
+import { successSchema, type SuccessBody } from './success-body';
 
-/** The internal API has no account budget, so its errors carry only the request id (a 429's `Retry-After` too). */
+/** The internal API has no account budget: its errors carry the request id, and a 429 the failure budget's figures. */
 const internalError = (description: string, code: ErrorCode): object =>
   errorResponse(description, [code], ['X-Request-Id']);
+
+const failureBudgetHeader = (description: string): object => ({
+  description,
+  required: true,
+  schema: { type: 'integer', minimum: 0 },
+});
+
+/** The refusal of a client address that spent its failure budget (RATE_LIMIT_FAILURES_PER_CLIENT). */
+const FAILURE_BUDGET_REFUSAL = {
+  ...errorResponse(
+    'Too many requests with a wrong or missing token from this client address in the current minute (RATE_LIMIT_FAILURES_PER_CLIENT); retry after `Retry-After` seconds',
+    [ErrorCode.RateLimited],
+    ['X-Request-Id', 'Retry-After'],
+  ),
+  ...{
+    headers: {
+      ...headerRefs(['X-Request-Id', 'Retry-After']),
+      'X-RateLimit-Limit': failureBudgetHeader('The failures a client address may make per window.'),
+      'X-RateLimit-Remaining': failureBudgetHeader('`0`: none left in this window.'),
+      'X-RateLimit-Reset': failureBudgetHeader('Unix time in seconds at which the window ends.'),
+    },
+  },
+};
 
 /**
  * Puts a controller's routes in the internal document (served on the admin
@@ -19,15 +43,34 @@ export function InternalOperations(tag: string): ClassDecorator {
     ApiResponse({ status: 400, ...internalError('Invalid body or value', ErrorCode.InvalidArgument) }),
     ApiResponse({ status: 401, ...internalError('Admin token missing or wrong', ErrorCode.Unauthorized) }),
     ApiResponse({ status: 404, ...internalError('No such resource', ErrorCode.NotFound) }),
+    ApiResponse({ status: 414, ...internalError('A path segment of the URL is too long', ErrorCode.InvalidArgument) }),
     ApiResponse({
-      status: 429,
-      ...errorResponse(
-        'Too many requests with a wrong or missing token from this client address in the current minute (RATE_LIMIT_FAILURES_PER_CLIENT); retry after `Retry-After` seconds',
-        [ErrorCode.RateLimited],
-        ['X-Request-Id', 'Retry-After'],
+      status: 431,
+      ...internalError(
+        'The request line or its headers are larger than the server reads; the connection is closed',
+        ErrorCode.InvalidArgument,
+      ),
+    }),
+    ApiResponse({ status: 429, ...FAILURE_BUDGET_REFUSAL }),
+    ApiResponse({
+      status: 500,
+      ...internalError(
+        'Unexpected server-side failure, logged with the request id; nothing internal is shown',
+        ErrorCode.Internal,
       ),
     }),
   );
+}
+
+/**
+ * The answers to a body every method but GET can get, whether or not the
+ * route reads one: the body is refused as it is read, before the route.
+ */
+export function internalBodyRefusalResponses(): Record<string, object> {
+  return {
+    413: internalError('Body larger than the server accepts', ErrorCode.InvalidArgument),
+    415: internalError('Body is not JSON (`Content-Type: application/json`)', ErrorCode.InvalidArgument),
+  };
 }
 
 /** The refusals an internal route adds to the shared ones, each with when the internal contract gives it. */
@@ -56,4 +99,31 @@ export function internalRefusalResponses(refusals: InternalRefusals): Record<str
     ...(refusals.forbidden === undefined ? {} : { 403: internalError(refusals.forbidden, ErrorCode.Forbidden) }),
     ...(refusals.conflict === undefined ? {} : { 409: internalError(refusals.conflict, ErrorCode.Conflict) }),
   };
+}
+
+/** An internal route's success answer: its status, and its body inside the `{data}` envelope. */
+export interface InternalSuccessSpec {
+  status: 200 | 201 | 202;
+  description: string;
+  body: SuccessBody;
+  /** Beyond `X-Request-Id`, which every answer carries. */
+  headers?: ResponseHeaderName[];
+}
+
+/**
+ * Documents what an internal route answers on success, field by field, so a
+ * tool or test rig generated from `/internal/openapi.json` reads the same
+ * shapes the internal contract's tables give.
+ */
+export function InternalSuccess(spec: InternalSuccessSpec): MethodDecorator {
+  const { schema, models } = successSchema(spec.body);
+  return applyDecorators(
+    ApiResponse({
+      status: spec.status,
+      description: spec.description,
+      headers: headerRefs(['X-Request-Id', ...(spec.headers ?? [])]),
+      schema,
+    }),
+    ...(models.length > 0 ? [ApiExtraModels(...models)] : []),
+  );
 }

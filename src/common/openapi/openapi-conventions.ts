@@ -57,6 +57,11 @@ export const HEADER_COMPONENTS = {
     required: true,
     schema: { type: 'string', enum: ['no-store'] },
   },
+  Link: {
+    description: 'RFC 8288: `<path?cursor=…>; rel="next"` when older rows follow this page; absent on the last page.',
+    required: false,
+    schema: { type: 'string', pattern: '^<[^>]+>; rel="next"$' },
+  },
   Allow: {
     description: 'The methods the path accepts (HEAD wherever GET).',
     required: true,

@@ -3,7 +3,12 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import type { AppConfig } from '../../config/app-config';
 import { routeServes } from '../http/listener';
 import { PRINCIPALS_EXTENSION } from '../auth-context/require-access.decorator';
-import { internalRefusalResponses, REFUSALS_EXTENSION, type InternalRefusals } from './internal-operations.decorator';
+import {
+  internalBodyRefusalResponses,
+  internalRefusalResponses,
+  REFUSALS_EXTENSION,
+  type InternalRefusals,
+} from './internal-operations.decorator';
 import type { OpenApiFragment } from './openapi-fragment';
 import { ERROR_SCHEMAS, HEADER_COMPONENTS, PARAMETER_COMPONENTS, RESPONSE_COMPONENTS } from './openapi-conventions';
 import { INTERNAL_INTRODUCTION, publicIntroduction } from './openapi-introduction';
@@ -67,44 +72,17 @@ function reachableComponents(roots: unknown, all: Record<ComponentKind, Record<s
 }
 
 /**
- * An internal route documented only by its route decorators gets its
- * success answer as the internal contract states it for every route: a
- * `{data}` body.
+ * An internal route's own refusals (`@InternalRefusals`), and for every
+ * method but GET a body's (413, 415), as responses beside the shared ones.
  */
-function describeBareSuccess(operation: Json): void {
-  for (const [status, response] of Object.entries((operation['responses'] ?? {}) as Record<string, Json>)) {
-    if (!status.startsWith('2') || response['content'] !== undefined || response['$ref'] !== undefined) continue;
-    response['description'] ||= 'Success.';
-    response['content'] = {
-      'application/json': { schema: { type: 'object', required: ['data'], properties: { data: {} } } },
-    };
-  }
-}
-
-/** An internal route's own refusals (`@InternalRefusals`), as responses beside the shared ones. */
-function addInternalRefusals(operation: Json): void {
+function addInternalRefusals(operation: Json, method: string): void {
   const refusals = operation[REFUSALS_EXTENSION] as InternalRefusals | undefined;
-  if (refusals === undefined) return;
   delete operation[REFUSALS_EXTENSION];
-  operation['responses'] = { ...(operation['responses'] as Json), ...internalRefusalResponses(refusals) };
-}
-
-/**
- * Internal bodies validated by class-validator DTOs without reference
- * decorators scan as objects with no properties; say so rather than let an
- * empty schema read as "no fields".
- */
-function withUndescribedBodiesMarked(schemas: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(schemas).map(([name, schema]) => {
-      const object = schema as Json;
-      const bare =
-        object['description'] === undefined &&
-        typeof object['properties'] === 'object' &&
-        Object.keys(object['properties'] as object).length === 0;
-      return [name, bare ? { ...object, description: 'Fields as listed in internal-api.md.' } : schema];
-    }),
-  );
+  operation['responses'] = {
+    ...(operation['responses'] as Json),
+    ...(method === 'get' ? {} : internalBodyRefusalResponses()),
+    ...(refusals === undefined ? {} : internalRefusalResponses(refusals)),
+  };
 }
 
 /** One part of every fragment, merged; two contexts naming the same entry is a mistake, refused at start. */
@@ -157,10 +135,8 @@ function pathsOf(scanned: OpenAPIObject, listener: 'public' | 'admin'): OpenAPIO
       if (!HTTP_METHODS.includes(method)) continue;
       const op = operation as Json;
       op['summary'] ??= `${method.toUpperCase()} ${path}`;
-      if (listener === 'admin') {
-        describeBareSuccess(op);
-        addInternalRefusals(op);
-      } else describeAccess(op);
+      if (listener === 'admin') addInternalRefusals(op, method);
+      else describeAccess(op);
       for (const [status, response] of Object.entries((op['responses'] ?? {}) as Record<string, Json>)) {
         if (typeof response['$ref'] === 'string') (op['responses'] as Json)[status] = { $ref: response['$ref'] };
       }
@@ -185,7 +161,7 @@ export function buildOpenApiDocuments(
   const scanned = SwaggerModule.createDocument(app, new DocumentBuilder().setOpenAPIVersion('3.1.0').build());
   const all: Record<ComponentKind, Record<string, unknown>> = {
     schemas: {
-      ...withUndescribedBodiesMarked(scanned.components?.schemas ?? {}),
+      ...scanned.components?.schemas,
       ...ERROR_SCHEMAS,
       ...fromFragments(fragments, 'schemas'),
     },

@@ -2,6 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { TopLevelBody } from '../envelope/page';
 import { InternalOperations } from './internal-operations.decorator';
+import { headerRefs } from './openapi-conventions';
 import { OpenApiDocumentStore } from './openapi-document.store';
 
 /**
@@ -16,7 +17,15 @@ export class OpenApiInternalController {
 
   @Get('openapi.json')
   @ApiOperation({ operationId: 'internalOpenApi', summary: 'This document (OpenAPI 3.1), sent as is, without `data`' })
-  @ApiOkResponse({ description: 'The OpenAPI document.', schema: { type: 'object', required: ['openapi', 'paths'] } })
+  @ApiOkResponse({
+    description: 'The OpenAPI document.',
+    headers: headerRefs(['X-Request-Id']),
+    schema: {
+      type: 'object',
+      required: ['openapi', 'info', 'paths'],
+      properties: { openapi: { type: 'string', enum: ['3.1.0'] }, info: { type: 'object' }, paths: { type: 'object' } },
+    },
+  })
   document(): TopLevelBody<object> {
     return new TopLevelBody(this.store.get().internal);
   }

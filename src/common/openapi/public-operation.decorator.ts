@@ -1,8 +1,9 @@
-import { applyDecorators, type Type } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { MAX_SUBSCRIPTIONS_PER_ACCOUNT } from '../../../libs/webhooks/event-types';
 import { ErrorCode } from '../errors/error-code';
 import { EVERY_RESPONSE_HEADERS, errorResponse, headerRefs, ref, type ResponseHeaderName } from './openapi-conventions';
+import { successSchema, type SuccessBody } from './success-body';
 
 type Json = { [key: string]: unknown };
 
@@ -26,16 +27,6 @@ const ERROR_MEANINGS: Record<ErrorCode, string> = {
 
 type ErrorStatus = 400 | 403 | 404 | 409 | 412 | 413 | 414 | 415 | 431;
 
-export type SuccessBody =
-  /** `{data: <model>}` */
-  | { data: Type }
-  /** `{data: <schema>}` for shapes without a class */
-  | { dataSchema: Json }
-  /** The page envelope class made by `pageSchemaOf` */
-  | { page: Type }
-  /** A body sent as is (GET /v1) */
-  | { model: Type };
-
 export interface PublicOperationSpec {
   operationId: string;
   summary: string;
@@ -55,20 +46,6 @@ export interface PublicOperationSpec {
   /** A JSON body: also documents the 400, 413 and 415 answers every body can get. */
   requestBody?: { description: string; schema: Json; example: unknown; required?: boolean };
   requestHeaders?: Array<{ name: string; required: boolean; description: string; schema?: Json }>;
-}
-
-function successSchema(body: SuccessBody): { schema: Json; models: Type[] } {
-  if ('data' in body) {
-    return {
-      schema: { type: 'object', required: ['data'], properties: { data: { $ref: getSchemaPath(body.data) } } },
-      models: [body.data],
-    };
-  }
-  if ('dataSchema' in body) {
-    return { schema: { type: 'object', required: ['data'], properties: { data: body.dataSchema } }, models: [] };
-  }
-  const model = 'page' in body ? body.page : body.model;
-  return { schema: { $ref: getSchemaPath(model) }, models: [model] };
 }
 
 function describeCodes(codes: readonly ErrorCode[]): string {

@@ -31,8 +31,10 @@ export class EventResponseDto {
 export const EventPage = pageSchemaOf(EventResponseDto, 'EventPage');
 
 /** Internal responses add the owner, which the public shape never shows. */
-export interface InternalEventResponse extends EventResponseDto {
-  organizerId: string | null;
+@ApiSchema({ name: 'InternalEvent', description: 'The Event in its public shape plus its owner (internal API).' })
+export class InternalEventResponse extends EventResponseDto {
+  @ApiProperty({ type: String, nullable: true, description: 'The owning organiser; `null` for none.' })
+  organizerId!: string | null;
 }
 
 /** The `data` of an `event.published` webhook delivery. */

@@ -1,42 +1,85 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsBoolean, IsNotEmpty, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PRINCIPAL_TYPES, SCOPES, type Principal, type Scope } from '../../common/auth-context/access';
 
+@ApiSchema({ name: 'OrganiserCreate' })
 export class CreateOrganiserDto {
-  @IsString() @IsNotEmpty() @MaxLength(500) name!: string;
-  @IsOptional() @IsBoolean() placeholder?: boolean;
+  @ApiProperty({ minLength: 1, maxLength: 500 })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(500)
+  name!: string;
+
+  @ApiPropertyOptional({ description: 'An unclaimed placeholder business (see venue visibility). Default `false`.' })
+  @IsOptional()
+  @IsBoolean()
+  placeholder?: boolean;
 }
 
-export interface OrganiserResponse {
-  id: string;
-  name: string;
-  placeholder: boolean;
+@ApiSchema({ name: 'Organiser' })
+export class OrganiserResponse {
+  @ApiProperty() id!: string;
+  @ApiProperty() name!: string;
+  @ApiProperty() placeholder!: boolean;
 }
 
 /** Roles of the organiser account; only the first two may mint or revoke keys. */
 export const KEY_MANAGER_ROLES = ['owner', 'org_manager'] as const;
 
+@ApiSchema({ name: 'KeyCreate' })
 export class CreateKeyDto {
   /** Validated by the service, so every malformed principal gets one clear message. */
-  @IsObject() principal!: { type?: unknown; id?: unknown };
+  @ApiProperty({
+    type: () => PrincipalDto,
+    description: 'An organiser or a venue (`400 invalid_argument` for a `professional` or an unknown id).',
+  })
+  @IsObject()
+  principal!: { type?: unknown; id?: unknown };
+
   /** Validated by the service against the Scope enum and the principal's rules. */
-  @IsOptional() scopes?: unknown;
-  @IsString() @IsNotEmpty() @MaxLength(100) actorRole!: string;
-  @IsOptional() @IsString() @MaxLength(200) name?: string;
+  @ApiPropertyOptional({
+    enum: SCOPES,
+    enumName: 'Scope',
+    isArray: true,
+    description:
+      'Default `events:read` and `orders:read` (a venue key: `events:read`). A venue key may not ask for `events:write` or `orders:read`.',
+  })
+  @IsOptional()
+  scopes?: unknown;
+
+  @ApiProperty({ maxLength: 100, description: '`403 forbidden` unless `owner` or `org_manager`.' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  actorRole!: string;
+
+  @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @MaxLength(200) name?: string;
 }
 
+@ApiSchema({ name: 'KeyRevoke' })
 export class RevokeKeyDto {
   /** Optional on HTTP (the contract's DELETE has no body); when given it must be owner or org_manager. */
-  @IsOptional() @IsString() @MaxLength(100) actorRole?: string;
+  @ApiPropertyOptional({ maxLength: 100, description: 'When given, `403 forbidden` unless `owner` or `org_manager`.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  actorRole?: string;
 }
 
-export interface CreatedKeyResponse {
-  id: string;
+@ApiSchema({ name: 'CreatedKey', description: 'A new key: the only answer that ever carries its plaintext.' })
+export class CreatedKeyResponse {
+  @ApiProperty() id!: string;
   /** The only place the plaintext key ever appears. */
-  key: string;
-  keyPrefix: string;
-  principal: Principal;
-  scopes: Scope[];
+  @ApiProperty({ description: 'The key itself, shown this once.', pattern: '^svc_live_[0-9a-f]{48}$' }) key!: string;
+  @ApiProperty({ description: 'Non-secret display fragment of the key.' }) keyPrefix!: string;
+  @ApiProperty({ type: () => PrincipalDto }) principal!: Principal;
+  @ApiProperty({ enum: SCOPES, enumName: 'Scope', isArray: true }) scopes!: Scope[];
+}
+
+@ApiSchema({ name: 'RevokedKey' })
+export class RevokedKeyResponse {
+  @ApiProperty() id!: string;
+  @ApiProperty({ enum: [true] }) revoked!: true;
 }
 
 export interface KeySummary {

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -26,17 +26,41 @@ import { ORDER_STATUSES, type OrderStatus } from '../order-status';
  */
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
+const nullableText = (maxLength: number): object => ({ type: String, nullable: true, maxLength });
+
+@ApiSchema({ name: 'LineItemCreate' })
 export class CreateLineItemDto {
-  @IsInt() @Min(0) @Max(MAX_SAFE) quantity!: number;
-  @IsOptional() @IsInt() @Min(0) @Max(MAX_SAFE) unitAmountMinor?: number | null;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: MAX_SAFE })
+  @IsInt()
+  @Min(0)
+  @Max(MAX_SAFE)
+  quantity!: number;
+
+  @ApiPropertyOptional({ type: 'integer', nullable: true, minimum: 0, maximum: MAX_SAFE })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_SAFE)
+  unitAmountMinor?: number | null;
 }
 
 /** Body of internal `POST /internal/orders` (internal-api.md). */
+@ApiSchema({ name: 'OrderCreate' })
 export class CreateOrderDto {
-  @IsString() @IsNotEmpty() @MaxLength(100) eventId!: string;
-  @IsOptional() @IsIn(ORDER_STATUSES) status?: OrderStatus | null;
-  @IsOptional() @IsBoolean() isRsvp?: boolean | null;
+  @ApiProperty({ minLength: 1, maxLength: 100 }) @IsString() @IsNotEmpty() @MaxLength(100) eventId!: string;
 
+  @ApiPropertyOptional({
+    enum: ORDER_STATUSES,
+    nullable: true,
+    description: 'Default `pending`. Created as `confirmed` counts as the transition and emits `order.confirmed`.',
+  })
+  @IsOptional()
+  @IsIn(ORDER_STATUSES)
+  status?: OrderStatus | null;
+
+  @ApiPropertyOptional({ type: Boolean, nullable: true }) @IsOptional() @IsBoolean() isRsvp?: boolean | null;
+
+  @ApiProperty({ type: () => [CreateLineItemDto], minItems: 1, maxItems: 1000 })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(1000)
@@ -45,25 +69,47 @@ export class CreateOrderDto {
   @Type(() => CreateLineItemDto)
   lineItems!: CreateLineItemDto[];
 
-  @IsInt() @Min(0) @Max(MAX_SAFE) totalAmountMinor!: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: MAX_SAFE, description: 'Minor currency units.' })
+  @IsInt()
+  @Min(0)
+  @Max(MAX_SAFE)
+  totalAmountMinor!: number;
 
   /** Stored as given, in any case; output uppercases it and reads null or empty as EUR. */
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    pattern: '^(?:[A-Za-z]{3})?$',
+    description: 'ISO 4217, stored as given (any case, empty or null); the Order shows it uppercase, EUR for none.',
+  })
   @IsOptional()
   @IsString()
   @Matches(/^(?:[A-Za-z]{3})?$/, { message: 'currency must be a three-letter ISO 4217 code (any case), empty or null' })
   currency?: string | null;
 
-  @IsOptional() @IsString() @MaxLength(500) billingName?: string | null;
-  @IsOptional() @IsString() @MaxLength(500) billingEmail?: string | null;
-  @IsOptional() @IsString() @MaxLength(500) attributionSource?: string | null;
-  @IsOptional() @IsString() @MaxLength(100) paymentProvider?: string | null;
+  @ApiPropertyOptional(nullableText(500)) @IsOptional() @IsString() @MaxLength(500) billingName?: string | null;
+  @ApiPropertyOptional(nullableText(500)) @IsOptional() @IsString() @MaxLength(500) billingEmail?: string | null;
+  @ApiPropertyOptional(nullableText(500))
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  attributionSource?: string | null;
+  @ApiPropertyOptional(nullableText(100)) @IsOptional() @IsString() @MaxLength(100) paymentProvider?: string | null;
 }
 
 /** Body of internal `PATCH /internal/orders/{orderId}`: a rewrite; `null` clears a field. */
+@ApiSchema({
+  name: 'OrderRewrite',
+  description: 'A rewrite: `null` clears a field; `updatedAt` moves, nothing is emitted.',
+})
 export class UpdateOrderDto {
-  @IsOptional() @IsString() @MaxLength(500) billingName?: string | null;
-  @IsOptional() @IsString() @MaxLength(500) billingEmail?: string | null;
-  @IsOptional() @IsString() @MaxLength(500) attributionSource?: string | null;
+  @ApiPropertyOptional(nullableText(500)) @IsOptional() @IsString() @MaxLength(500) billingName?: string | null;
+  @ApiPropertyOptional(nullableText(500)) @IsOptional() @IsString() @MaxLength(500) billingEmail?: string | null;
+  @ApiPropertyOptional(nullableText(500))
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  attributionSource?: string | null;
 }
 
 /** The Order of api-v1.md, field for field. */

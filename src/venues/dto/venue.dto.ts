@@ -1,4 +1,4 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -13,22 +13,38 @@ import {
 import { pageSchemaOf } from '../../common/openapi/page-schema';
 import { IsIanaTimeZone, IsLocaleMap } from '../../common/validation/validators';
 
+@ApiSchema({ name: 'LocationCreate' })
 export class CreateLocationDto {
-  @IsOptional() @IsString() @MaxLength(500) displayName?: string;
-  @IsOptional() @IsString() @MaxLength(1000) address?: string;
-  @IsOptional() @IsString() @MaxLength(200) city?: string;
-  @IsOptional() @IsString() @MaxLength(100) country?: string;
-  @IsOptional() @IsIanaTimeZone() timeZone?: string;
+  @ApiPropertyOptional({ maxLength: 500 }) @IsOptional() @IsString() @MaxLength(500) displayName?: string;
+  @ApiPropertyOptional({ maxLength: 1000 }) @IsOptional() @IsString() @MaxLength(1000) address?: string;
+  @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @MaxLength(200) city?: string;
+  @ApiPropertyOptional({ maxLength: 100 }) @IsOptional() @IsString() @MaxLength(100) country?: string;
+  @ApiPropertyOptional({
+    description: 'An IANA zone, default `UTC`: where "noon in the venue\'s time zone" of `dateOnly` is.',
+    examples: ['Europe/Amsterdam'],
+  })
+  @IsOptional()
+  @IsIanaTimeZone()
+  timeZone?: string;
 }
 
+@ApiSchema({ name: 'VenueCreate' })
 export class CreateVenueDto {
-  @IsString() @IsNotEmpty() @MaxLength(500) name!: string;
-  @IsOptional() @IsString() @MaxLength(200) slug?: string;
-  @IsOptional() @IsLocaleMap() description?: Record<string, string>;
-  @IsOptional() @IsString() @MaxLength(2000) websiteUrl?: string;
-  @IsOptional() @IsString() @MaxLength(200) category?: string;
-  @IsOptional() @IsString() @MaxLength(200) claimStatus?: string;
+  @ApiProperty({ minLength: 1, maxLength: 500 }) @IsString() @IsNotEmpty() @MaxLength(500) name!: string;
+  @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @MaxLength(200) slug?: string;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: "Locale code to text, like an event's description.",
+  })
+  @IsOptional()
+  @IsLocaleMap()
+  description?: Record<string, string>;
+  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) websiteUrl?: string;
+  @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @MaxLength(200) category?: string;
+  @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @MaxLength(200) claimStatus?: string;
 
+  @ApiPropertyOptional({ type: () => [CreateLocationDto], maxItems: 500, description: 'Each gets an `id`.' })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(500)
