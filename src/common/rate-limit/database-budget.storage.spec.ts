@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { freshDatabase } from '../../../test/support/test-database';
 import { Database } from '../../database/sql/sql-target';
 import type { SqlConnection, SqlTarget } from '../../database/sql/sql-target';
-import { DatabaseBudgetStorage } from './database-budget.storage';
+import { DatabaseBudgetStorage, FALLBACK_RETRY_MS } from './database-budget.storage';
 import type { CountedHit } from './fixed-window.storage';
 
 /** The database, counting the statements sent through it, which it can hold back until released. */
@@ -30,6 +30,22 @@ class GatedTarget implements SqlTarget {
     return {
       query: async (config) => {
         if (this.gate !== null) await this.gate;
+        return connection.query(config);
+      },
+    };
+  }
+}
+
+/** The database, or (while `unreachable`) a counter out of reach: every statement fails at once. */
+class SwitchableTarget implements SqlTarget {
+  unreachable = false;
+  constructor(private readonly database: Database) {}
+
+  sqlConnection(): SqlConnection {
+    const connection = this.database.sqlConnection();
+    return {
+      query: async (config) => {
+        if (this.unreachable) throw new Error('connect ECONNREFUSED');
         return connection.query(config);
       },
     };
@@ -101,6 +117,33 @@ describe('the database budget storage (RATE_LIMIT_STORE=database)', () => {
     }
     assert.ok(served <= limit, `served ${served} of ${limit}`);
     assert.ok(served >= limit - 1, `served ${served} of ${limit}`);
+    assert.equal(await usedInDatabase(key), limit);
+  });
+
+  it('adds what it served alone while the counter was out of reach to the shared window once it is back, so that window serves at most the limit in all', async () => {
+    const target = new SwitchableTarget(database);
+    let clock = Date.now();
+    const storage = new DatabaseBudgetStorage(target, { liveApiInstances: () => 2 }, HOUR_MS / 1000, () => clock);
+    const key = 'outage';
+    const limit = 100;
+    const serve = async (requests: number): Promise<number> => {
+      let served = 0;
+      for (let request = 0; request < requests; request += 1) {
+        if (!(await storage.incrementNow(key, HOUR_MS, limit)).isBlocked) served += 1;
+      }
+      return served;
+    };
+
+    target.unreachable = true;
+    const servedAlone = await serve(80);
+    assert.equal(servedAlone, limit / 2, 'its share of the limit (two live instances)');
+
+    target.unreachable = false;
+    clock += FALLBACK_RETRY_MS;
+    const servedAfter = await serve(200);
+    const servedInAll = servedAlone + servedAfter;
+    assert.ok(servedInAll <= limit, `${servedInAll} served in the window, more than the limit`);
+    assert.ok(servedInAll >= limit - 1, `${servedInAll} served in the window`);
     assert.equal(await usedInDatabase(key), limit);
   });
 });

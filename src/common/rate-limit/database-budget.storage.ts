@@ -49,6 +49,25 @@ const RESERVE = defineStatement<
   { prepared: true },
 );
 
+/**
+ * Adds what an instance served on its own while the counter was out of reach
+ * to the shared rows, in the window it was served in: a window that spans an
+ * outage then serves at most the limit in all, not the limit plus each
+ * instance's share. Counts of a window the database has left are dropped.
+ */
+const CHARGE = defineStatement<{ keys: string[]; units: number[]; windowStartMs: number; windowSeconds: number }>(
+  (p) => sql`
+    INSERT INTO rate_limit_counter AS c (key, window_start, used, last_grant)
+    SELECT o.key, to_timestamp(w.start::float8), o.units, 0
+      FROM unnest(${p.keys}::text[], ${p.units}::int[]) AS o(key, units),
+           (SELECT floor(extract(epoch FROM now()) / ${p.windowSeconds}::int) * ${p.windowSeconds}::int AS start) w
+     WHERE w.start * 1000 = ${p.windowStartMs}::float8
+    ON CONFLICT (key) DO UPDATE SET
+      window_start = EXCLUDED.window_start,
+      used = CASE WHEN c.window_start = EXCLUDED.window_start THEN c.used + EXCLUDED.used ELSE EXCLUDED.used END`,
+  { prepared: false },
+);
+
 /** A reservation slower than this counts as an unreachable counter (a request must not hang on it). */
 export const RESERVE_TIMEOUT_MS = 1_000;
 /** While falling back, how often a request tries the shared counter again. */
@@ -67,9 +86,18 @@ interface Reservation {
   whole: boolean;
 }
 
+/** What one budget served here alone in one window, and how much of it the shared row already holds. */
+interface ServedAlone {
+  windowStartMs: number;
+  served: number;
+  /** A try can charge and then fail to reserve: the next charges only the rest. */
+  charged: number;
+}
+
 interface Fallback {
   local: FixedWindowThrottlerStorage;
   lastTryMs: number;
+  servedAlone: Map<string, ServedAlone>;
 }
 
 /**
@@ -91,7 +119,9 @@ interface Fallback {
  * database clock as last seen, allowing `floor(limit / live instances)` (at
  * least 1; never unlimited), says so once in the log and in
  * `rate_limit_store_fallbacks_total`, tries the counter again every
- * FALLBACK_RETRY_MS, and says once when it is back.
+ * FALLBACK_RETRY_MS, and says once when it is back. What it served alone
+ * is then added to the shared rows of that window before it reserves again
+ * (CHARGE), so an outage lets no window serve more than the limit in all.
  */
 export class DatabaseBudgetStorage implements CountingStorage {
   private readonly logger = new Logger('AccountRateLimit');
@@ -155,6 +185,7 @@ export class DatabaseBudgetStorage implements CountingStorage {
     const sentAt = this.now();
     let row: GrantRow | null;
     try {
+      if (this.fallback !== null) await this.chargeServedAlone(this.fallback, ttl);
       row = await within(
         RESERVE.one(
           { key, want, limit, instances: this.instances.liveApiInstances(), windowSeconds: ttl / 1000 },
@@ -173,6 +204,29 @@ export class DatabaseBudgetStorage implements CountingStorage {
     this.offsetMs = row.now_ms - (sentAt + receivedAt) / 2;
     this.sweep(row.window_start_ms + ttl);
     return row;
+  }
+
+  /** What this instance served alone since the counter went out of reach, added to the shared rows before it reserves again. */
+  private async chargeServedAlone(fallback: Fallback, ttl: number): Promise<void> {
+    const windowStartMs = Math.floor(this.databaseNow() / ttl) * ttl;
+    const owed = [...fallback.servedAlone].filter(
+      ([, alone]) => alone.windowStartMs === windowStartMs && alone.served > alone.charged,
+    );
+    if (owed.length === 0) return;
+    await within(
+      CHARGE.affected(
+        {
+          keys: owed.map(([key]) => key),
+          units: owed.map(([, alone]) => alone.served - alone.charged),
+          windowStartMs,
+          windowSeconds: ttl / 1000,
+        },
+        this.database,
+      ),
+      RESERVE_TIMEOUT_MS,
+      'the rate-limit counter',
+    );
+    for (const [, alone] of owed) alone.charged = alone.served;
   }
 
   /** A request found its block empty: a new block, from which it takes one unit. */
@@ -237,7 +291,13 @@ export class DatabaseBudgetStorage implements CountingStorage {
     const share = Math.max(1, Math.floor(limit / this.instances.liveApiInstances()));
     const counted = fallback.local.incrementNow(key, ttl, share);
     const remaining = Math.max(0, share - counted.totalHits);
-    const windowEndMs = Math.floor(this.databaseNow() / ttl) * ttl + ttl;
+    const windowStartMs = Math.floor(this.databaseNow() / ttl) * ttl;
+    const windowEndMs = windowStartMs + ttl;
+    if (!counted.isBlocked) {
+      const alone = fallback.servedAlone.get(key);
+      if (alone?.windowStartMs === windowStartMs) alone.served += 1;
+      else fallback.servedAlone.set(key, { windowStartMs, served: 1, charged: 0 });
+    }
     return {
       ...counted,
       totalHits: limit - remaining,
@@ -256,7 +316,11 @@ export class DatabaseBudgetStorage implements CountingStorage {
     );
     rateLimitStoreMetrics.fallbacks.inc();
     rateLimitStoreMetrics.fallback.set(1);
-    this.fallback = { local: new FixedWindowThrottlerStorage(() => this.databaseNow()), lastTryMs: this.now() };
+    this.fallback = {
+      local: new FixedWindowThrottlerStorage(() => this.databaseNow()),
+      lastTryMs: this.now(),
+      servedAlone: new Map(),
+    };
     return this.fallback;
   }
 
