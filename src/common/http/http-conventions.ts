@@ -63,7 +63,7 @@ export function installHttpConventions(
     // The probes and the reference stay reachable: a load balancer must see health whatever a client did.
     if (audience?.credential !== 'none') {
       try {
-        const admission = failures.admit(listener, request.ip);
+        const admission = failures.admit(listener, request.ip, request.headers.authorization);
         if (admission !== null) (request as MarkedRequest)[ADMISSION] = admission;
       } catch (refusal) {
         (request as MarkedRequest)[FAILURE_BUDGET_REFUSED] = true;

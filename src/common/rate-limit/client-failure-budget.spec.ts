@@ -40,6 +40,35 @@ describe('ClientFailureBudget', () => {
     admitted(budget.admit('admin', '192.0.2.1'));
   });
 
+  it('lets requests carrying one credential share one unit while undecided, and counts each of them that fails as a failure', () => {
+    const budget = new ClientFailureBudget(3, 60, () => START);
+    const burst = Array.from({ length: 50 }, () => admitted(budget.admit('public', '192.0.2.1', 'Bearer one-key')));
+    admitted(budget.admit('public', '192.0.2.1', 'Bearer another-key'));
+    admitted(budget.admit('public', '192.0.2.1'));
+    // Three units are held (one key's burst, another key, a request without one): a third key is refused.
+    assert.equal(
+      refusalOf(() => budget.admit('public', '192.0.2.1', 'Bearer a-third-key')).code,
+      ErrorCode.RateLimited,
+    );
+
+    for (const admission of burst.slice(0, 49)) budget.settle(admission, false);
+    assert.equal(
+      refusalOf(() => budget.admit('public', '192.0.2.1', 'Bearer a-third-key')).code,
+      ErrorCode.RateLimited,
+    );
+    budget.settle(burst[49] as Admission, false);
+    admitted(budget.admit('public', '192.0.2.1', 'Bearer a-third-key'));
+
+    // A wrong key sent many times at once is one guess in flight, but every answer of 401 is a failure.
+    const budgetForGuesses = new ClientFailureBudget(3, 60, () => START);
+    const guesses = Array.from({ length: 5 }, () => admitted(budgetForGuesses.admit('public', 'b', 'Bearer wrong')));
+    for (const guess of guesses) budgetForGuesses.settle(guess, true);
+    assert.match(
+      refusalOf(() => budgetForGuesses.admit('public', 'b', 'Bearer wrong')).message,
+      /^Too many failed requests from this address \(3 per 60 seconds\); retry after/,
+    );
+  });
+
   it('counts an IPv6 client by its /64: a host changing its address within its /64 is refused at the figure', () => {
     const budget = new ClientFailureBudget(3, 60, () => START);
     for (let i = 1; i <= 3; i += 1) budget.recordFailure('public', `2001:db8:1:2::${i}`);

@@ -13,8 +13,13 @@ export interface Admission {
   readonly client: string;
   /** The start of the window it was let in (ms since the epoch). */
   readonly windowStart: number;
-  /** False once its unit is given back. */
+  /** False once its unit (or its share of one) is given back. */
   holdsUnit: boolean;
+  /**
+   * The credential it carries (its `Authorization` value), when it has one:
+   * requests of one credential undecided at once share one unit.
+   */
+  readonly credential?: string;
 }
 
 interface ClientWindow {
@@ -25,6 +30,12 @@ interface ClientWindow {
   undecided: number;
   /** Requests let in during the window before whose answer is not known yet. */
   undecidedBefore: number;
+  /**
+   * Undecided requests by the window they were let in and their credential
+   * (`${windowStart} ${credential}`): together they hold one unit, given
+   * back when the last of them is settled.
+   */
+  sharing: Map<string, number>;
 }
 
 /**
@@ -45,6 +56,13 @@ interface ClientWindow {
  * the window ends cannot fail in the next one on top of that window's own
  * failures. A request that is never settled (its connection gone before its
  * body was read) holds its unit until the end of the window after its own.
+ *
+ * Requests that carry the same credential are decided together (the key is
+ * valid or not), so while one of them is undecided the others share its unit
+ * rather than take one each: a burst with one valid key is not refused
+ * because its requests wait for that key's first lookup, while a guesser
+ * still pays a unit for every distinct key in flight, and every request that
+ * fails counts as a failure.
  *
  * Each listener counts on its own: the internal API has no rate limit of the
  * public API's, so a public client that spends its failures (a misconfigured
@@ -77,18 +95,25 @@ export class ClientFailureBudget {
    * every 429 (Limits): `Retry-After` and `X-RateLimit-Limit`/`-Remaining`/
    * `-Reset` of this budget. Null when the budget is off.
    */
-  admit(listener: Listener, address: string): Admission | null {
+  admit(listener: Listener, address: string, credential?: string): Admission | null {
     if (this.limit === 0) return null;
     const client = failureBudgetClient(address);
     const now = this.now();
     const start = this.windowStartAt(now);
     this.sweep(start);
     const window = this.windowOf(listener, client, start);
+    const shared = credential === undefined ? undefined : `${window.start} ${credential}`;
+    const sharers = shared === undefined ? 0 : (window.sharing.get(shared) ?? 0);
+    if (sharers > 0 && window.failures < this.limit) {
+      window.sharing.set(shared as string, sharers + 1);
+      return { listener, client, windowStart: window.start, holdsUnit: true, credential };
+    }
     if (window.failures + window.undecided + window.undecidedBefore >= this.limit) {
       throw this.refusal(now, start, window.failures >= this.limit);
     }
     window.undecided += 1;
-    return { listener, client, windowStart: window.start, holdsUnit: true };
+    if (shared !== undefined) window.sharing.set(shared, 1);
+    return { listener, client, windowStart: window.start, holdsUnit: true, credential };
   }
 
   /**
@@ -102,8 +127,9 @@ export class ClientFailureBudget {
     const current = window === undefined ? undefined : this.rolled(window, start);
     if (admission.holdsUnit) {
       admission.holdsUnit = false;
-      if (current?.start === admission.windowStart) current.undecided -= 1;
-      else if (current !== undefined && current.start - this.windowMs === admission.windowStart) {
+      const unitBack = window === undefined || admission.credential === undefined || this.lastSharer(window, admission);
+      if (unitBack && current?.start === admission.windowStart) current.undecided -= 1;
+      else if (unitBack && current !== undefined && current.start - this.windowMs === admission.windowStart) {
         current.undecidedBefore -= 1;
       }
     }
@@ -122,6 +148,18 @@ export class ClientFailureBudget {
     this.windowOf(listener, client, start).failures += 1;
   }
 
+  /** Takes the admission out of its credential's group; true when it was the last, so the unit goes back. */
+  private lastSharer(window: ClientWindow, admission: Admission): boolean {
+    const shared = `${admission.windowStart} ${admission.credential ?? ''}`;
+    const sharers = (window.sharing.get(shared) ?? 1) - 1;
+    if (sharers > 0) {
+      window.sharing.set(shared, sharers);
+      return false;
+    }
+    window.sharing.delete(shared);
+    return true;
+  }
+
   private windowStartAt(now: number): number {
     return Math.floor(now / this.windowMs) * this.windowMs;
   }
@@ -129,7 +167,7 @@ export class ClientFailureBudget {
   private windowOf(listener: Listener, client: string, start: number): ClientWindow {
     const window = this.clients[listener].get(client);
     if (window !== undefined) return this.rolled(window, start);
-    const fresh = { start, failures: 0, undecided: 0, undecidedBefore: 0 };
+    const fresh = { start, failures: 0, undecided: 0, undecidedBefore: 0, sharing: new Map<string, number>() };
     this.clients[listener].set(client, fresh);
     return fresh;
   }
