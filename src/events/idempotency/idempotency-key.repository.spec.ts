@@ -73,23 +73,4 @@ describe('IdempotencyKeyRepository', () => {
     await createdDaysAgo(8, theirs);
     assert.equal(await keys.purgeExpired(), 1);
   });
-
-  it("trims an organiser's keys to its newest, leaving other organisers' alone", async () => {
-    for (let n = 0; n < 5; n += 1) {
-      await db.unitOfWork.run(async (tx) => {
-        await keys.claim({ organizerId: 'org_a', key: `t${n}` }, 'fp', tx);
-        await keys.claim({ organizerId: 'org_b', key: `t${n}` }, 'fp', tx);
-      });
-      await createdDaysAgo(5 - n, { organizerId: 'org_a', key: `t${n}` });
-    }
-    await keys.trim('org_a', 2);
-    const held = await db.dataSource.query<Array<{ organizer_id: string; key: string }>>(
-      `SELECT organizer_id, key FROM idempotency_key ORDER BY organizer_id, key`,
-    );
-    assert.deepEqual(
-      held.filter((row) => row.organizer_id === 'org_a').map((row) => row.key),
-      ['t3', 't4'],
-    );
-    assert.equal(held.filter((row) => row.organizer_id === 'org_b').length, 5);
-  });
 });

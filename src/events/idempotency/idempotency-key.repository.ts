@@ -62,17 +62,11 @@ const REPLAY = defineStatement<KeyOf, StoredKey>(
                FROM idempotency_key WHERE organizer_id = ${p.organizerId} AND key = ${p.key}`,
   { prepared: true },
 );
-const TRIM = defineStatement<{ organizerId: string; keep: number }>(
-  (p) => sql`DELETE FROM idempotency_key WHERE organizer_id = ${p.organizerId} AND (created_at, key) <= (
-               SELECT created_at, key FROM idempotency_key WHERE organizer_id = ${p.organizerId}
-                ORDER BY created_at DESC, key DESC OFFSET ${p.keep} LIMIT 1)`,
-  { prepared: true },
-);
 const PURGE = defineStatement<NoParams>(() => sql`DELETE FROM idempotency_key WHERE ${EXPIRED}`, {
   prepared: false,
 });
 
-/** All SQL on `idempotency_key`: the service holds the rules (when to claim, replay, trim), this class the statements. */
+/** All SQL on `idempotency_key`: the service holds the rules (when to claim, replay, purge), this class the statements. */
 @Injectable()
 export class IdempotencyKeyRepository {
   constructor(private readonly database: Database) {}
@@ -102,11 +96,6 @@ export class IdempotencyKeyRepository {
 
   async find(key: KeyOf, tx: Transaction): Promise<StoredKey | null> {
     return REPLAY.one(key, tx);
-  }
-
-  /** Deletes the organiser's keys older than its newest `keep`; outside any transaction. */
-  async trim(organizerId: string, keep: number): Promise<void> {
-    await TRIM.affected({ organizerId, keep }, this.database);
   }
 
   /** Deletes every key past its retention; the number deleted. */

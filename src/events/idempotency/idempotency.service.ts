@@ -1,40 +1,19 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { ScheduledJobs } from '../../database/jobs/scheduled-jobs';
 import { UnitOfWork, type Transaction } from '../../database/unit-of-work';
 import type { RequestContext } from '../../common/request-id/request-context';
-import { describeError } from '../../common/logging/loggable-error';
 import { IdempotencyKeyRepository, type KeyOf } from './idempotency-key.repository';
 
 export { IDEMPOTENCY_RETENTION_DAYS } from './idempotency-key.repository';
 /** The scheduled job that deletes keys past their retention, hourly. */
 export const IDEMPOTENCY_PURGE_JOB = 'idempotency-purge';
 const IDEMPOTENCY_PURGE_EVERY_MS = 60 * 60 * 1000;
-/**
- * At most this many keys are kept per organiser: past it the oldest are
- * forgotten (a retry with one of those creates again). Far more than the
- * retry window of any client needs, it bounds the table where the write
- * rate limit alone would not.
- */
-export const IDEMPOTENCY_KEYS_PER_ORGANISER = 10_000;
 /** The longest `Idempotency-Key` taken; a key is printable ASCII without spaces (`!` to `~`). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export const IDEMPOTENCY_KEY_PATTERN = /^[!-~]+$/;
-/** Organisers whose create count is remembered; past it the least recently trimmed is forgotten (and trims next time). */
-const TRACKED_ORGANISERS = 10_000;
-/**
- * The cap is enforced on the first create of an organiser in this process
- * and then on every IDEMPOTENCY_TRIM_EVERY-th: finding the organiser's
- * oldest kept key walks as many index entries as the cap, which on every
- * create would cost PostgreSQL more than the create itself. Between trims an
- * organiser holds at most IDEMPOTENCY_KEYS_PER_ORGANISER + IDEMPOTENCY_TRIM_EVERY - 1
- * keys per instance.
- */
-export const IDEMPOTENCY_TRIM_EVERY = 100;
-
 export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
@@ -81,9 +60,6 @@ function fingerprintOf(body: unknown): string {
 @Injectable()
 export class IdempotencyService implements OnModuleInit {
   private readonly logger = new Logger(IdempotencyService.name);
-  /** Creates per organiser since its last trim (by this process). */
-  private readonly createsSinceTrim = new LRUCache<string, number>({ max: TRACKED_ORGANISERS });
-
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly keys: IdempotencyKeyRepository,
@@ -128,7 +104,6 @@ export class IdempotencyService implements OnModuleInit {
         );
         return { response, replayed: false };
       });
-      if (!outcome.replayed && this.trimDue(organizerId)) await this.trimToCap(organizerId);
       return outcome;
     } catch (error) {
       if ((error as { code?: unknown }).code === '55P03') {
@@ -138,28 +113,6 @@ export class IdempotencyService implements OnModuleInit {
         );
       }
       throw error;
-    }
-  }
-
-  /** Whether this create is the organiser's first in this process or an IDEMPOTENCY_TRIM_EVERY-th one. */
-  private trimDue(organizerId: string): boolean {
-    const since = this.createsSinceTrim.get(organizerId);
-    const due = since === undefined || since + 1 >= IDEMPOTENCY_TRIM_EVERY;
-    this.createsSinceTrim.set(organizerId, due ? 0 : since + 1);
-    return due;
-  }
-
-  /**
-   * Forgets the organiser's keys older than its newest
-   * IDEMPOTENCY_KEYS_PER_ORGANISER (one index range). After the creating
-   * transaction, so trims never hold its locks; a failed trim is retried by the next create.
-   */
-  private async trimToCap(organizerId: string): Promise<void> {
-    try {
-      await this.keys.trim(organizerId, IDEMPOTENCY_KEYS_PER_ORGANISER);
-    } catch (error) {
-      this.createsSinceTrim.delete(organizerId);
-      this.logger.warn(`Trimming the idempotency keys of organiser ${organizerId} failed: ${describeError(error)}`);
     }
   }
 
