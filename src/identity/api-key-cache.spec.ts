@@ -40,6 +40,25 @@ describe('ApiKeyCache', () => {
     assert.deepEqual(reads, ['h1']);
   });
 
+  it('reads a key once for concurrent lookups while trusted, and a lookup that joined a read before an eviction reads again', async () => {
+    const { cache, reads, load } = setUp();
+    const burst = await Promise.all(Array.from({ length: 50 }, () => Promise.resolve(cache.lookup('h1', load))));
+    assert.deepEqual(reads, ['h1'], 'one read for the burst');
+    assert.ok(burst.every((key) => key?.id === 'key_h1'));
+
+    const first = Promise.resolve(cache.lookup('h2', load));
+    const joinedBeforeEviction = Promise.resolve(cache.lookup('h2', load));
+    cache.evict('h2');
+    await Promise.all([first, joinedBeforeEviction]);
+    assert.deepEqual(reads, ['h1', 'h2', 'h2'], 'the joined lookup read again after the eviction');
+  });
+
+  it('joins no read while not trusted: every lookup reads the database', async () => {
+    const { cache, reads, load } = setUp({ trusted: false });
+    await Promise.all([Promise.resolve(cache.lookup('h1', load)), Promise.resolve(cache.lookup('h1', load))]);
+    assert.deepEqual(reads, ['h1', 'h1']);
+  });
+
   it('answers a cached key in the same turn, without a promise (every request with a known key)', async () => {
     const { cache, load } = setUp();
     assert.ok(cache.lookup('h1', load) instanceof Promise, 'the first lookup reads the database');

@@ -46,6 +46,8 @@ export class ApiKeyCache {
   private readonly trustWindowMs: number;
   private readonly now: () => number;
   private generation = 0;
+  /** Reads of the database in flight, by key hash, which concurrent lookups join. */
+  private readonly reading = new Map<string, Promise<ActiveKey | null>>();
   private trustedUntil = Number.NEGATIVE_INFINITY;
 
   constructor(options: ApiKeyCacheOptions) {
@@ -69,6 +71,8 @@ export class ApiKeyCache {
     if (this.isTrusted()) {
       const cached = this.entries.get(keyHash);
       if (cached !== undefined) return cached;
+      const reading = this.reading.get(keyHash);
+      if (reading !== undefined) return this.joined(reading, keyHash, load);
     }
     return this.loadAndRemember(this.entries, keyHash, load);
   }
@@ -79,22 +83,48 @@ export class ApiKeyCache {
     load: (keyHash: string) => Promise<ActiveKey | null>,
   ): Promise<ActiveKey | null> {
     const generation = this.generation;
-    const key = await load(keyHash);
+    const reading = load(keyHash);
+    this.reading.set(keyHash, reading);
+    let key: ActiveKey | null;
+    try {
+      key = await reading;
+    } finally {
+      if (this.reading.get(keyHash) === reading) this.reading.delete(keyHash);
+    }
     // Frozen: one object now serves many requests, none may change it for the others.
     if (key !== null && generation === this.generation) entries.set(keyHash, deepFrozen(key));
     return key;
+  }
+
+  /**
+   * A lookup that found the same key being read already waits for that read
+   * rather than sending its own (a burst with a key not yet cached reads it
+   * once). Only while trusted, where a revocation evicts; and if anything was
+   * evicted meanwhile, it looks up again, so it never takes a row older than
+   * an eviction it came after.
+   */
+  private async joined(
+    reading: Promise<ActiveKey | null>,
+    keyHash: string,
+    load: (keyHash: string) => Promise<ActiveKey | null>,
+  ): Promise<ActiveKey | null> {
+    const generation = this.generation;
+    const key = await reading;
+    return generation === this.generation ? key : this.lookup(keyHash, load);
   }
 
   /** The key of `keyHash` changed (revoked, new scopes, deleted): forget it, and any lookup reading it now. */
   evict(keyHash: string): void {
     this.generation += 1;
     this.entries?.delete(keyHash);
+    this.reading.delete(keyHash);
   }
 
   /** Forget everything, and any lookup reading now (notifications may have been missed). */
   clear(): void {
     this.generation += 1;
     this.entries?.clear();
+    this.reading.clear();
   }
 
   /**
