@@ -368,6 +368,20 @@ describe('dashboard in a browser', { skip: missing ?? false }, () => {
     await receiver.waitFor(acknowledged(publishedAt, 'event.published', state.eventId ?? ''));
   });
 
+  it('keeps a long unbroken title within a 375 px screen: in the events table and in the message after publishing it', async () => {
+    const title = 'W'.repeat(300);
+    const created = await internalApi(service)('POST', '/internal/events', {
+      body: { organizerId: state.organiserId, title: { EN: title }, startTime: '2031-07-01T20:00:00Z' },
+    });
+    assert.equal(created.status, 201, created.text);
+    await page().goto(url(`${state.organiserPath}/events`));
+    await browser.submitWith(`form[action$="/events/${created.body.data.id}/publish"] button`);
+    assert.match((await page().textContent('[role=status]')) ?? '', /W{300} is public/);
+    await browser.checkPage('events-long-title');
+    const titleCell = await page().locator('td.free-text', { hasText: title }).boundingBox();
+    assert.ok(titleCell !== null && titleCell.width < 1000, `the title cell is ${titleCell?.width ?? 0} px wide`);
+  });
+
   it('confirms a pending order from the orders page, and order.confirmed arrives', async () => {
     const admin = internalApi(service);
     const order = await admin('POST', '/internal/orders', {
