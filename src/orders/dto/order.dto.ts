@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
@@ -26,7 +27,14 @@ import { ORDER_STATUSES, type OrderStatus } from '../order-status';
  */
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
-const nullableText = (maxLength: number): object => ({ type: String, nullable: true, maxLength });
+/** An optional text field of at most `maxLength` characters (`null` allowed), validated and documented at once. */
+const OptionalText = (maxLength: number): PropertyDecorator =>
+  applyDecorators(
+    ApiPropertyOptional({ type: String, nullable: true, maxLength }),
+    IsOptional(),
+    IsString(),
+    MaxLength(maxLength),
+  );
 
 @ApiSchema({ name: 'LineItemCreate' })
 export class CreateLineItemDto {
@@ -87,14 +95,10 @@ export class CreateOrderDto {
   @Matches(/^(?:[A-Za-z]{3})?$/, { message: 'currency must be a three-letter ISO 4217 code (any case), empty or null' })
   currency?: string | null;
 
-  @ApiPropertyOptional(nullableText(500)) @IsOptional() @IsString() @MaxLength(500) billingName?: string | null;
-  @ApiPropertyOptional(nullableText(500)) @IsOptional() @IsString() @MaxLength(500) billingEmail?: string | null;
-  @ApiPropertyOptional(nullableText(500))
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
-  attributionSource?: string | null;
-  @ApiPropertyOptional(nullableText(100)) @IsOptional() @IsString() @MaxLength(100) paymentProvider?: string | null;
+  @OptionalText(500) billingName?: string | null;
+  @OptionalText(500) billingEmail?: string | null;
+  @OptionalText(500) attributionSource?: string | null;
+  @OptionalText(100) paymentProvider?: string | null;
 }
 
 /** Body of internal `PATCH /internal/orders/{orderId}`: a rewrite; `null` clears a field. */
@@ -103,13 +107,9 @@ export class CreateOrderDto {
   description: 'A rewrite: `null` clears a field; `updatedAt` moves, nothing is emitted.',
 })
 export class UpdateOrderDto {
-  @ApiPropertyOptional(nullableText(500)) @IsOptional() @IsString() @MaxLength(500) billingName?: string | null;
-  @ApiPropertyOptional(nullableText(500)) @IsOptional() @IsString() @MaxLength(500) billingEmail?: string | null;
-  @ApiPropertyOptional(nullableText(500))
-  @IsOptional()
-  @IsString()
-  @MaxLength(500)
-  attributionSource?: string | null;
+  @OptionalText(500) billingName?: string | null;
+  @OptionalText(500) billingEmail?: string | null;
+  @OptionalText(500) attributionSource?: string | null;
 }
 
 /** The Order of api-v1.md, field for field. */
