@@ -352,6 +352,37 @@ describe('the webhook portal', () => {
       assert.equal((await client.get('/portal/subscriptions')).status, 200);
     });
 
+    it('sets no cookie on a sign-out that ends no session or lacks its CSRF token: a forged one must not make the browser drop the real cookie', async () => {
+      const url = `${app.service.publicUrl}/portal/sign-out`;
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      // A form posted from another site: SameSite=Strict keeps the session cookie out of it.
+      const forged = await roundTrip(url, 'POST', form, '');
+      assert.equal(forged.status, 303);
+      assert.equal(forged.headers.get('location'), '/portal/signed-out');
+      assert.deepEqual(forged.headers.getSetCookie(), [], 'a sign-out without a cookie clears none');
+      const client = await opened(ours.id);
+      const cookie = `portal_session=${client.cookies.get('portal_session') ?? ''}`;
+      for (const [what, body] of [
+        ['without a CSRF token', ''],
+        ['with a forged CSRF token', '_csrf=forged'],
+      ] as const) {
+        const refused = await roundTrip(url, 'POST', { ...form, cookie }, body);
+        assert.equal(refused.status, 403, what);
+        assert.deepEqual(refused.headers.getSetCookie(), [], what);
+      }
+      const token = `_csrf=${encodeURIComponent(csrfOf((await client.get('/portal/subscriptions')).html))}`;
+      const out = await roundTrip(url, 'POST', { ...form, cookie }, token);
+      assert.equal(out.status, 303);
+      assert.match(
+        out.headers.getSetCookie().join('\n'),
+        /^portal_session=;.*Expires=Thu, 01 Jan 1970/m,
+        'ended: cleared',
+      );
+      const ended = await roundTrip(url, 'POST', { ...form, cookie }, token);
+      assert.equal(ended.headers.get('location'), '/portal/signed-out');
+      assert.deepEqual(ended.headers.getSetCookie(), [], 'the cookie of a session already ended is not cleared again');
+    });
+
     it('tells htmx to reload the page when a refresh of the log is refused because the session has ended', async () => {
       const client = await opened(ours.id);
       const path = `/portal/subscriptions/${ours.webhookIds[0]}`;

@@ -64,10 +64,15 @@ export class PortalSessionsService implements PortalAccess {
     void reply.setCookie(PORTAL_SESSION_COOKIE, sessionToken, PORTAL_COOKIE_OPTIONS);
   }
 
-  /** Ends the live session, if any (its CSRF token was checked on admission); without one there is nothing to end. */
+  /**
+   * Ends the live session, if any (its CSRF token was checked on admission), and clears its cookie. A sign-out that
+   * ends none (no cookie, or one of a session already ended) sets no cookie at all: a forged post from another site
+   * carries no cookie (SameSite=Strict), and a browser still deletes the real one when the answer clears it.
+   */
   async signOut(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const session = portalSessionOf(request);
-    if (session !== null) await this.access.endSession(session.id);
+    if (session === null) return;
+    await this.access.endSession(session.id);
     attachPortalSession(request, null);
     void reply.clearCookie(PORTAL_SESSION_COOKIE, PORTAL_COOKIE_OPTIONS);
   }
