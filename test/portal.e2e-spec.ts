@@ -178,6 +178,19 @@ describe('the webhook portal', () => {
       }
     });
 
+    it('refuses to open a link from a request without an Origin, as one from another origin, using up neither link', async () => {
+      const link = await mintPortalLink(app.service, ours.id);
+      tokensSeen.push(link.token);
+      const client = new PortalClient(app.service.publicUrl);
+      for (const origin of [null, 'https://elsewhere.example.com']) {
+        const refused = await client.exchange(link.token, { origin });
+        assert.equal(refused.status, 403, `Origin ${origin ?? 'missing'}`);
+        assert.deepEqual(refused.setCookie, [], `Origin ${origin ?? 'missing'}: no session`);
+      }
+      const opened = await client.exchange(link.token);
+      assert.equal(opened.status, 200, 'the link still opens from the portal’s own page');
+    });
+
     it('serves the page a link opens whatever query the link was given (a mail tracker’s, or PORTAL_URL’s own)', async () => {
       const page = await new PortalClient(app.service.publicUrl).get('/portal?utm_source=mail&utm_medium=email');
       assert.equal(page.status, 200);
