@@ -707,6 +707,38 @@ describe('the webhook portal', () => {
       assert.equal(await webhookState(app.db), stateBefore);
     });
 
+    it('refuses a body that is not a form (JSON) on every portal form route with its 415 page, CSRF token or not, changing nothing', async () => {
+      const client = await opened(ours.id);
+      const webhookId = ours.webhookIds[0] ?? '';
+      const csrf = csrfOf((await client.get(`/portal/subscriptions/${webhookId}`)).html);
+      const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+      const stateBefore = await webhookState(app.db);
+      const posts: Array<[string, Record<string, string>]> = [
+        [`/portal/subscriptions/${webhookId}/recover`, { since: '2020-01-01T00:00:00Z' }],
+        [`/portal/subscriptions/${webhookId}/rotate-secret`, { graceSeconds: '0', confirmNoGrace: 'true' }],
+        [`/portal/subscriptions/${webhookId}/enable`, { recover: 'true' }],
+        [`/portal/subscriptions/${webhookId}/deliveries/${ours.deliveryIds[0]}/resend`, { force: 'true' }],
+        ['/portal/sign-out', {}],
+      ];
+      for (const [path, fields] of posts) {
+        for (const body of [{ _csrf: csrf, ...fields }, fields]) {
+          const refused = await roundTrip(
+            `${app.service.publicUrl}${path}`,
+            'POST',
+            { cookie, 'content-type': 'application/json' },
+            JSON.stringify(body),
+          );
+          assert.equal(refused.status, 415, `${path} ${JSON.stringify(body)}: ${refused.text.slice(0, 200)}`);
+          assert.match(refused.headers.get('content-type') ?? '', /^text\/html/, path);
+          assert.match(refused.text, /<h1>Error 415<\/h1>/, path);
+          assert.match(refused.text, /Forms are posted as application\/x-www-form-urlencoded\./, path);
+          assert.deepEqual(refused.headers.getSetCookie(), [], path);
+        }
+      }
+      assert.equal(await webhookState(app.db), stateBefore);
+      assert.equal((await client.get('/portal/subscriptions')).status, 200, 'the session is still live');
+    });
+
     it('refuses every action of a read-only link and shows no form for one', async () => {
       const client = await opened(ours.id, { readOnly: true });
       const page = await client.get(`/portal/subscriptions/${ours.webhookIds[0]}`);
