@@ -293,6 +293,36 @@ describe('webhook portal in a browser keeps what was typed and the focus', { ski
     await browser.checkPage('portal-log-refreshed');
   });
 
+  it('shows a refused 0-second rotation again with the 0 kept and the focus on its box; ticking it then rotates with no grace, not a day’s', async () => {
+    await page().goto(`${app.service.publicUrl}/portal/subscriptions/${webhookId}`);
+    const before = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret as string;
+    await browser.tabTo('#grace-seconds');
+    await page().keyboard.press('Control+A');
+    await page().keyboard.type('0');
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+    await page().locator('#confirm-no-grace:focus').waitFor({ timeout: 5_000 });
+    assert.equal(await page().inputValue('#grace-seconds'), '0', 'the 0 typed is kept');
+    assert.equal(await page().getAttribute('#confirm-no-grace', 'aria-invalid'), 'true');
+    const describedBy = (await page().getAttribute('#confirm-no-grace', 'aria-describedby')) ?? '';
+    assert.match(
+      (await page().textContent(`#${describedBy}`)) ?? '',
+      /With 0 seconds the current secret stops signing/,
+    );
+    assert.equal(await page().locator('p.flash').count(), 0, 'nothing said at the top of the page');
+    await browser.checkPage('portal-rotation-refused');
+    assert.equal(
+      (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret,
+      before,
+      'nothing rotated',
+    );
+    await page().keyboard.press('Space');
+    await browser.submitWith('#rotate-secret');
+    assert.match(new URL(page().url()).pathname, /\/secret$/);
+    const rotated = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data;
+    assert.notEqual(rotated.secret, before);
+    assert.equal(rotated.secretRotation, null, 'the 0 kept: the old secret stopped signing at once');
+  });
+
   it('wrote no error to the browser console but the refused form’s own 400', () => {
     assert.ok(
       browser.consoleErrors.every((line) => /status of 400/.test(line)),

@@ -809,11 +809,8 @@ describe('the webhook portal', () => {
       const refused = await client.postFrom(page, `/portal/subscriptions/${webhookId}/rotate-secret`, {
         graceSeconds: '0',
       });
-      assert.equal(refused.status, 303);
-      assert.match(
-        (await client.get(refused.location ?? '')).html,
-        /With 0 seconds the current secret stops signing at once/,
-      );
+      assert.equal(refused.status, 400);
+      assert.match(refused.html, /With 0 seconds the current secret stops signing at once/);
       assert.equal(
         (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret,
         before,
@@ -841,8 +838,8 @@ describe('the webhook portal', () => {
       assert.equal((await rotate({ graceSeconds: '60' })).location, `/portal/subscriptions/${webhookId}/secret`);
       const during = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret as string;
       const refused = await rotate({ graceSeconds: '60' });
-      assert.equal(refused.location, `/portal/subscriptions/${webhookId}`);
-      assert.match((await client.get(refused.location ?? '')).html, /still signs until .*Tick the box to confirm/);
+      assert.equal(refused.status, 400);
+      assert.match(refused.html, /still signs until .*Tick the box to confirm/);
       assert.equal(
         (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret,
         during,
@@ -977,8 +974,8 @@ describe('the webhook portal', () => {
       const path = `/portal/subscriptions/${webhookId}`;
       const page = await client.get(path);
       const grace = await client.postFrom(page, `${path}/rotate-secret`, { graceSeconds: '604801' });
-      assert.equal(grace.status, 303);
-      const graceSaid = (await client.get(grace.location ?? '')).html;
+      assert.equal(grace.status, 400);
+      const graceSaid = grace.html;
       assert.match(graceSaid, /Seconds the current secret keeps signing must be a whole number from 0 to 604800/);
       assert.doesNotMatch(graceSaid, /graceSeconds must/);
       const backwards = await client.postFrom(page, `${path}/recover`, {
@@ -1171,7 +1168,7 @@ describe('the webhook portal keeps what was typed and says what a refresh change
     assert.match((await client.get(fine.location ?? '')).html, /0 deliveries queued again/);
   });
 
-  it('says a refused rotation at the top of the page of the log it was sent from', async () => {
+  it('shows a refused rotation again on the page of the log it was sent from', async () => {
     const { client, webhookId } = await subscriptionInPortal('rotation refused');
     await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_rotor_', 105);
     const path = `/portal/subscriptions/${webhookId}`;
@@ -1186,12 +1183,68 @@ describe('the webhook portal keeps what was typed and says what a refresh change
       graceSeconds: 'soon',
       before: 'dlv_rotor_0006',
     });
-    assert.equal(refused.status, 303);
+    assert.equal(refused.status, 400);
     assert.equal(await webhookState(app.db), stateBefore, 'a refused rotation changes nothing');
-    const shown = await client.get(refused.location ?? '');
-    assert.match(shown.html, /Seconds the current secret keeps signing must be a whole number/);
-    assert.match(shown.html, /<code>dlv_rotor_0005<\/code>/, 'shown on the page of the log it was sent from');
-    assert.doesNotMatch(shown.html, /<code>dlv_rotor_0105<\/code>/);
+    assert.match(
+      refused.html,
+      /<p id="grace-seconds-error" class="field-error">Seconds the current secret keeps signing must be a whole number/,
+    );
+    assert.match(refused.html, /<code>dlv_rotor_0005<\/code>/, 'shown on the page of the log it was sent from');
+    assert.doesNotMatch(refused.html, /<code>dlv_rotor_0105<\/code>/);
+    assert.match(refused.html, /name="before" value="dlv_rotor_0006"/, 'its forms still carry that page');
+  });
+
+  it('shows a refused rotation again with its 4xx status, the seconds typed, the refusal beside them or the unticked box and the focus there, rotating nothing', async () => {
+    const { client, webhookId } = await subscriptionInPortal('typed rotation');
+    const path = `/portal/subscriptions/${webhookId}`;
+    const page = await client.get(path);
+    const stateBefore = await webhookState(app.db);
+    const assertShownOnce = (html: string, what: string): void => {
+      assert.equal(html.match(/\sautofocus\b/g)?.length, 1, `${what}: one element takes the focus`);
+      assert.doesNotMatch(html, /class="flash/, `${what}: nothing said at the top of the page`);
+    };
+
+    const unticked = await client.postFrom(page, `${path}/rotate-secret`, { graceSeconds: '0' });
+    assert.equal(unticked.status, 400);
+    assert.match(
+      unticked.html,
+      /<input id="grace-seconds"[^>]* value="0" maxlength="7"\s*>/,
+      'the 0 is kept, not marked',
+    );
+    assert.match(
+      unticked.html,
+      /<input id="confirm-no-grace"[^>]*aria-invalid="true" aria-describedby="confirm-no-grace-error" autofocus>/,
+    );
+    assert.match(
+      unticked.html,
+      /<p id="confirm-no-grace-error" class="field-error">With 0 seconds the current secret stops signing at once/,
+    );
+    assertShownOnce(unticked.html, 'a grace of 0 without its box');
+
+    for (const typed of ['abc', '-5', '999999999']) {
+      const refused = await client.postFrom(page, `${path}/rotate-secret`, { graceSeconds: typed });
+      assert.equal(refused.status, 400, typed);
+      assert.match(
+        refused.html,
+        new RegExp(
+          `<input id="grace-seconds"[^>]* value="${typed}" maxlength="7"\\s+aria-invalid="true" aria-describedby="grace-seconds-error" autofocus>`,
+        ),
+        typed,
+      );
+      assert.match(
+        refused.html,
+        /<p id="grace-seconds-error" class="field-error">Seconds the current secret keeps signing must be a whole number from 0 to 604800/,
+        typed,
+      );
+      assert.doesNotMatch(
+        refused.html,
+        /id="confirm-no-grace"[^>]*aria-invalid/,
+        `${typed}: the box is not what is wrong`,
+      );
+      assertShownOnce(refused.html, typed);
+    }
+    assert.equal(await webhookState(app.db), stateBefore, 'a refused rotation changes nothing');
+    assert.doesNotMatch((await client.get(path)).html, /field-error/, 'the refusal is not left for a later page');
   });
 
   it('refuses a recovery window for what is wrong with the subscription or the link, not a field: at the top, as before', async () => {

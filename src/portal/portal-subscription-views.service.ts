@@ -110,7 +110,10 @@ export class PortalSubscriptionViews {
       missed: shown.filter((delivery) => delivery.status === 'skipped'),
       webhookHref: portalPath('subscriptions', webhookId),
       defaultGrace: DEFAULT_GRACE_SECONDS,
-      // A refused recovery window is shown again with these set (the controller's recover).
+      // A refused rotation or recovery window is shown again with these set (the controller's rotateSecret, recover).
+      graceError: null,
+      confirmError: null,
+      graceValue: null,
       sinceError: null,
       untilError: null,
       sinceValue: null,
