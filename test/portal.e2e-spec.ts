@@ -552,6 +552,37 @@ describe('the webhook portal', () => {
       assert.match(page.html, /<dt>Description<\/dt><dd>Tickets to the box office<\/dd>/);
     });
 
+    it('names each subscription by its host and its description (escaped, a long one shortened), or its id without one, in the list’s link, its page’s heading and title, so two to one host can be told apart', async () => {
+      const owner = await app.make.organiser({ name: 'named', scopes: ['webhooks:read', 'webhooks:write'] });
+      const long = 'Tickets for the harbour stage and the quayside tent, sent to the box office till';
+      const ids: string[] = [];
+      for (const description of ['Orders to the <b>CRM</b>', long, undefined]) {
+        const created = await app.api('POST', '/v1/webhooks', {
+          key: owner.key,
+          body: { url: `${receiver.origin}/same-host`, events: ['order.confirmed'], description },
+        });
+        assert.equal(created.status, 201, created.text);
+        ids.push(created.body.data.id as string);
+      }
+      const host = new URL(receiver.origin).host;
+      const names = [
+        `Webhook to ${host}: Orders to the &lt;b&gt;CRM&lt;/b&gt;`,
+        `Webhook to ${host}: Tickets for the harbour stage and the quayside tent, sent…`,
+        `Webhook to ${host} (${ids[2]})`,
+      ];
+      const client = await opened(owner.id);
+      const list = (await client.get('/portal/subscriptions')).html;
+      for (const [index, id] of ids.entries()) {
+        const name = names[index] ?? '';
+        assert.ok(list.includes(`<a href="/portal/subscriptions/${id}">${name}</a>`), `the list links ${name}`);
+        const page = (await client.get(`/portal/subscriptions/${id}`)).html;
+        assert.ok(page.includes(`<h1>${name}</h1>`), `the heading: ${name}`);
+        assert.ok(page.includes(`<title>${name} · Webhook portal</title>`), `the title: ${name}`);
+      }
+      const longPage = (await client.get(`/portal/subscriptions/${ids[1]}`)).html;
+      assert.ok(longPage.includes(`<dt>Description</dt><dd>${long}</dd>`), 'the page shows the description whole');
+    });
+
     it('sends Cache-Control: no-store, a CSP of this origin only and frame-ancestors none on every portal answer', async () => {
       const client = await opened(ours.id);
       const answers = [

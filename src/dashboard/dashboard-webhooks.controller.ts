@@ -15,7 +15,7 @@ import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/web
 import { healthOf } from '../webhooks/dto/webhook-health';
 import { DashboardAccountViews } from './dashboard-account-views.service';
 import { HtmlForm } from '../common/html/html-form';
-import { logRefreshed } from '../common/html/html-format';
+import { logRefreshed, webhookName } from '../common/html/html-format';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
 import { dashboardPath } from './dashboard-paths';
@@ -216,7 +216,6 @@ export class DashboardWebhooksController {
       deliveryLogPage(this.operations, webhookId, olderThanId, DELIVERIES_SHOWN),
     ]);
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
-    const host = new URL(webhook.url).host;
     const health = healthOf(webhook);
     return {
       olderPage: olderThanId !== undefined,
@@ -227,7 +226,7 @@ export class DashboardWebhooksController {
           ? null
           : `${dashboardPath('webhooks', webhookId)}?before=${encodeURIComponent(page.nextCursor)}#delivery-log`,
       // An account's subscriptions often share a host: the description (or the id) tells their tabs apart.
-      title: webhook.description ? `Webhook to ${host}: ${webhook.description}` : `Webhook to ${host} (${webhook.id})`,
+      title: webhookName(webhook),
       webhook: { ...webhook, health },
       logStatus: refreshedAt === null ? null : logRefreshed(refreshedAt, page.items.length, health),
       figures: webhook.health,

@@ -7,6 +7,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { seeOther } from '../common/html/html-answers';
 import { HtmlForm } from '../common/html/html-form';
+import { webhookName } from '../common/html/html-format';
 import {
   pageAfterAction,
   readRecoverWindowFields,
@@ -214,7 +215,7 @@ export class PortalSubscriptionsController {
       webhookHref: portalPath('subscriptions', webhookId),
       breadcrumbs: [
         { label: 'Subscriptions', href: portalPath('subscriptions') },
-        { label: `Webhook to ${new URL(webhook.url).host}`, href: portalPath('subscriptions', webhookId) },
+        { label: webhookName(webhook), href: portalPath('subscriptions', webhookId) },
       ],
     });
   }
