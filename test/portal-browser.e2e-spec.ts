@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { Request } from 'playwright-core';
 import { chromiumMissingReason, DashboardBrowser } from './support/dashboard-browser';
 import { eventually } from './support/eventually';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
@@ -202,6 +203,42 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
     await page().click('#open-link');
     await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
     assert.match((await page().textContent('main')) ?? '', /Quayside Theatre/);
+  });
+
+  it('opens a link pasted into a tab already showing the portal’s page, where only the fragment changes: the token posted once, and out of the address bar and the history', async () => {
+    await browser.context.clearCookies();
+    await page().goto('about:blank');
+    await page().goto(`${app.service.publicUrl}/portal`);
+    const exchanges: string[] = [];
+    const countExchange = (request: Request): void => {
+      if (new URL(request.url()).pathname === '/portal/session') exchanges.push(request.method());
+    };
+    // What pasting a link into the address bar and pressing Enter does here: the same page, a new fragment.
+    const paste = (token: string) =>
+      page().evaluate(`window.location.href = ${JSON.stringify(`${app.service.publicUrl}/portal#token=${token}`)}`);
+    page().on('request', countExchange);
+    try {
+      await paste((await mintPortalLink(app.service, ownerId)).token);
+      await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
+      assert.match((await page().textContent('main')) ?? '', /Harbour Jazz Club/);
+      assert.deepEqual(exchanges, ['POST'], 'the token was posted once');
+      await page().goBack();
+      assert.equal(new URL(page().url()).pathname, '/portal');
+      assert.doesNotMatch(page().url(), /#|token/, 'no history entry keeps the token');
+
+      // Signed in now: a link pasted into the page asks first, as when it loads the page.
+      await page().goto(`${app.service.publicUrl}/portal`);
+      await paste((await mintPortalLink(app.service, ownerId)).token);
+      await page().waitForSelector('#open-link', { state: 'visible' });
+      assert.equal(new URL(page().url()).hash, '', 'the token is out of the address bar while the page asks');
+      assert.equal(await page().evaluate('document.activeElement && document.activeElement.id'), 'open-link');
+      assert.deepEqual(exchanges, ['POST'], 'nothing posted before the person says so');
+      await page().click('#open-link');
+      await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
+      assert.deepEqual(exchanges, ['POST', 'POST']);
+    } finally {
+      page().off('request', countExchange);
+    }
   });
 
   after(() => {
