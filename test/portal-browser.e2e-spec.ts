@@ -8,6 +8,7 @@ import { eventually } from './support/eventually';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { mintPortalLink } from './support/portal-client';
 import { withApp } from './support/with-app';
+import { insertFailedHistoryDeliveries } from './support/webhook-rows';
 
 const ENV = {
   WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
@@ -358,6 +359,21 @@ describe('webhook portal in a browser keeps what was typed and the focus', { ski
     const rotated = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data;
     assert.notEqual(rotated.secret, before);
     assert.equal(rotated.secretRotation, null, 'the 0 kept: the old secret stopped signing at once');
+  });
+
+  it('leads from an Older deliveries page back to the newest, the address and the forms then naming the page shown', async () => {
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_back_', 105);
+    await page().goto(`${app.service.publicUrl}/portal/subscriptions/${webhookId}`);
+    await browser.submitWith('#older-deliveries');
+    assert.match(new URL(page().url()).search, /^\?before=/);
+    assert.equal(await page().locator('form[action$="/rotate-secret"] input[name=before]').count(), 1);
+    // The log's first link: "Back to the newest" on an older page.
+    await browser.press('#delivery-log-entries > p:first-child > a');
+    await page().waitForURL((url) => url.search === '', { timeout: 5_000 });
+    assert.match((await page().textContent('#delivery-log-entries')) ?? '', /The newest 100 deliveries/);
+    assert.equal(await page().locator('input[name=before]').count(), 0, 'no form names the older page');
+    await page().reload();
+    assert.equal(new URL(page().url()).search, '', 'a reload stays on the newest');
   });
 
   it('wrote no error to the browser console but the refused form’s own 400', () => {

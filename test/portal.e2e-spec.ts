@@ -921,6 +921,25 @@ describe('the webhook portal', () => {
       assert.deepEqual([seen[0], seen[100], seen.at(-1)], ['dlv_paged_0105', 'dlv_paged_0005', 'dlv_paged_0001']);
     });
 
+    it('leads from an Older deliveries page back to the newest with a plain link, not a swap in place, so the address and the forms name the page shown', async () => {
+      const owner = await app.make.organiser({ name: 'back to newest', scopes: ['webhooks:read', 'webhooks:write'] });
+      const hook = await app.make.webhook(owner.key, `${receiver.origin}/back`, ['order.confirmed']);
+      await insertFailedHistoryDeliveries(app.db, hook.id, 'dlv_back_', 105);
+      const client = await opened(owner.id);
+      const path = `/portal/subscriptions/${hook.id}`;
+      const older = await client.get(`${path}?before=dlv_back_0006`);
+      assert.match(older.html, /name="before" value="dlv_back_0006"/, 'the older page’s forms name it');
+      const back = /<a [^>]*>Back to the newest<\/a>/.exec(older.html)?.[0] ?? '';
+      assert.equal(back, `<a id="newest-deliveries" href="${path}#delivery-log">Back to the newest</a>`);
+      const newest = await client.get(path);
+      assert.doesNotMatch(newest.html, /name="before"/, 'the newest page’s forms name no older page');
+      assert.match(
+        newest.html,
+        /<a id="refresh-log" [^>]*hx-get="[^"]*"[^>]*>Refresh the log<\/a>/,
+        'refreshed in place',
+      );
+    });
+
     it('returns an action taken on an Older deliveries page to that page, keeping only a cursor the log accepts', async () => {
       const owner = await app.make.organiser({ name: 'older page', scopes: ['webhooks:read', 'webhooks:write'] });
       const hook = await app.make.webhook(owner.key, `${receiver.origin}/older`, ['order.confirmed']);
