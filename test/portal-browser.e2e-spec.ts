@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { Request } from 'playwright-core';
 import { chromiumMissingReason, DashboardBrowser } from './support/dashboard-browser';
 import { eventually } from './support/eventually';
 import { startHttpsReceiver, type HttpsReceiver } from './support/https-receiver';
 import { mintPortalLink } from './support/portal-client';
 import { withApp } from './support/with-app';
+import { insertFailedHistoryDeliveries } from './support/webhook-rows';
 
 const ENV = {
   WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
@@ -204,6 +206,42 @@ describe('webhook portal in a browser', { skip: missing ?? false }, () => {
     assert.match((await page().textContent('main')) ?? '', /Quayside Theatre/);
   });
 
+  it('opens a link pasted into a tab already showing the portal’s page, where only the fragment changes: the token posted once, and out of the address bar and the history', async () => {
+    await browser.context.clearCookies();
+    await page().goto('about:blank');
+    await page().goto(`${app.service.publicUrl}/portal`);
+    const exchanges: string[] = [];
+    const countExchange = (request: Request): void => {
+      if (new URL(request.url()).pathname === '/portal/session') exchanges.push(request.method());
+    };
+    // What pasting a link into the address bar and pressing Enter does here: the same page, a new fragment.
+    const paste = (token: string) =>
+      page().evaluate(`window.location.href = ${JSON.stringify(`${app.service.publicUrl}/portal#token=${token}`)}`);
+    page().on('request', countExchange);
+    try {
+      await paste((await mintPortalLink(app.service, ownerId)).token);
+      await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
+      assert.match((await page().textContent('main')) ?? '', /Harbour Jazz Club/);
+      assert.deepEqual(exchanges, ['POST'], 'the token was posted once');
+      await page().goBack();
+      assert.equal(new URL(page().url()).pathname, '/portal');
+      assert.doesNotMatch(page().url(), /#|token/, 'no history entry keeps the token');
+
+      // Signed in now: a link pasted into the page asks first, as when it loads the page.
+      await page().goto(`${app.service.publicUrl}/portal`);
+      await paste((await mintPortalLink(app.service, ownerId)).token);
+      await page().waitForSelector('#open-link', { state: 'visible' });
+      assert.equal(new URL(page().url()).hash, '', 'the token is out of the address bar while the page asks');
+      assert.equal(await page().evaluate('document.activeElement && document.activeElement.id'), 'open-link');
+      assert.deepEqual(exchanges, ['POST'], 'nothing posted before the person says so');
+      await page().click('#open-link');
+      await page().waitForURL((url) => url.pathname === '/portal/subscriptions');
+      assert.deepEqual(exchanges, ['POST', 'POST']);
+    } finally {
+      page().off('request', countExchange);
+    }
+  });
+
   after(() => {
     const folder = browser.folder;
     if (process.env['UPDATE_SCREENSHOTS'] !== '1' || folder === null) return;
@@ -291,6 +329,51 @@ describe('webhook portal in a browser keeps what was typed and the focus', { ski
     assert.equal(await activeId(), 'refresh-log', 'the focus stays on the refresh link');
     assert.equal(await page().inputValue('#recover-since'), '2026-01-01 00:00:00 UTC', 'what was typed is kept');
     await browser.checkPage('portal-log-refreshed');
+  });
+
+  it('shows a refused 0-second rotation again with the 0 kept and the focus on its box; ticking it then rotates with no grace, not a day’s', async () => {
+    await page().goto(`${app.service.publicUrl}/portal/subscriptions/${webhookId}`);
+    const before = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret as string;
+    await browser.tabTo('#grace-seconds');
+    await page().keyboard.press('Control+A');
+    await page().keyboard.type('0');
+    await Promise.all([page().waitForNavigation(), page().keyboard.press('Enter')]);
+    await page().locator('#confirm-no-grace:focus').waitFor({ timeout: 5_000 });
+    assert.equal(await page().inputValue('#grace-seconds'), '0', 'the 0 typed is kept');
+    assert.equal(await page().getAttribute('#confirm-no-grace', 'aria-invalid'), 'true');
+    const describedBy = (await page().getAttribute('#confirm-no-grace', 'aria-describedby')) ?? '';
+    assert.match(
+      (await page().textContent(`#${describedBy}`)) ?? '',
+      /With 0 seconds the current secret stops signing/,
+    );
+    assert.equal(await page().locator('p.flash').count(), 0, 'nothing said at the top of the page');
+    await browser.checkPage('portal-rotation-refused');
+    assert.equal(
+      (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret,
+      before,
+      'nothing rotated',
+    );
+    await page().keyboard.press('Space');
+    await browser.submitWith('#rotate-secret');
+    assert.match(new URL(page().url()).pathname, /\/secret$/);
+    const rotated = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data;
+    assert.notEqual(rotated.secret, before);
+    assert.equal(rotated.secretRotation, null, 'the 0 kept: the old secret stopped signing at once');
+  });
+
+  it('leads from an Older deliveries page back to the newest, the address and the forms then naming the page shown', async () => {
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_back_', 105);
+    await page().goto(`${app.service.publicUrl}/portal/subscriptions/${webhookId}`);
+    await browser.submitWith('#older-deliveries');
+    assert.match(new URL(page().url()).search, /^\?before=/);
+    assert.equal(await page().locator('form[action$="/rotate-secret"] input[name=before]').count(), 1);
+    // The log's first link: "Back to the newest" on an older page.
+    await browser.press('#delivery-log-entries > p:first-child > a');
+    await page().waitForURL((url) => url.search === '', { timeout: 5_000 });
+    assert.match((await page().textContent('#delivery-log-entries')) ?? '', /The newest 100 deliveries/);
+    assert.equal(await page().locator('input[name=before]').count(), 0, 'no form names the older page');
+    await page().reload();
+    assert.equal(new URL(page().url()).search, '', 'a reload stays on the newest');
   });
 
   it('wrote no error to the browser console but the refused form’s own 400', () => {

@@ -178,6 +178,19 @@ describe('the webhook portal', () => {
       }
     });
 
+    it('refuses to open a link from a request without an Origin, as one from another origin, using up neither link', async () => {
+      const link = await mintPortalLink(app.service, ours.id);
+      tokensSeen.push(link.token);
+      const client = new PortalClient(app.service.publicUrl);
+      for (const origin of [null, 'https://elsewhere.example.com']) {
+        const refused = await client.exchange(link.token, { origin });
+        assert.equal(refused.status, 403, `Origin ${origin ?? 'missing'}`);
+        assert.deepEqual(refused.setCookie, [], `Origin ${origin ?? 'missing'}: no session`);
+      }
+      const opened = await client.exchange(link.token);
+      assert.equal(opened.status, 200, 'the link still opens from the portal’s own page');
+    });
+
     it('serves the page a link opens whatever query the link was given (a mail tracker’s, or PORTAL_URL’s own)', async () => {
       const page = await new PortalClient(app.service.publicUrl).get('/portal?utm_source=mail&utm_medium=email');
       assert.equal(page.status, 200);
@@ -352,6 +365,37 @@ describe('the webhook portal', () => {
       assert.equal((await client.get('/portal/subscriptions')).status, 200);
     });
 
+    it('sets no cookie on a sign-out that ends no session or lacks its CSRF token: a forged one must not make the browser drop the real cookie', async () => {
+      const url = `${app.service.publicUrl}/portal/sign-out`;
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      // A form posted from another site: SameSite=Strict keeps the session cookie out of it.
+      const forged = await roundTrip(url, 'POST', form, '');
+      assert.equal(forged.status, 303);
+      assert.equal(forged.headers.get('location'), '/portal/signed-out');
+      assert.deepEqual(forged.headers.getSetCookie(), [], 'a sign-out without a cookie clears none');
+      const client = await opened(ours.id);
+      const cookie = `portal_session=${client.cookies.get('portal_session') ?? ''}`;
+      for (const [what, body] of [
+        ['without a CSRF token', ''],
+        ['with a forged CSRF token', '_csrf=forged'],
+      ] as const) {
+        const refused = await roundTrip(url, 'POST', { ...form, cookie }, body);
+        assert.equal(refused.status, 403, what);
+        assert.deepEqual(refused.headers.getSetCookie(), [], what);
+      }
+      const token = `_csrf=${encodeURIComponent(csrfOf((await client.get('/portal/subscriptions')).html))}`;
+      const out = await roundTrip(url, 'POST', { ...form, cookie }, token);
+      assert.equal(out.status, 303);
+      assert.match(
+        out.headers.getSetCookie().join('\n'),
+        /^portal_session=;.*Expires=Thu, 01 Jan 1970/m,
+        'ended: cleared',
+      );
+      const ended = await roundTrip(url, 'POST', { ...form, cookie }, token);
+      assert.equal(ended.headers.get('location'), '/portal/signed-out');
+      assert.deepEqual(ended.headers.getSetCookie(), [], 'the cookie of a session already ended is not cleared again');
+    });
+
     it('tells htmx to reload the page when a refresh of the log is refused because the session has ended', async () => {
       const client = await opened(ours.id);
       const path = `/portal/subscriptions/${ours.webhookIds[0]}`;
@@ -506,6 +550,37 @@ describe('the webhook portal', () => {
       assert.doesNotMatch(list.html, /<b>CRM<\/b>/);
       const page = await client.get(`/portal/subscriptions/${ids[1]}`);
       assert.match(page.html, /<dt>Description<\/dt><dd>Tickets to the box office<\/dd>/);
+    });
+
+    it('names each subscription by its host and its description (escaped, a long one shortened), or its id without one, in the list’s link, its page’s heading and title, so two to one host can be told apart', async () => {
+      const owner = await app.make.organiser({ name: 'named', scopes: ['webhooks:read', 'webhooks:write'] });
+      const long = 'Tickets for the harbour stage and the quayside tent, sent to the box office till';
+      const ids: string[] = [];
+      for (const description of ['Orders to the <b>CRM</b>', long, undefined]) {
+        const created = await app.api('POST', '/v1/webhooks', {
+          key: owner.key,
+          body: { url: `${receiver.origin}/same-host`, events: ['order.confirmed'], description },
+        });
+        assert.equal(created.status, 201, created.text);
+        ids.push(created.body.data.id as string);
+      }
+      const host = new URL(receiver.origin).host;
+      const names = [
+        `Webhook to ${host}: Orders to the &lt;b&gt;CRM&lt;/b&gt;`,
+        `Webhook to ${host}: Tickets for the harbour stage and the quayside tent, sent…`,
+        `Webhook to ${host} (${ids[2]})`,
+      ];
+      const client = await opened(owner.id);
+      const list = (await client.get('/portal/subscriptions')).html;
+      for (const [index, id] of ids.entries()) {
+        const name = names[index] ?? '';
+        assert.ok(list.includes(`<a href="/portal/subscriptions/${id}">${name}</a>`), `the list links ${name}`);
+        const page = (await client.get(`/portal/subscriptions/${id}`)).html;
+        assert.ok(page.includes(`<h1>${name}</h1>`), `the heading: ${name}`);
+        assert.ok(page.includes(`<title>${name} · Webhook portal</title>`), `the title: ${name}`);
+      }
+      const longPage = (await client.get(`/portal/subscriptions/${ids[1]}`)).html;
+      assert.ok(longPage.includes(`<dt>Description</dt><dd>${long}</dd>`), 'the page shows the description whole');
     });
 
     it('sends Cache-Control: no-store, a CSP of this origin only and frame-ancestors none on every portal answer', async () => {
@@ -663,6 +738,38 @@ describe('the webhook portal', () => {
       assert.equal(await webhookState(app.db), stateBefore);
     });
 
+    it('refuses a body that is not a form (JSON) on every portal form route with its 415 page, CSRF token or not, changing nothing', async () => {
+      const client = await opened(ours.id);
+      const webhookId = ours.webhookIds[0] ?? '';
+      const csrf = csrfOf((await client.get(`/portal/subscriptions/${webhookId}`)).html);
+      const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+      const stateBefore = await webhookState(app.db);
+      const posts: Array<[string, Record<string, string>]> = [
+        [`/portal/subscriptions/${webhookId}/recover`, { since: '2020-01-01T00:00:00Z' }],
+        [`/portal/subscriptions/${webhookId}/rotate-secret`, { graceSeconds: '0', confirmNoGrace: 'true' }],
+        [`/portal/subscriptions/${webhookId}/enable`, { recover: 'true' }],
+        [`/portal/subscriptions/${webhookId}/deliveries/${ours.deliveryIds[0]}/resend`, { force: 'true' }],
+        ['/portal/sign-out', {}],
+      ];
+      for (const [path, fields] of posts) {
+        for (const body of [{ _csrf: csrf, ...fields }, fields]) {
+          const refused = await roundTrip(
+            `${app.service.publicUrl}${path}`,
+            'POST',
+            { cookie, 'content-type': 'application/json' },
+            JSON.stringify(body),
+          );
+          assert.equal(refused.status, 415, `${path} ${JSON.stringify(body)}: ${refused.text.slice(0, 200)}`);
+          assert.match(refused.headers.get('content-type') ?? '', /^text\/html/, path);
+          assert.match(refused.text, /<h1>Error 415<\/h1>/, path);
+          assert.match(refused.text, /Forms are posted as application\/x-www-form-urlencoded\./, path);
+          assert.deepEqual(refused.headers.getSetCookie(), [], path);
+        }
+      }
+      assert.equal(await webhookState(app.db), stateBefore);
+      assert.equal((await client.get('/portal/subscriptions')).status, 200, 'the session is still live');
+    });
+
     it('refuses every action of a read-only link and shows no form for one', async () => {
       const client = await opened(ours.id, { readOnly: true });
       const page = await client.get(`/portal/subscriptions/${ours.webhookIds[0]}`);
@@ -733,11 +840,8 @@ describe('the webhook portal', () => {
       const refused = await client.postFrom(page, `/portal/subscriptions/${webhookId}/rotate-secret`, {
         graceSeconds: '0',
       });
-      assert.equal(refused.status, 303);
-      assert.match(
-        (await client.get(refused.location ?? '')).html,
-        /With 0 seconds the current secret stops signing at once/,
-      );
+      assert.equal(refused.status, 400);
+      assert.match(refused.html, /With 0 seconds the current secret stops signing at once/);
       assert.equal(
         (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret,
         before,
@@ -765,8 +869,8 @@ describe('the webhook portal', () => {
       assert.equal((await rotate({ graceSeconds: '60' })).location, `/portal/subscriptions/${webhookId}/secret`);
       const during = (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret as string;
       const refused = await rotate({ graceSeconds: '60' });
-      assert.equal(refused.location, `/portal/subscriptions/${webhookId}`);
-      assert.match((await client.get(refused.location ?? '')).html, /still signs until .*Tick the box to confirm/);
+      assert.equal(refused.status, 400);
+      assert.match(refused.html, /still signs until .*Tick the box to confirm/);
       assert.equal(
         (await app.admin('GET', `/internal/webhooks/${webhookId}`)).body.data.secret,
         during,
@@ -815,6 +919,25 @@ describe('the webhook portal', () => {
       assert.equal(seen.length, 105);
       assert.equal(new Set(seen).size, 105, 'no delivery is shown twice');
       assert.deepEqual([seen[0], seen[100], seen.at(-1)], ['dlv_paged_0105', 'dlv_paged_0005', 'dlv_paged_0001']);
+    });
+
+    it('leads from an Older deliveries page back to the newest with a plain link, not a swap in place, so the address and the forms name the page shown', async () => {
+      const owner = await app.make.organiser({ name: 'back to newest', scopes: ['webhooks:read', 'webhooks:write'] });
+      const hook = await app.make.webhook(owner.key, `${receiver.origin}/back`, ['order.confirmed']);
+      await insertFailedHistoryDeliveries(app.db, hook.id, 'dlv_back_', 105);
+      const client = await opened(owner.id);
+      const path = `/portal/subscriptions/${hook.id}`;
+      const older = await client.get(`${path}?before=dlv_back_0006`);
+      assert.match(older.html, /name="before" value="dlv_back_0006"/, 'the older page’s forms name it');
+      const back = /<a [^>]*>Back to the newest<\/a>/.exec(older.html)?.[0] ?? '';
+      assert.equal(back, `<a id="newest-deliveries" href="${path}#delivery-log">Back to the newest</a>`);
+      const newest = await client.get(path);
+      assert.doesNotMatch(newest.html, /name="before"/, 'the newest page’s forms name no older page');
+      assert.match(
+        newest.html,
+        /<a id="refresh-log" [^>]*hx-get="[^"]*"[^>]*>Refresh the log<\/a>/,
+        'refreshed in place',
+      );
     });
 
     it('returns an action taken on an Older deliveries page to that page, keeping only a cursor the log accepts', async () => {
@@ -901,8 +1024,8 @@ describe('the webhook portal', () => {
       const path = `/portal/subscriptions/${webhookId}`;
       const page = await client.get(path);
       const grace = await client.postFrom(page, `${path}/rotate-secret`, { graceSeconds: '604801' });
-      assert.equal(grace.status, 303);
-      const graceSaid = (await client.get(grace.location ?? '')).html;
+      assert.equal(grace.status, 400);
+      const graceSaid = grace.html;
       assert.match(graceSaid, /Seconds the current secret keeps signing must be a whole number from 0 to 604800/);
       assert.doesNotMatch(graceSaid, /graceSeconds must/);
       const backwards = await client.postFrom(page, `${path}/recover`, {
@@ -1095,7 +1218,7 @@ describe('the webhook portal keeps what was typed and says what a refresh change
     assert.match((await client.get(fine.location ?? '')).html, /0 deliveries queued again/);
   });
 
-  it('says a refused rotation at the top of the page of the log it was sent from', async () => {
+  it('shows a refused rotation again on the page of the log it was sent from', async () => {
     const { client, webhookId } = await subscriptionInPortal('rotation refused');
     await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_rotor_', 105);
     const path = `/portal/subscriptions/${webhookId}`;
@@ -1110,12 +1233,68 @@ describe('the webhook portal keeps what was typed and says what a refresh change
       graceSeconds: 'soon',
       before: 'dlv_rotor_0006',
     });
-    assert.equal(refused.status, 303);
+    assert.equal(refused.status, 400);
     assert.equal(await webhookState(app.db), stateBefore, 'a refused rotation changes nothing');
-    const shown = await client.get(refused.location ?? '');
-    assert.match(shown.html, /Seconds the current secret keeps signing must be a whole number/);
-    assert.match(shown.html, /<code>dlv_rotor_0005<\/code>/, 'shown on the page of the log it was sent from');
-    assert.doesNotMatch(shown.html, /<code>dlv_rotor_0105<\/code>/);
+    assert.match(
+      refused.html,
+      /<p id="grace-seconds-error" class="field-error">Seconds the current secret keeps signing must be a whole number/,
+    );
+    assert.match(refused.html, /<code>dlv_rotor_0005<\/code>/, 'shown on the page of the log it was sent from');
+    assert.doesNotMatch(refused.html, /<code>dlv_rotor_0105<\/code>/);
+    assert.match(refused.html, /name="before" value="dlv_rotor_0006"/, 'its forms still carry that page');
+  });
+
+  it('shows a refused rotation again with its 4xx status, the seconds typed, the refusal beside them or the unticked box and the focus there, rotating nothing', async () => {
+    const { client, webhookId } = await subscriptionInPortal('typed rotation');
+    const path = `/portal/subscriptions/${webhookId}`;
+    const page = await client.get(path);
+    const stateBefore = await webhookState(app.db);
+    const assertShownOnce = (html: string, what: string): void => {
+      assert.equal(html.match(/\sautofocus\b/g)?.length, 1, `${what}: one element takes the focus`);
+      assert.doesNotMatch(html, /class="flash/, `${what}: nothing said at the top of the page`);
+    };
+
+    const unticked = await client.postFrom(page, `${path}/rotate-secret`, { graceSeconds: '0' });
+    assert.equal(unticked.status, 400);
+    assert.match(
+      unticked.html,
+      /<input id="grace-seconds"[^>]* value="0" maxlength="7"\s*>/,
+      'the 0 is kept, not marked',
+    );
+    assert.match(
+      unticked.html,
+      /<input id="confirm-no-grace"[^>]*aria-invalid="true" aria-describedby="confirm-no-grace-error" autofocus>/,
+    );
+    assert.match(
+      unticked.html,
+      /<p id="confirm-no-grace-error" class="field-error">With 0 seconds the current secret stops signing at once/,
+    );
+    assertShownOnce(unticked.html, 'a grace of 0 without its box');
+
+    for (const typed of ['abc', '-5', '999999999']) {
+      const refused = await client.postFrom(page, `${path}/rotate-secret`, { graceSeconds: typed });
+      assert.equal(refused.status, 400, typed);
+      assert.match(
+        refused.html,
+        new RegExp(
+          `<input id="grace-seconds"[^>]* value="${typed}" maxlength="7"\\s+aria-invalid="true" aria-describedby="grace-seconds-error" autofocus>`,
+        ),
+        typed,
+      );
+      assert.match(
+        refused.html,
+        /<p id="grace-seconds-error" class="field-error">Seconds the current secret keeps signing must be a whole number from 0 to 604800/,
+        typed,
+      );
+      assert.doesNotMatch(
+        refused.html,
+        /id="confirm-no-grace"[^>]*aria-invalid/,
+        `${typed}: the box is not what is wrong`,
+      );
+      assertShownOnce(refused.html, typed);
+    }
+    assert.equal(await webhookState(app.db), stateBefore, 'a refused rotation changes nothing');
+    assert.doesNotMatch((await client.get(path)).html, /field-error/, 'the refusal is not left for a later page');
   });
 
   it('refuses a recovery window for what is wrong with the subscription or the link, not a field: at the top, as before', async () => {

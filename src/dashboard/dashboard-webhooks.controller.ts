@@ -5,19 +5,17 @@ import { DashboardRoute } from '../common/auth-context/dashboard-access';
 import { DomainError } from '../common/errors/domain-error';
 import { AcceptsQuery } from '../common/query/accepts-query.decorator';
 import {
-  readGraceSecondsField,
-  assertGraceEndConfirmed,
-  assertNoGraceConfirmed,
   deliveryLogPage,
   pageAfterAction,
   readRecoverWindowForm,
+  readRotateSecretForm,
   recoveredMessage,
 } from '../webhooks/webhook-operation-inputs';
 import { DEFAULT_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { healthOf } from '../webhooks/dto/webhook-health';
 import { DashboardAccountViews } from './dashboard-account-views.service';
 import { HtmlForm } from '../common/html/html-form';
-import { logRefreshed } from '../common/html/html-format';
+import { logRefreshed, webhookName } from '../common/html/html-format';
 import { DashboardHtmlFilter } from './dashboard-html.filter';
 import { DashboardPages } from './dashboard-pages';
 import { dashboardPath } from './dashboard-paths';
@@ -126,29 +124,26 @@ export class DashboardWebhooksController {
   ): Promise<FastifyReply> {
     const form = new HtmlForm(request);
     const graceText = form.text('graceSeconds');
-    const confirmed = form.checked('confirmNoGrace');
-    // Which field the refusal is shown beside: the seconds, or the box that would have confirmed it.
-    let refusedField: 'graceError' | 'confirmError' = 'graceError';
-    try {
-      const graceSeconds = readGraceSecondsField(graceText);
-      // What is refused from here on is the box left unticked, not the seconds typed.
-      refusedField = 'confirmError';
-      assertNoGraceConfirmed(graceSeconds, confirmed);
-      const { secretRotation } = await this.operations.detail(webhookId);
-      assertGraceEndConfirmed(secretRotation?.previousExpiresAt ?? null, confirmed);
-      const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds });
-      this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);
-    } catch (error) {
-      if (!(error instanceof DomainError) || error.status >= 500) throw error;
+    const { secretRotation } = await this.operations.detail(webhookId);
+    const read = readRotateSecretForm(
+      graceText,
+      form.checked('confirmNoGrace'),
+      secretRotation?.previousExpiresAt ?? null,
+    );
+    // Shown again beside the seconds or the box that would have confirmed them, with what was typed.
+    if (read.refused !== undefined) {
+      const { field, error } = read.refused;
       const view = await this.viewOfPostedPage(webhookId, form);
       return this.pages.send(
         request,
         reply,
         'webhook',
-        { ...view, [refusedField]: error.message, graceValue: graceText },
+        { ...view, [`${field}Error`]: error.message, graceValue: graceText },
         error.status,
       );
     }
+    const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds: read.graceSeconds });
+    this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);
     throw new DashboardRedirect(newSecretPath(webhookId));
   }
 
@@ -221,7 +216,6 @@ export class DashboardWebhooksController {
       deliveryLogPage(this.operations, webhookId, olderThanId, DELIVERIES_SHOWN),
     ]);
     const account = await this.accounts.account(webhook.accountType, webhook.accountId);
-    const host = new URL(webhook.url).host;
     const health = healthOf(webhook);
     return {
       olderPage: olderThanId !== undefined,
@@ -232,7 +226,7 @@ export class DashboardWebhooksController {
           ? null
           : `${dashboardPath('webhooks', webhookId)}?before=${encodeURIComponent(page.nextCursor)}#delivery-log`,
       // An account's subscriptions often share a host: the description (or the id) tells their tabs apart.
-      title: webhook.description ? `Webhook to ${host}: ${webhook.description}` : `Webhook to ${host} (${webhook.id})`,
+      title: webhookName(webhook),
       webhook: { ...webhook, health },
       logStatus: refreshedAt === null ? null : logRefreshed(refreshedAt, page.items.length, health),
       figures: webhook.health,

@@ -86,16 +86,19 @@ export class PortalEntryController {
 
   /**
    * Exchanges a link's token for a session cookie. JSON only, from this
-   * origin only: a form on another site can post neither. A link someone
+   * origin only: a form on another site can post neither. A browser names
+   * the origin of every POST, the portal's own script's included, so a
+   * request without one did not come from the portal's page. A link someone
    * else sent still opens through the portal's own page, which asks first
-   * when the browser is signed in already (open()).
+   * when the browser is signed in already (open()). A refusal here comes
+   * before the link is looked at, so it uses nothing up.
    */
   @Post('session')
   @HttpCode(200)
   async exchange(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     const origin = request.headers.origin;
     const contentType = request.headers['content-type'] ?? '';
-    if (!/^application\/json\s*(?:;|$)/i.test(contentType) || (origin !== undefined && !sameHost(origin, request))) {
+    if (!/^application\/json\s*(?:;|$)/i.test(contentType) || origin === undefined || !sameHost(origin, request)) {
       throw new DomainError(ErrorCode.Forbidden, 'A portal link is opened by the portal page itself.');
     }
     const body = request.body as Record<string, unknown> | undefined;

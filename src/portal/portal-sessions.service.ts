@@ -4,6 +4,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { attachPortalAccount, type PortalAccess, type PortalRouteKind } from '../common/auth-context/portal-access';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
+import { isFormMediaType, unsupportedBodyMediaType } from '../common/http/body-media-type';
 import { PortalAccessRepository, type PortalFlash, type PortalSessionRow } from './portal-access.repository';
 import { PORTAL_SESSION_ABSOLUTE_SECONDS, PORTAL_SESSION_IDLE_SECONDS } from './portal-lifetimes';
 import { tokenHashOf } from './portal-links.service';
@@ -37,7 +38,7 @@ function digest(value: string): Buffer {
  * Who may use the portal: whoever opened a link, holding the session cookie
  * it gave. The session is read from PostgreSQL on every request (no cache),
  * so ending it through any instance refuses the next request on every one.
- * Form posts must carry the session's CSRF token.
+ * Form posts must be forms (urlencoded) and carry the session's CSRF token.
  */
 @Injectable()
 export class PortalSessionsService implements PortalAccess {
@@ -56,7 +57,14 @@ export class PortalSessionsService implements PortalAccess {
     if (kind === 'entry' || (kind === 'optional' && session === null)) return true;
     if (session === null) throw new PortalSessionEnded();
     attachPortalAccount(request, { type: session.account_type, id: session.account_id });
-    if (!SAFE_METHODS.has(request.method)) this.checkCsrf(request, session);
+    if (!SAFE_METHODS.has(request.method)) {
+      // Every post past the link's exchange (an `entry` route) is one of the portal's forms: a body that is not a
+      // form (JSON, which the HTTP layer reads on every route) is none of theirs, and its fields are not read.
+      if (!isFormMediaType(request.headers['content-type'])) {
+        throw unsupportedBodyMediaType(request.routeOptions.url ?? '');
+      }
+      this.checkCsrf(request, session);
+    }
     return true;
   }
 
@@ -64,10 +72,15 @@ export class PortalSessionsService implements PortalAccess {
     void reply.setCookie(PORTAL_SESSION_COOKIE, sessionToken, PORTAL_COOKIE_OPTIONS);
   }
 
-  /** Ends the live session, if any (its CSRF token was checked on admission); without one there is nothing to end. */
+  /**
+   * Ends the live session, if any (its CSRF token was checked on admission), and clears its cookie. A sign-out that
+   * ends none (no cookie, or one of a session already ended) sets no cookie at all: a forged post from another site
+   * carries no cookie (SameSite=Strict), and a browser still deletes the real one when the answer clears it.
+   */
   async signOut(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const session = portalSessionOf(request);
-    if (session !== null) await this.access.endSession(session.id);
+    if (session === null) return;
+    await this.access.endSession(session.id);
     attachPortalSession(request, null);
     void reply.clearCookie(PORTAL_SESSION_COOKIE, PORTAL_COOKIE_OPTIONS);
   }

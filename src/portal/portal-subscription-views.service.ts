@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error';
-import { logRefreshed } from '../common/html/html-format';
+import { logRefreshed, webhookName } from '../common/html/html-format';
 import { healthOf } from '../webhooks/dto/webhook-health';
 import { OrganisersService } from '../identity/organisers.service';
 import { VenuesService } from '../venues/venues.service';
@@ -14,8 +14,9 @@ import { portalPath } from './portal-paths';
 
 export interface PortalSubscriptionSummary {
   id: string;
+  /** What names it on the pages: its host and description (or id), so two to one host can be told apart. */
+  name: string;
   url: string;
-  host: string;
   /** The account's own label for it (a field of the public API), or null. */
   description: string | null;
   events: string[];
@@ -67,8 +68,8 @@ export class PortalSubscriptionViews {
     const details = await Promise.all(subscriptions.map((webhook) => this.operations.detail(webhook.id)));
     return details.map((detail) => ({
       id: detail.id,
+      name: webhookName(detail),
       url: detail.url,
-      host: new URL(detail.url).host,
       description: detail.description,
       events: detail.events,
       health: healthOf(detail),
@@ -101,7 +102,7 @@ export class PortalSubscriptionViews {
         page.nextCursor === null
           ? null
           : `${portalPath('subscriptions', webhookId)}?before=${encodeURIComponent(page.nextCursor)}#delivery-log`,
-      title: `Webhook to ${new URL(webhook.url).host}`,
+      title: webhookName(webhook),
       webhook: { ...webhook, secret: undefined, health },
       logStatus: refreshedAt === null ? null : logRefreshed(refreshedAt, shown.length, health),
       figures: webhook.health,
@@ -110,7 +111,10 @@ export class PortalSubscriptionViews {
       missed: shown.filter((delivery) => delivery.status === 'skipped'),
       webhookHref: portalPath('subscriptions', webhookId),
       defaultGrace: DEFAULT_GRACE_SECONDS,
-      // A refused recovery window is shown again with these set (the controller's recover).
+      // A refused rotation or recovery window is shown again with these set (the controller's rotateSecret, recover).
+      graceError: null,
+      confirmError: null,
+      graceValue: null,
       sinceError: null,
       untilError: null,
       sinceValue: null,

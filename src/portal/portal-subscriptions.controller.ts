@@ -7,13 +7,12 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { seeOther } from '../common/html/html-answers';
 import { HtmlForm } from '../common/html/html-form';
+import { webhookName } from '../common/html/html-format';
 import {
-  readGraceSecondsField,
-  assertGraceEndConfirmed,
-  assertNoGraceConfirmed,
   pageAfterAction,
   readRecoverWindowFields,
   readRecoverWindowForm,
+  readRotateSecretForm,
   recoveredMessage,
 } from '../webhooks/webhook-operation-inputs';
 import type { WebhookDetailResponseDto } from '../webhooks/dto/webhook.dto';
@@ -153,21 +152,41 @@ export class PortalSubscriptionsController {
 
   /** The new secret is not carried through the redirect: the next page may show the current secret, once. */
   @Post('subscriptions/:webhookId/rotate-secret')
-  async rotateSecret(@Param('webhookId') webhookId: string, @Req() request: FastifyRequest): Promise<never> {
+  async rotateSecret(
+    @Param('webhookId') webhookId: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<FastifyReply> {
     const session = requirePortalSession(request);
     const form = new HtmlForm(request);
+    const graceText = form.text('graceSeconds');
+    // Whose subscription it is and whether the link may act come before the fields, as for a recovery window.
+    const webhook = await this.actionable(request, webhookId);
+    const read = readRotateSecretForm(
+      graceText,
+      form.checked('confirmNoGrace'),
+      webhook.secretRotation?.previousExpiresAt ?? null,
+    );
+    // The typist's to correct: shown again with what was typed, beside the seconds or the box, never turned into
+    // the default (a 0 meant to stop a leaked secret must not come back as a day's grace).
+    if (read.refused !== undefined) {
+      const { field, error } = read.refused;
+      const view = await this.viewOfPostedPage(request, webhookId, form);
+      return this.pages.send(
+        request,
+        reply,
+        'subscription',
+        { ...view, [`${field}Error`]: error.message, graceValue: graceText },
+        error.status,
+      );
+    }
     let rotated = false;
-    await this.act(request, webhookId, async ({ secretRotation }) => {
-      const graceSeconds = readGraceSecondsField(form.text('graceSeconds'));
-      const confirmed = form.checked('confirmNoGrace');
-      assertNoGraceConfirmed(graceSeconds, confirmed);
-      assertGraceEndConfirmed(secretRotation?.previousExpiresAt ?? null, confirmed);
-      await this.operations.rotateSecret(webhookId, { graceSeconds });
+    await this.report(request, async () => {
+      await this.operations.rotateSecret(webhookId, { graceSeconds: read.graceSeconds });
       await this.sessions.allowSecretReveal(session, webhookId);
       rotated = true;
       return 'Secret rotated.';
     });
-    // A refusal is said at the top of the page of the log the form was sent from.
     throw new PortalRedirect(
       rotated ? portalPath('subscriptions', webhookId, 'secret') : await this.pageOf(webhookId, form),
     );
@@ -196,7 +215,7 @@ export class PortalSubscriptionsController {
       webhookHref: portalPath('subscriptions', webhookId),
       breadcrumbs: [
         { label: 'Subscriptions', href: portalPath('subscriptions') },
-        { label: `Webhook to ${new URL(webhook.url).host}`, href: portalPath('subscriptions', webhookId) },
+        { label: webhookName(webhook), href: portalPath('subscriptions', webhookId) },
       ],
     });
   }
@@ -240,15 +259,10 @@ export class PortalSubscriptionsController {
    * Runs an operation on one of the account's subscriptions and reports its
    * outcome on the next page. Scope first: another account's subscription is
    * not found before anything is done; a read-only link changes nothing.
-   * The operation is handed the subscription as the ownership check read it.
    */
-  private async act(
-    request: FastifyRequest,
-    webhookId: string,
-    operation: (webhook: WebhookDetailResponseDto) => Promise<string>,
-  ): Promise<void> {
-    const webhook = await this.actionable(request, webhookId);
-    await this.report(request, () => operation(webhook));
+  private async act(request: FastifyRequest, webhookId: string, operation: () => Promise<string>): Promise<void> {
+    await this.actionable(request, webhookId);
+    await this.report(request, operation);
   }
 
   /** The subscription, if it is the session's account's (else 404) and the link may act on it (else 403). */

@@ -167,7 +167,7 @@ export function assertNoGraceConfirmed(graceSeconds: number, confirmed: boolean)
 }
 
 /**
- * Refuses, on the dashboard's form, a rotation while the secret replaced by
+ * Refuses, on a page's form, a rotation while the secret replaced by
  * the last one still signs (`previousExpiresAt`, from the webhook's
  * `secretRotation`) and the confirm box is not ticked: at most two secrets
  * sign at a time, so that older secret stops at once, whatever grace the new
@@ -179,6 +179,36 @@ export function assertGraceEndConfirmed(previousExpiresAt: string | null, confir
     throw DomainError.invalidArgument(
       `The secret replaced by the last rotation still signs until ${shownInstant(previousExpiresAt)}: rotating again stops it at once and every receiver still on it fails. Tick the box to confirm, or rotate after that time.`,
     );
+  }
+}
+
+/** A rotation read from a form, or its refusal and the field it is shown beside (the seconds, or the box). */
+export type RotateSecretForm =
+  | { graceSeconds: number; refused?: undefined }
+  | { refused: { field: 'grace' | 'confirm'; error: DomainError } };
+
+/**
+ * A rotation's form (the dashboard's and the portal's): the seconds typed,
+ * then its "I mean it" box (`confirmNoGrace`), which a grace of 0 or a
+ * secret replaced by the last rotation still signing (`previousExpiresAt`)
+ * needs ticked. A refusal for the box left unticked is put on the box, not
+ * on the seconds: they are what was meant, the box is what to change.
+ */
+export function readRotateSecretForm(
+  graceText: string | null,
+  confirmed: boolean,
+  previousExpiresAt: string | null,
+): RotateSecretForm {
+  let field: 'grace' | 'confirm' = 'grace';
+  try {
+    const graceSeconds = readGraceSecondsField(graceText);
+    field = 'confirm';
+    assertNoGraceConfirmed(graceSeconds, confirmed);
+    assertGraceEndConfirmed(previousExpiresAt, confirmed);
+    return { graceSeconds };
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.status >= 500) throw error;
+    return { refused: { field, error } };
   }
 }
 

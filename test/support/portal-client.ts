@@ -32,13 +32,24 @@ export class PortalClient extends DashboardClient {
     super(publicUrl);
   }
 
-  /** Posts a link's token as the portal's page does, with the cookies this browser holds. */
-  async exchange(token: string): Promise<{ status: number; location: string; setCookie: string[] }> {
+  /**
+   * Posts a link's token as the portal's page does, with the cookies this browser holds and the page's `Origin`
+   * (a browser names it on every POST; `origin: null` leaves it out, as no browser does).
+   */
+  async exchange(
+    token: string,
+    options: { origin?: string | null } = {},
+  ): Promise<{ status: number; location: string; setCookie: string[] }> {
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const origin = options.origin === undefined ? new URL(this.publicUrl).origin : options.origin;
     const response = await roundTrip(
       `${this.publicUrl}/portal/session`,
       'POST',
-      { 'content-type': 'application/json', ...(cookie === '' ? {} : { cookie }) },
+      {
+        'content-type': 'application/json',
+        ...(origin === null ? {} : { origin }),
+        ...(cookie === '' ? {} : { cookie }),
+      },
       JSON.stringify({ token }),
     );
     this.keepCookies(response.headers);

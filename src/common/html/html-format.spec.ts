@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseInstant } from '../../../libs/time/instant';
-import { instant, instantFieldText, money } from './html-format';
+import { instant, instantFieldText, money, shortened, webhookName } from './html-format';
 
 describe('instants on pages and in forms', () => {
   it('reads back in a form the time format the pages show, as the ISO 8601 instant it stands for', () => {
@@ -35,5 +35,24 @@ describe('amounts on pages', () => {
 
   it('shows 2 digits for a code Intl cannot read', () => {
     assert.equal(money(1500, 'EU1'), '15.00 EU1');
+  });
+});
+
+describe('names of webhook subscriptions', () => {
+  const hook = { id: 'whk_1', url: 'https://hooks.example.com:8443/in' };
+
+  it('names a subscription by its host and description, or by its id when it has none', () => {
+    assert.equal(webhookName({ ...hook, description: 'Box office' }), 'Webhook to hooks.example.com:8443: Box office');
+    assert.equal(webhookName({ ...hook, description: null }), 'Webhook to hooks.example.com:8443 (whk_1)');
+    assert.equal(webhookName({ ...hook, description: '' }), 'Webhook to hooks.example.com:8443 (whk_1)');
+  });
+
+  it('shortens a long description after a whole word, with an ellipsis, and never cuts a character in two', () => {
+    const long = 'Tickets for the harbour stage and the quayside tent, sent to the box office till';
+    const name = webhookName({ ...hook, description: long });
+    assert.equal(name, 'Webhook to hooks.example.com:8443: Tickets for the harbour stage and the quayside tent, sent…');
+    assert.equal(shortened('x'.repeat(100), 10), `${'x'.repeat(9)}…`, 'one long word is cut within it');
+    assert.equal(shortened('abc def', 7), 'abc def', 'a text that fits is kept whole');
+    assert.equal(shortened('😀'.repeat(20), 5), `${'😀'.repeat(4)}…`);
   });
 });

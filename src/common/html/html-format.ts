@@ -64,6 +64,37 @@ export function percent(ratio: number | null | undefined): string {
   return ratio === null || ratio === undefined ? '—' : `${Math.round(ratio * 1000) / 10} %`;
 }
 
+/** The most of a description a webhook's name shows (descriptions hold 200 characters); its page shows it whole. */
+export const NAME_DESCRIPTION_CHARACTERS = 60;
+
+/**
+ * A text of at most `most` characters (code points, so none is cut in two):
+ * a longer one ends with "…", cut after its last whole word when that word
+ * ends past half the room, else within the word.
+ */
+export function shortened(text: string, most: number): string {
+  const characters = Array.from(text);
+  if (characters.length <= most) return text;
+  const kept = characters.slice(0, most - 1);
+  const atWordEnd = /\s/.test(characters[most - 1] ?? '');
+  const lastSpace = kept.findLastIndex((character) => /\s/.test(character));
+  const cut = atWordEnd || lastSpace < most / 2 ? kept : kept.slice(0, lastSpace);
+  return `${cut.join('').trimEnd()}…`;
+}
+
+/**
+ * How a page names a webhook subscription (its link in a list, its
+ * heading, its title): its host, and its description, shortened, or its id
+ * when it has none. An account's subscriptions often share a host, and
+ * this is what tells them, and their tabs, apart.
+ */
+export function webhookName(webhook: { id: string; url: string; description: string | null }): string {
+  const host = new URL(webhook.url).host;
+  return webhook.description
+    ? `Webhook to ${host}: ${shortened(webhook.description, NAME_DESCRIPTION_CHARACTERS)}`
+    : `Webhook to ${host} (${webhook.id})`;
+}
+
 /**
  * What the polite status beside a delivery log says after a refresh in
  * place, which a screen reader does not otherwise notice: when, how many

@@ -3,7 +3,7 @@ import { recordAnsweredRequest } from './http-metrics';
 import { DomainError } from '../errors/domain-error';
 import type { Admission, ClientFailureBudget } from '../rate-limit/client-failure-budget';
 import { authContextOf } from '../auth-context/auth.decorator';
-import { unsupportedBodyMediaType } from './body-media-type';
+import { isFormMediaType, unsupportedBodyMediaType } from './body-media-type';
 import { acceptsFormBodies, audienceOfRequest, listenerOf, pathOf } from './listener';
 import { RouteMiss } from './route-miss';
 import type { RouteTable } from './route-table';
@@ -12,7 +12,6 @@ import { accessLogOf } from '../logging/access-log';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-const FORM_MEDIA_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 
 const ROUTE_MISSED = Symbol('route-missed');
 const FAILURE_BUDGET_REFUSED = Symbol('failure-budget-refused');
@@ -144,7 +143,7 @@ function assertJsonObjectBody(request: FastifyRequest): void {
   if (!BODY_METHODS.has(request.method) || request.body === undefined) return;
   const contentType = request.headers['content-type'] ?? '';
   // The dashboard's and the portal's HTML forms post urlencoded bodies; nothing else may.
-  if (FORM_MEDIA_TYPE.test(contentType) && acceptsFormBodies(request.routeOptions.url ?? '')) return;
+  if (isFormMediaType(contentType) && acceptsFormBodies(request.routeOptions.url ?? '')) return;
   if (!JSON_MEDIA_TYPE.test(contentType)) throw unsupportedBodyMediaType(request.routeOptions.url ?? '');
   const body = request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
