@@ -414,6 +414,19 @@ describe('dashboard over HTTP', () => {
     assert.equal(forged.location, path, `${forged.status} ${forged.html.slice(-600)}`);
   });
 
+  it('leads from an Older deliveries page back to the newest with a plain link, not a swap in place, so the address and the forms name the page shown', async () => {
+    const { webhookId } = await webhook();
+    await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_newest_', 105);
+    const client = new DashboardClient(service.adminUrl);
+    await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}`;
+    const older = await client.get(`${path}?before=dlv_newest_0006`);
+    assert.match(older.html, /name="before" value="dlv_newest_0006"/, 'the older page’s forms name it');
+    const back = /<a id="newest-deliveries"[^>]*>[^<]*<\/a>/.exec(older.html)?.[0];
+    assert.equal(back, `<a id="newest-deliveries" href="${path}#delivery-log">Back to the newest</a>`);
+    assert.doesNotMatch(older.html, /id="refresh-log"/);
+  });
+
   it('answers an Older deliveries cursor no delivery id can have (a NUL) as an out-of-date link, never as a failure', async () => {
     const { webhookId } = await webhook();
     const client = new DashboardClient(service.adminUrl);
