@@ -10,6 +10,7 @@ import { startupWarnings } from './config/startup-warnings';
 import { loggableError } from './common/logging/loggable-error';
 import { createRootLogger } from './common/logging/logger';
 import { isConnectionFailure } from './database/connection-failure';
+import { ConnectionBudgetRefusal } from './database/instances/connection-budget';
 import { settingsRefusal } from './database/settings-refusal';
 import { withEmbeddedDefault } from './database/with-embedded-default';
 import { seedDemoIfEmpty } from './demo/demo-seed';
@@ -53,7 +54,8 @@ async function main(): Promise<void> {
       reportFatal(logger, error, 'the service failed to start', why);
       const hint = listenHint(error, config) ?? (embedded === null ? unreachableDatabaseHint(error) : null);
       if (hint !== null) process.stderr.write(`${hint}\n`);
-      return stop.fail(1);
+      // DB_POOL_MAX is a setting to change, as a configuration error's is.
+      return stop.fail(error instanceof ConnectionBudgetRefusal ? 2 : 1);
     });
   const demo =
     embedded === null

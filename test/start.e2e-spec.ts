@@ -217,7 +217,7 @@ describe('npm start on the embedded default', () => {
 });
 
 describe('a start that fails', () => {
-  it('says why on stderr at the default log level too, in one line: a pool the database cannot hold is named with both figures, and no listener’s setting is blamed', async () => {
+  it('says why on stderr at the default log level too, in one line: a pool the database cannot hold is named with both figures, and no listener’s setting is blamed; it exits 2, as a refused setting does', async () => {
     await assert.rejects(
       startServiceProcess({
         DATABASE_URL: await freshDatabase(),
@@ -229,7 +229,7 @@ describe('a start that fails', () => {
       (error: Error) => {
         const stderr = error.message.split('\nstderr alone:\n')[1] ?? '';
         return (
-          error.message.startsWith('service exited with 1:') &&
+          error.message.startsWith('service exited with 2:') &&
           /^the service failed to start: .*DB_POOL_MAX=5000.*would need \d+ connections[^\n]*\n$/.test(stderr)
         );
       },

@@ -6,7 +6,7 @@ import { NO_PARAMS } from '../sql/sql-statement';
 import { Database, type SqlTarget } from '../sql/sql-target';
 import { UnitOfWork } from '../unit-of-work';
 import { serviceVersion } from './service-version';
-import { connectionBudgetProblem, DEDICATED_CONNECTIONS } from './connection-budget';
+import { ConnectionBudgetRefusal, connectionBudgetProblem, DEDICATED_CONNECTIONS } from './connection-budget';
 import { failureName } from '../failure-name';
 import {
   CONNECTION_FIGURES,
@@ -100,7 +100,8 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
         };
       });
       if (refusal === null) break;
-      if (!refusal.fitsWithoutLate || waitedSeconds >= this.goneAfterSeconds) throw new Error(refusal.problem);
+      if (!refusal.fitsWithoutLate || waitedSeconds >= this.goneAfterSeconds)
+        throw new ConnectionBudgetRefusal(refusal.problem);
       if (waitedSeconds === 0) {
         this.logger.warn(
           `the connection budget fits only without ${refusal.late} instance(s) that missed a heartbeat; waiting up to ${this.goneAfterSeconds} s for them to be counted as gone`,
