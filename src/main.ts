@@ -11,10 +11,11 @@ import { loggableError } from './common/logging/loggable-error';
 import { createRootLogger } from './common/logging/logger';
 import { isConnectionFailure } from './database/connection-failure';
 import { ConnectionBudgetRefusal } from './database/instances/connection-budget';
+import { InstanceRegistry } from './database/instances/instance-registry';
 import { settingsRefusal } from './database/settings-refusal';
 import { withEmbeddedDefault } from './database/with-embedded-default';
 import { seedDemoIfEmpty } from './demo/demo-seed';
-import { startupBanner } from './startup-banner';
+import { startupBanner, type StartupFacts } from './startup-banner';
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
     embeddedDataDir: embedded === null ? null : config.dataDir,
     generatedAdminToken: adminToken?.created === true ? adminToken.value : null,
     adminTokenFromSetting: config.adminToken !== null,
+    instance: instanceOf(service.app.get(InstanceRegistry)),
     demo,
     readyInMs: Math.round(performance.now() - started),
   });
@@ -162,6 +164,10 @@ const LISTENER_SETTINGS = {
 function embeddedAdminToken(config: AppConfig): { value: string; created: boolean } {
   if (config.adminToken !== null) return { value: config.adminToken, created: false };
   return ensureLocalSecret(config.dataDir, 'admin-token', 24);
+}
+
+function instanceOf(registry: InstanceRegistry): StartupFacts['instance'] {
+  return { id: registry.id, pid: registry.pid, host: registry.host };
 }
 
 /** Resolves once the log's buffered lines are written. */

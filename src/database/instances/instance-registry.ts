@@ -44,8 +44,10 @@ export interface LiveInstanceCount {
 @Injectable()
 export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy, LiveInstanceCount {
   readonly id = randomUUID();
+  /** This process, as `ps` shows it: with the host, what matches the registry's row to a process. */
+  readonly pid = process.pid;
+  readonly host = hostname();
   private readonly logger = new Logger(InstanceRegistry.name);
-  private readonly host = hostname();
   private readonly version = serviceVersion();
   private startedAt: string | null = null;
   private liveApiCount = 1;
@@ -99,7 +101,13 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
           fitsWithoutLate: connectionBudgetProblem(withoutLate, own) === null,
         };
       });
-      if (refusal === null) break;
+      if (refusal === null) {
+        // The id GET /internal/instances and the dashboard list, said where the process's own lines are.
+        this.logger.log(
+          `registered as instance ${this.id} (pid ${this.pid} on ${this.host}, role ${this.config.serviceRole})`,
+        );
+        break;
+      }
       if (!refusal.fitsWithoutLate || waitedSeconds >= this.goneAfterSeconds)
         throw new ConnectionBudgetRefusal(refusal.problem);
       if (waitedSeconds === 0) {
@@ -150,6 +158,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
       {
         id: this.id,
         host: this.host,
+        pid: this.pid,
         role: this.config.serviceRole,
         version: this.version,
         poolMax: this.config.dbPoolMax,

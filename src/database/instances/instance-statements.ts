@@ -21,6 +21,7 @@ export const HEARTBEAT = defineStatement<
   {
     id: string;
     host: string;
+    pid: number;
     role: string;
     version: string;
     poolMax: number;
@@ -32,9 +33,9 @@ export const HEARTBEAT = defineStatement<
 >(
   (p) => sql`
     WITH seen AS (
-      INSERT INTO service_instance AS i (id, host, role, version, pool_max, dedicated_connections, started_at)
-      VALUES (${p.id}, ${p.host}, ${p.role}, ${p.version}, ${p.poolMax}::int, ${p.dedicatedConnections}::int,
-              COALESCE(${p.startedAt}::timestamptz, now()))
+      INSERT INTO service_instance AS i (id, host, pid, role, version, pool_max, dedicated_connections, started_at)
+      VALUES (${p.id}, ${p.host}, ${p.pid}::int, ${p.role}, ${p.version}, ${p.poolMax}::int,
+              ${p.dedicatedConnections}::int, COALESCE(${p.startedAt}::timestamptz, now()))
       ON CONFLICT (id) DO UPDATE SET last_seen_at = now()
       RETURNING i.started_at
     ), purged AS (
