@@ -29,7 +29,9 @@ async function main(): Promise<void> {
   const stop = stopOnSignals(logger, settings.shutdownTimeoutMs);
   const { config, embedded } = await stop
     .step(
-      withEmbeddedDefault(settings, (message) => logger.info({ context: 'embedded-postgres' }, message)),
+      withEmbeddedDefault(settings, (message) => logger.info({ context: 'embedded-postgres' }, message), {
+        keep: { warn: (message) => logger.warn({ context: 'embedded-postgres' }, message) },
+      }),
       ({ embedded: opened }) =>
         async () => {
           await opened?.stop();

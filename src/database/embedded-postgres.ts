@@ -28,6 +28,8 @@ import { initialiseCluster, startPostgres, type RunAs } from './postgres-process
 
 /** A running PostgreSQL server owned by this process. */
 export interface EmbeddedDatabase {
+  /** The loopback port it listens on (its socket is named after it too). */
+  readonly port: number;
   /** Connection string of the `postgres` maintenance database. */
   readonly adminUrl: string;
   /** Builds the connection string of a database on this server (over loopback TCP). */
@@ -216,6 +218,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     `postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(database)}`;
   let stopped = false;
   return {
+    port,
     adminUrl: urlThrough('127.0.0.1', 'postgres'),
     urlFor: (database) => urlThrough('127.0.0.1', database),
     socketUrlFor: (database) => urlThrough(encodeURIComponent(SOCKET_DIRECTORY), database),

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REPLACEMENT_RETRY_SECONDS, connectionBudgetProblem } from './connection-budget';
+import {
+  DEDICATED_CONNECTIONS,
+  REPLACEMENT_RETRY_SECONDS,
+  connectionBudgetProblem,
+  dedicatedConnections,
+} from './connection-budget';
 
 const server = {
   max_connections: 100,
@@ -57,5 +62,10 @@ describe('the connection budget', () => {
     );
     assert.match(oneLate ?? '', /1 of the other instances \(21 connections\) missed a heartbeat/);
     assert.match(oneLate ?? '', new RegExp(`start it again in ${REPLACEMENT_RETRY_SECONDS} s`));
+  });
+
+  it("counts the embedded server's keeper connection among the dedicated ones of an instance that keeps it", () => {
+    assert.equal(dedicatedConnections({ keepsEmbeddedServer: false }), DEDICATED_CONNECTIONS);
+    assert.equal(dedicatedConnections({ keepsEmbeddedServer: true }), DEDICATED_CONNECTIONS + 1);
   });
 });

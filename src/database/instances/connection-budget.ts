@@ -1,3 +1,4 @@
+import type { AppConfig } from '../../config/app-config';
 import type { ConnectionFigures } from './instance-statements';
 
 /**
@@ -6,6 +7,14 @@ import type { ConnectionFigures } from './instance-statements';
  * which LISTENs for every channel (key changes, delivery wake-ups, session ends).
  */
 export const DEDICATED_CONNECTIONS = 1;
+
+/**
+ * This instance's connections outside its pool: the notification hub's,
+ * and on the embedded default the server's keeper (embedded-keeper.ts).
+ */
+export function dedicatedConnections(config: Pick<AppConfig, 'keepsEmbeddedServer'>): number {
+  return DEDICATED_CONNECTIONS + (config.keepsEmbeddedServer ? 1 : 0);
+}
 
 /**
  * After how long a start refused beside instances that missed a heartbeat

@@ -6,7 +6,7 @@ import { NO_PARAMS } from '../sql/sql-statement';
 import { Database, type SqlTarget } from '../sql/sql-target';
 import { UnitOfWork } from '../unit-of-work';
 import { serviceVersion } from './service-version';
-import { ConnectionBudgetRefusal, connectionBudgetProblem, DEDICATED_CONNECTIONS } from './connection-budget';
+import { ConnectionBudgetRefusal, connectionBudgetProblem, dedicatedConnections } from './connection-budget';
 import { failureName } from '../failure-name';
 import {
   CONNECTION_FIGURES,
@@ -75,7 +75,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
    */
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.runBackgroundWork) return;
-    const own = { poolMax: this.config.dbPoolMax, dedicated: DEDICATED_CONNECTIONS };
+    const own = { poolMax: this.config.dbPoolMax, dedicated: dedicatedConnections(this.config) };
     const lateAfterSeconds = (1.5 * INSTANCE_HEARTBEAT.intervalMs) / 1000;
     for (let waitedSeconds = 0; ; waitedSeconds += 1) {
       const refusal = await this.unitOfWork.run(async (tx) => {
@@ -162,7 +162,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
         role: this.config.serviceRole,
         version: this.version,
         poolMax: this.config.dbPoolMax,
-        dedicatedConnections: DEDICATED_CONNECTIONS,
+        dedicatedConnections: dedicatedConnections(this.config),
         startedAt: this.startedAt,
         goneAfterSeconds: this.goneAfterSeconds,
       },
