@@ -92,6 +92,8 @@ describe("the embedded default's server", () => {
   });
 
   const dataDir = join(workFolder, 'kept');
+  /** The killed instance's start, and its replacement's, for the test after the takeover's. */
+  const replaced = { killed: '', replacement: '' };
 
   it('takes over the server a killed instance left running on its data folder, and stops it on shutdown like one it started', async () => {
     const killed = await start(dataDir);
@@ -101,11 +103,21 @@ describe("the embedded default's server", () => {
     assert.ok(runs(server), 'a killed instance leaves its server running');
 
     const replacement = await start(dataDir);
+    replaced.killed = killed.output();
+    replaced.replacement = replacement.output();
     assert.match(replacement.output(), /was running with no process to stop it .*: this instance runs it now/);
     assert.equal(postmasterOf(dataDir), server, 'the same server, taken over');
     assert.equal(await stopped(replacement), 0, replacement.output());
     assert.ok(!runs(server), `the server it took over is stopped:\n${replacement.output()}`);
     assert.ok(!existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'stopped cleanly');
+  });
+
+  it('does not count the killed instance it replaces on its data folder as another instance: it removes its row', () => {
+    const killedId = /registered as instance ([0-9a-f-]{36})/.exec(replaced.killed)?.[1];
+    assert.ok(killedId !== undefined, replaced.killed);
+    assert.match(replaced.replacement, new RegExp(`removed instance ${killedId} from the registry: its process`));
+    // The memory store's warning names the other instances serving the API: there are none.
+    assert.doesNotMatch(replaced.replacement, /other instance\(s\) serve the API/, replaced.replacement);
   });
 
   let runner: ServiceProcess | undefined;

@@ -62,7 +62,8 @@ function postmasterPid(directory: string): number | null {
   }
 }
 
-function processRuns(pid: number): boolean {
+/** Whether a process of this machine runs with that pid (as any OS user). */
+export function processRuns(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

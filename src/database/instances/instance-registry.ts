@@ -8,10 +8,13 @@ import { UnitOfWork } from '../unit-of-work';
 import { serviceVersion } from './service-version';
 import { ConnectionBudgetRefusal, connectionBudgetProblem, dedicatedConnections } from './connection-budget';
 import { failureName } from '../failure-name';
+import { processRuns } from '../embedded-keeper';
 import {
   CONNECTION_FIGURES,
   DEREGISTER,
+  FORGET_INSTANCES,
   HEARTBEAT,
+  HOST_INSTANCES,
   LIVE_INSTANCES,
   LOCK_REGISTRATIONS,
   type InstanceRow,
@@ -80,6 +83,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     for (let waitedSeconds = 0; ; waitedSeconds += 1) {
       const refusal = await this.unitOfWork.run(async (tx) => {
         await LOCK_REGISTRATIONS.rows(NO_PARAMS, tx);
+        await this.forgetPredecessors(tx);
         const figures = await CONNECTION_FIGURES.one(
           { id: this.id, goneAfterSeconds: this.goneAfterSeconds, lateAfterSeconds },
           tx,
@@ -119,6 +123,31 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     }
     this.timer = setInterval(() => void this.heartbeat(), INSTANCE_HEARTBEAT.intervalMs);
     this.timer.unref();
+  }
+
+  /**
+   * On the embedded default every instance on the database runs on this
+   * machine, so a row of this host whose process no longer runs is an
+   * instance that is gone (killed: one that stops deletes its row), most
+   * often the one this start replaces on its data folder. It is removed now
+   * instead of being counted for up to three heartbeats, in the connection
+   * budget and as another instance serving the API. A row with this
+   * process's own pid is a predecessor too (a container's restart gives the
+   * same pid again); one whose pid another process has taken since keeps
+   * being counted until it ages out. With DATABASE_URL nothing says that a
+   * host name is one machine's alone, and no row is judged this way.
+   */
+  private async forgetPredecessors(tx: SqlTarget): Promise<void> {
+    if (!this.config.keepsEmbeddedServer) return;
+    const rows = await HOST_INSTANCES.rows({ id: this.id, host: this.host }, tx);
+    const gone = rows.filter((row) => row.pid === this.pid || !processRuns(row.pid));
+    if (gone.length === 0) return;
+    await FORGET_INSTANCES.affected({ ids: gone.map((row) => row.id) }, tx);
+    for (const row of gone) {
+      this.logger.log(
+        `removed instance ${row.id} from the registry: its process (pid ${row.pid} on this machine) no longer runs, stopped without a SIGTERM`,
+      );
+    }
   }
 
   async onModuleDestroy(): Promise<void> {

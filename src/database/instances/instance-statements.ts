@@ -68,6 +68,17 @@ export const LIVE_INSTANCES = defineStatement<{ goneAfterSeconds: number }, Inst
   { prepared: false },
 );
 
+/** The other rows of one host that name their process, with its id. */
+export const HOST_INSTANCES = defineStatement<{ id: string; host: string }, { id: string; pid: number }>(
+  (p) => sql`SELECT id, pid FROM service_instance WHERE host = ${p.host} AND id <> ${p.id} AND pid IS NOT NULL`,
+  { prepared: false },
+);
+
+export const FORGET_INSTANCES = defineStatement<{ ids: string[] }>(
+  (p) => sql`DELETE FROM service_instance WHERE id = ANY(${p.ids}::text[])`,
+  { prepared: false },
+);
+
 /** Serialises the connection check and the registration of starting instances, so two cannot both squeeze in. */
 export const LOCK_REGISTRATIONS = defineStatement<NoParams>(
   () => sql`SELECT pg_advisory_xact_lock(hashtext('service_instance registration'))`,
