@@ -36,6 +36,7 @@ async function main(): Promise<void> {
         async () => {
           await opened?.stop();
         },
+      true,
     )
     .catch((error: unknown) => {
       reportFatal(logger, error, 'the embedded PostgreSQL server failed to start');
@@ -183,9 +184,10 @@ interface StopOnSignals {
    * One step of the start. It resolves with the step's value; once a signal has come it never
    * resolves, so that nothing after the step begins (the stop ends the process), and a step that
    * fails then is no failed start. `closer` is what the step opened, closed on the way out before
-   * whatever earlier steps opened.
+   * whatever earlier steps opened. A stop waits SHUTDOWN_TIMEOUT_MS at most for a step, unless
+   * `waitToItsEnd`: the embedded database's start, whose server would otherwise outlive the process.
    */
-  step<T>(work: Promise<T>, closer?: (value: T) => () => Promise<void>): Promise<T>;
+  step<T>(work: Promise<T>, closer?: (value: T) => () => Promise<void>, waitToItsEnd?: boolean): Promise<T>;
   /** The start is done: from now a signal is a shutdown. */
   serving(): void;
   /** A start that failed: closes what it opened (the embedded database last), then exits with `code`. */
@@ -202,14 +204,15 @@ const NEVER = new Promise<never>(() => undefined);
  * connection fails it, with a stack and a retry per connection, and the
  * start would end with whatever write failed), nothing more starts, what
  * the start opened is closed, the embedded database last, and the process
- * exits 0 as a shutdown does. A step that outlasts SHUTDOWN_TIMEOUT_MS (a
- * database that never answers) is not waited for longer.
+ * exits 0 as a shutdown does. A step of the service's start that outlasts
+ * SHUTDOWN_TIMEOUT_MS (a database that never answers) is not waited for
+ * longer; the embedded database's own start is.
  */
 function stopOnSignals(logger: Logger, stepWaitMs: number): StopOnSignals {
   let signalled = false;
   let serving = false;
   let exiting = false;
-  let underWay: Promise<unknown> = Promise.resolve();
+  let underWay: { settled: Promise<unknown>; bounded: boolean } = { settled: Promise.resolve(), bounded: true };
   /** What the steps opened, in the order they opened it. */
   const closers: Array<() => Promise<void>> = [];
 
@@ -235,8 +238,10 @@ function stopOnSignals(logger: Logger, stepWaitMs: number): StopOnSignals {
     let code = 0;
     if (!serving) {
       const finished = await Promise.race([
-        underWay.then(() => true),
-        new Promise<false>((timedOut) => setTimeout(() => timedOut(false), stepWaitMs).unref()),
+        underWay.settled.then(() => true),
+        ...(underWay.bounded
+          ? [new Promise<false>((timedOut) => setTimeout(() => timedOut(false), stepWaitMs).unref())]
+          : []),
       ]);
       if (!finished) {
         logger.warn(`the start's step under way did not end within ${stepWaitMs} ms: stopping without it`);
@@ -262,12 +267,12 @@ function stopOnSignals(logger: Logger, stepWaitMs: number): StopOnSignals {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
 
   return {
-    step<T>(work: Promise<T>, closer?: (value: T) => () => Promise<void>): Promise<T> {
+    step<T>(work: Promise<T>, closer?: (value: T) => () => Promise<void>, waitToItsEnd = false): Promise<T> {
       const opened = work.then((value) => {
         if (closer !== undefined) closers.push(closer(value));
         return value;
       });
-      underWay = opened.catch(() => undefined);
+      underWay = { settled: opened.catch(() => undefined), bounded: !waitToItsEnd };
       return opened.then(
         (value) => (signalled ? NEVER : value),
         (error: unknown) => {
