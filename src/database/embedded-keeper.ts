@@ -12,8 +12,8 @@ import { defineStatement, NO_PARAMS, type NoParams } from './sql/sql-statement';
  */
 export const KEEPER_APPLICATION_NAME = 'events-api embedded keeper';
 
-/** How often a keeper looks at its server; tests may shorten it before a keeper starts. */
-export const KEEPER_CHECK = { intervalMs: 1_000 };
+/** How often a keeper looks at its server: how long a server whose runner left goes without one, at most. */
+const CHECK_INTERVAL_MS = 1_000;
 
 /** Checks while the server is down before a process that did not run it starts it (its runner is gone too). */
 const CHECKS_BEFORE_STARTING_ANOTHERS = 3;
@@ -133,7 +133,7 @@ export class EmbeddedKeeper {
   static async keep(options: EmbeddedKeeperOptions): Promise<EmbeddedKeeper> {
     const keeper = new EmbeddedKeeper(options);
     if (!(await keeper.connect())) throw new Error('the embedded PostgreSQL server accepts no connection');
-    keeper.timer = setInterval(() => keeper.check(), KEEPER_CHECK.intervalMs);
+    keeper.timer = setInterval(() => keeper.check(), CHECK_INTERVAL_MS);
     keeper.timer.unref();
     return keeper;
   }
@@ -166,7 +166,8 @@ export class EmbeddedKeeper {
         );
         return;
       }
-    } else if (!this.runs && this.started === null) {
+    } else if (this.started === null) {
+      // The server is down, or only this connection is: a server this process did not start is not its to stop.
       return;
     }
     if (this.started !== null) await this.started.stop();
@@ -283,7 +284,7 @@ export class EmbeddedKeeper {
       if (!this.startFailureSaid) {
         this.startFailureSaid = true;
         this.options.log.warn(
-          `the embedded PostgreSQL server ${place} could not be started again (${failureName(error)}): trying again every ${KEEPER_CHECK.intervalMs} ms`,
+          `the embedded PostgreSQL server ${place} could not be started again (${failureName(error)}): trying again every ${CHECK_INTERVAL_MS} ms`,
         );
       }
       return;
