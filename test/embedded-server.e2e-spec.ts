@@ -105,7 +105,7 @@ describe("the embedded default's server", () => {
     const replacement = await start(dataDir);
     replaced.killed = killed.output();
     replaced.replacement = replacement.output();
-    assert.match(replacement.output(), /was running with no process to stop it .*: this instance runs it now/);
+    assert.match(replacement.output(), /was running with no instance to stop it .*: this instance runs it now/);
     assert.equal(postmasterOf(dataDir), server, 'the same server, taken over');
     assert.equal(await stopped(replacement), 0, replacement.output());
     assert.ok(!runs(server), `the server it took over is stopped:\n${replacement.output()}`);

@@ -134,7 +134,7 @@ export async function openEmbeddedDefault(
     });
     log(
       keeper.runsServer
-        ? `the embedded PostgreSQL server in ${directory} was running with no process to stop it (the one that ran it was killed): this instance runs it now and stops it on shutdown`
+        ? `the embedded PostgreSQL server in ${directory} was running with no instance to stop it (the one that ran it was killed, or a CLI command started it): this instance runs it now and stops it on shutdown`
         : `the embedded PostgreSQL server in ${directory} is run by another process using this data folder: this instance uses it too`,
     );
     return { url: lastUrl, owned: keeper.runsServer, stop: () => keeper.stop() };
