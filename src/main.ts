@@ -10,10 +10,12 @@ import { startupWarnings } from './config/startup-warnings';
 import { loggableError } from './common/logging/loggable-error';
 import { createRootLogger } from './common/logging/logger';
 import { isConnectionFailure } from './database/connection-failure';
+import { ConnectionBudgetRefusal } from './database/instances/connection-budget';
+import { InstanceRegistry } from './database/instances/instance-registry';
 import { settingsRefusal } from './database/settings-refusal';
-import { withEmbeddedDefault, type ConfigWithDatabase } from './database/with-embedded-default';
+import { withEmbeddedDefault } from './database/with-embedded-default';
 import { seedDemoIfEmpty } from './demo/demo-seed';
-import { startupBanner } from './startup-banner';
+import { startupBanner, type StartupFacts } from './startup-banner';
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -22,38 +24,51 @@ async function main(): Promise<void> {
   const logger = createRootLogger(settings.logLevel, settings.logFormat);
   for (const warning of startupWarnings(settings)) logger.warn(warning);
 
-  // From here a stop signal is handled: one that comes while the start is under way stops the embedded
-  // database once it is up, instead of killing this process and leaving the database running alone.
-  const stop = stopOnSignals(logger);
-  const databaseStarting = databaseOrExit(settings, logger);
-  stop.database = databaseStarting.then(({ embedded }) => {
-    stop.stopDatabase = async () => {
-      await embedded?.stop();
-    };
-  });
-  const { config, embedded } = await databaseStarting;
-  if (stop.stopping) return;
+  // From here a stop signal is handled: one that comes while the start is under way ends it (stopOnSignals'
+  // comment says how), instead of killing this process and leaving the embedded database running alone.
+  const stop = stopOnSignals(logger, settings.shutdownTimeoutMs);
+  const { config, embedded } = await stop
+    .step(
+      withEmbeddedDefault(settings, (message) => logger.info({ context: 'embedded-postgres' }, message), {
+        keep: { warn: (message) => logger.warn({ context: 'embedded-postgres' }, message) },
+      }),
+      ({ embedded: opened }) =>
+        async () => {
+          await opened?.stop();
+        },
+      true,
+    )
+    .catch((error: unknown) => {
+      reportFatal(logger, error, 'the embedded PostgreSQL server failed to start');
+      return stop.fail(1);
+    });
   const adminToken = embedded === null ? null : embeddedAdminToken(config);
-  const service = await startService(
-    adminToken === null ? config : { ...config, adminToken: adminToken.value },
-    logger,
-  ).catch(async (error: unknown) => {
-    const refusal = settingsRefusal(error);
-    const why =
-      refusal === null
-        ? undefined
-        : `not retried: no retry fixes ${refusal.what}, SQLSTATE ${refusal.sqlstate}` +
-          (embedded === null ? '; correct DATABASE_URL' : '');
-    reportFatal(logger, error, 'the service failed to start', why);
-    const hint = listenHint(error, config) ?? (embedded === null ? unreachableDatabaseHint(error) : null);
-    if (hint !== null) process.stderr.write(`${hint}\n`);
-    await embedded?.stop();
-    return process.exit(1);
-  });
-  stop.closeService = async () => {
-    await service.close();
-  };
-  if (stop.stopping) return;
+  const service = await stop
+    .step(
+      startService(adminToken === null ? config : { ...config, adminToken: adminToken.value }, logger),
+      (running) => () => running.close(),
+    )
+    .catch((error: unknown) => {
+      const refusal = settingsRefusal(error);
+      const why =
+        refusal === null
+          ? undefined
+          : `not retried: no retry fixes ${refusal.what}, SQLSTATE ${refusal.sqlstate}` +
+            (embedded === null ? '; correct DATABASE_URL' : '');
+      reportFatal(logger, error, 'the service failed to start', why);
+      const hint = listenHint(error, config) ?? (embedded === null ? unreachableDatabaseHint(error) : null);
+      if (hint !== null) process.stderr.write(`${hint}\n`);
+      // DB_POOL_MAX is a setting to change, as a configuration error's is.
+      return stop.fail(error instanceof ConnectionBudgetRefusal ? 2 : 1);
+    });
+  const demo =
+    embedded === null
+      ? null
+      : await stop.step(seedDemoIfEmpty(service.app)).catch((error: unknown) => {
+          reportFatal(logger, error, 'the service failed to start');
+          return stop.fail(1);
+        });
+  stop.serving();
 
   const banner = startupBanner({
     publicUrl: service.publicUrl,
@@ -61,12 +76,13 @@ async function main(): Promise<void> {
     embeddedDataDir: embedded === null ? null : config.dataDir,
     generatedAdminToken: adminToken?.created === true ? adminToken.value : null,
     adminTokenFromSetting: config.adminToken !== null,
-    demo: embedded === null ? null : await seedDemoIfEmpty(service.app),
+    instance: instanceOf(service.app.get(InstanceRegistry)),
+    demo,
     readyInMs: Math.round(performance.now() - started),
   });
   // Human-facing lines go to stdout as plain text, never into the JSON log; after the log lines of the
   // start (gathered in the log's buffer), so the two keep their order.
-  await new Promise<void>((flushed) => logger.flush(() => flushed()));
+  await flushed(logger);
   process.stdout.write(`\n${banner.join('\n')}\n\n`);
 }
 
@@ -76,15 +92,6 @@ function configOrExit(): AppConfig {
   } catch (error) {
     process.stderr.write(`configuration error: ${error instanceof ConfigError ? error.message : String(error)}\n`);
     return process.exit(2);
-  }
-}
-
-async function databaseOrExit(settings: AppConfig, logger: Logger): Promise<ConfigWithDatabase> {
-  try {
-    return await withEmbeddedDefault(settings, (message) => logger.info({ context: 'embedded-postgres' }, message));
-  } catch (error) {
-    reportFatal(logger, error, 'the embedded PostgreSQL server failed to start');
-    return process.exit(1);
   }
 }
 
@@ -162,53 +169,127 @@ function embeddedAdminToken(config: AppConfig): { value: string; created: boolea
   return ensureLocalSecret(config.dataDir, 'admin-token', 24);
 }
 
-/** What a stop signal stops: the database being started, or the running service and then its database. */
-interface StopTargets {
-  /** A signal came: the rest of the start does not begin. */
-  stopping: boolean;
-  /** Settles once the database is up (or failed); a stop during the start waits for it. */
-  database?: Promise<void>;
-  stopDatabase?: () => Promise<void>;
-  closeService?: () => Promise<void>;
+function instanceOf(registry: InstanceRegistry): StartupFacts['instance'] {
+  return { id: registry.id, pid: registry.pid, host: registry.host };
 }
 
+/** Resolves once the log's buffered lines are written. */
+function flushed(logger: Logger): Promise<void> {
+  return new Promise<void>((done) => logger.flush(() => done()));
+}
+
+/** What a stop signal does at each moment, from before the start begins until the process exits. */
+interface StopOnSignals {
+  /**
+   * One step of the start. It resolves with the step's value; once a signal has come it never
+   * resolves, so that nothing after the step begins (the stop ends the process), and a step that
+   * fails then is no failed start. `closer` is what the step opened, closed on the way out before
+   * whatever earlier steps opened. A stop waits SHUTDOWN_TIMEOUT_MS at most for a step, unless
+   * `waitToItsEnd`: the embedded database's start, whose server would otherwise outlive the process.
+   */
+  step<T>(work: Promise<T>, closer?: (value: T) => () => Promise<void>, waitToItsEnd?: boolean): Promise<T>;
+  /** The start is done: from now a signal is a shutdown. */
+  serving(): void;
+  /** A start that failed: closes what it opened (the embedded database last), then exits with `code`. */
+  fail(code: number): Promise<never>;
+}
+
+const NEVER = new Promise<never>(() => undefined);
+
 /**
- * SIGINT/SIGTERM: readiness goes 503, requests and deliveries drain, and the
- * database stops last. Installed before the start begins: a signal during
- * the start waits for an embedded database being started and stops it.
+ * SIGINT/SIGTERM. Once the service serves: readiness goes 503, requests and
+ * deliveries drain, and the database stops last. During the start, an
+ * operator's stop is not a failed start: the step under way finishes (an
+ * embedded database stopped under a migration or under TypeORM's first
+ * connection fails it, with a stack and a retry per connection, and the
+ * start would end with whatever write failed), nothing more starts, what
+ * the start opened is closed, the embedded database last, and the process
+ * exits 0 as a shutdown does. A step of the service's start that outlasts
+ * SHUTDOWN_TIMEOUT_MS (a database that never answers) is not waited for
+ * longer; the embedded database's own start is.
  */
-function stopOnSignals(logger: Logger): StopTargets {
-  const targets: StopTargets = { stopping: false };
-  const shutdown = (signal: string): void => {
-    if (targets.stopping) return;
-    targets.stopping = true;
-    const running = targets.closeService !== undefined;
-    logger.info(
-      { signal },
-      running
-        ? 'shutting down: readiness 503, draining requests and deliveries, then the database'
-        : 'stopping during the start: the database is stopped once it is up',
-    );
-    void (async () => {
-      let code = running ? 0 : 1;
+function stopOnSignals(logger: Logger, stepWaitMs: number): StopOnSignals {
+  let signalled = false;
+  let serving = false;
+  let exiting = false;
+  let underWay: { settled: Promise<unknown>; bounded: boolean } = { settled: Promise.resolve(), bounded: true };
+  /** What the steps opened, in the order they opened it. */
+  const closers: Array<() => Promise<void>> = [];
+
+  /** Closes everything, the last opened first; the code a shutdown exits with (1 when a close failed). */
+  const closeAll = async (): Promise<number> => {
+    let code = 0;
+    for (const close of closers.splice(0).reverse()) {
       try {
-        if (targets.closeService !== undefined) await targets.closeService();
-        else await targets.database?.catch(() => undefined);
+        await close();
       } catch (error) {
         logger.error({ error: loggableError(error) }, 'shutdown did not complete cleanly');
         code = 1;
-      } finally {
-        // Last: the database outlives everything that writes to it.
-        await targets.stopDatabase?.();
-        logger.info('stopped');
-        await new Promise<void>((flushed) => logger.flush(() => flushed()));
-        process.exit(code);
       }
-    })();
+    }
+    return code;
   };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  return targets;
+  const exit = async (code: number): Promise<never> => {
+    await flushed(logger);
+    return process.exit(code);
+  };
+
+  const shutdown = async (): Promise<never> => {
+    let code = 0;
+    if (!serving) {
+      const finished = await Promise.race([
+        underWay.settled.then(() => true),
+        ...(underWay.bounded
+          ? [new Promise<false>((timedOut) => setTimeout(() => timedOut(false), stepWaitMs).unref())]
+          : []),
+      ]);
+      if (!finished) {
+        logger.warn(`the start's step under way did not end within ${stepWaitMs} ms: stopping without it`);
+        code = 1;
+      }
+    }
+    code = Math.max(code, await closeAll());
+    logger.info('stopped');
+    return exit(code);
+  };
+  const onSignal = (signal: string): void => {
+    if (signalled || exiting) return;
+    signalled = true;
+    logger.info(
+      { signal },
+      serving
+        ? 'shutting down: readiness 503, draining requests and deliveries, then the database'
+        : 'start-up stopped: the step under way finishes, nothing more starts, and the embedded database stops last',
+    );
+    void shutdown();
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+
+  return {
+    step<T>(work: Promise<T>, closer?: (value: T) => () => Promise<void>, waitToItsEnd = false): Promise<T> {
+      const opened = work.then((value) => {
+        if (closer !== undefined) closers.push(closer(value));
+        return value;
+      });
+      underWay = { settled: opened.catch(() => undefined), bounded: !waitToItsEnd };
+      return opened.then(
+        (value) => (signalled ? NEVER : value),
+        (error: unknown) => {
+          if (signalled) return NEVER;
+          throw error;
+        },
+      );
+    },
+    serving(): void {
+      serving = true;
+    },
+    async fail(code: number): Promise<never> {
+      exiting = true;
+      await closeAll();
+      return exit(code);
+    },
+  };
 }
 
 void main();

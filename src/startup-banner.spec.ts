@@ -8,6 +8,7 @@ const EMBEDDED: StartupFacts = {
   embeddedDataDir: '.data',
   generatedAdminToken: null,
   adminTokenFromSetting: false,
+  instance: { id: '0b7e4c9a-3f51-4d2e-9c1a-6f0e8d2b5a47', pid: 4242, host: 'laptop' },
   demo: null,
   readyInMs: 1,
 };
@@ -22,6 +23,13 @@ describe('the start-up banner', () => {
     assert.equal(
       tokenLine({ ...EMBEDDED, adminTokenFromSetting: true }),
       'Admin token   from ADMIN_TOKEN (not .data/admin-token)',
+    );
+  });
+
+  it('names this instance as GET /internal/instances lists it, with its process id and host', () => {
+    assert.ok(
+      startupBanner(EMBEDDED).includes('Instance      0b7e4c9a-3f51-4d2e-9c1a-6f0e8d2b5a47   (pid 4242 on laptop)'),
+      startupBanner(EMBEDDED).join('\n'),
     );
   });
 });

@@ -12,6 +12,8 @@ export interface StartupFacts {
   generatedAdminToken: string | null;
   /** ADMIN_TOKEN is set: it, not the data folder's file, is the token. */
   adminTokenFromSetting: boolean;
+  /** This instance as the registry lists it (GET /internal/instances): what matches a row to this process. */
+  instance: { id: string; pid: number; host: string };
   /** The demo data created on a first start, with its keys (shown once). */
   demo: DemoKeys | null;
   readyInMs: number;
@@ -26,6 +28,7 @@ export function startupBanner(facts: StartupFacts): string[] {
       : `Public API    ${publicUrl}/v1   (reference: ${publicUrl}/docs, ${publicUrl}/openapi.json)`,
     adminUrl === null ? 'Internal API  off (set ADMIN_TOKEN to enable it)' : `Internal API  ${adminUrl}/internal`,
     `Database      ${dataDir === null ? 'DATABASE_URL' : `embedded PostgreSQL in ${join(dataDir, 'pg')}`}`,
+    `Instance      ${facts.instance.id}   (pid ${facts.instance.pid} on ${facts.instance.host})`,
   ];
   if (dataDir !== null) {
     const tokenFile = join(dataDir, 'admin-token');

@@ -56,6 +56,24 @@ describe('the instance registry', () => {
     }
   });
 
+  it('names each instance where its process is seen: its id, pid and host in a start-up log line and in its registry row', async () => {
+    const log = captureLog();
+    const c = await secondInstance(a.service, { SERVICE_ROLE: 'api', LOG_LEVEL: 'info' }, { logTo: log.stream });
+    try {
+      const { id } = registryOf(c);
+      const listed = (await a.admin('GET', '/internal/instances')).body.data as Array<Record<string, string>>;
+      const row = listed.find((instance) => instance['id'] === id);
+      assert.ok(row, 'listed');
+      const said = log.lines.filter((line) => String(line['msg']).includes(id));
+      assert.equal(said.length, 1, log.text());
+      assert.equal(said[0]?.['msg'], `registered as instance ${id} (pid ${process.pid} on ${row['host']}, role api)`);
+      const { rows } = await a.db.query<{ pid: number }>(`SELECT pid FROM service_instance WHERE id = $1`, [id]);
+      assert.equal(rows[0]?.pid, process.pid);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('answers GET /internal/instances only with the admin token', async () => {
     assertErrorBody(await internalApi(a.service)('GET', '/internal/instances', { token: null }), 401, 'unauthorized');
   });

@@ -14,13 +14,20 @@ import { freshDatabase } from './support/test-database';
 
 /**
  * Runs a compiled entry point under src/ (`entry`: its path parts, then its
- * arguments) until the embedded server it starts in `env.DATA_DIR` is up.
+ * arguments) until the embedded server it starts in `env.DATA_DIR` is up
+ * (its postmaster.pid is there), or until the file `until` of DATA_DIR is.
  */
 async function startedUntilServerUp(
   entry: string[],
   env: NodeJS.ProcessEnv,
-  options: { processGroup?: boolean } = {},
-): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null>; pidFile: string }> {
+  options: { processGroup?: boolean; until?: string } = {},
+): Promise<{
+  child: ChildProcess;
+  output: () => string;
+  errors: () => string;
+  exited: Promise<number | null>;
+  pidFile: string;
+}> {
   const script = entry.findIndex((part) => part.endsWith('.js'));
   const child = spawn(
     process.execPath,
@@ -28,13 +35,18 @@ async function startedUntilServerUp(
     { env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.processGroup === true },
   );
   let output = '';
+  let errors = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    errors += chunk.toString('utf8');
+  });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   const pidFile = join(String(env['DATA_DIR']), 'pg', 'postmaster.pid');
-  for (let waited = 0; !existsSync(pidFile) && waited < 30_000; waited += 20) await sleep(20);
-  assert.ok(existsSync(pidFile), output);
-  return { child, output: () => output, exited, pidFile };
+  const awaited = options.until === undefined ? pidFile : join(String(env['DATA_DIR']), options.until);
+  for (let waited = 0; !existsSync(awaited) && waited < 30_000; waited += 20) await sleep(20);
+  assert.ok(existsSync(awaited), output);
+  return { child, output: () => output, errors: () => errors, exited, pidFile };
 }
 
 describe('npm start on the embedded default', () => {
@@ -158,6 +170,38 @@ describe('npm start on the embedded default', () => {
     assert.ok(!existsSync(pidFile), `PostgreSQL was stopped too:\n${output()}`);
   });
 
+  it('a stop signal during the start ends it quietly: one info line, exit code 0, the embedded database stopped', async () => {
+    // A data folder of its own: its first start applies every migration, which the signal interrupts.
+    const env = {
+      ...process.env,
+      DATA_DIR: join(workFolder, 'stopped-while-starting'),
+      PORT: String(await freeLoopbackPort()),
+      ADMIN_PORT: String(await freeLoopbackPort()),
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      DATABASE_URL: '',
+    };
+    // pg-url is written once the server is up and its database made: the service's own start begins then.
+    const { child, output, errors, exited, pidFile } = await startedUntilServerUp(['main.js'], env, {
+      until: 'pg-url',
+    });
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, output());
+    const lines = output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    assert.deepEqual(
+      lines.filter((line) => line.level >= 40),
+      [],
+      'no warning, error or stack: a stop is no failure',
+    );
+    assert.equal(lines.filter((line) => /start-up stopped/.test(line.msg)).length, 1, output());
+    assert.equal(errors(), '', 'nothing on stderr, where a failed start says why');
+    assert.doesNotMatch(output(), /Retrying|EPIPE|failed to start|Ready in/, output());
+    assert.ok(!existsSync(pidFile), `PostgreSQL was stopped too:\n${output()}`);
+  });
+
   it('npm run ops stopped by a terminal’s Ctrl-C stops the embedded server it started, leaving none behind', async () => {
     // A shell's job: the terminal's Ctrl-C signals its whole process group.
     const { child, output, exited, pidFile } = await startedUntilServerUp(
@@ -173,7 +217,7 @@ describe('npm start on the embedded default', () => {
 });
 
 describe('a start that fails', () => {
-  it('says why on stderr at the default log level too, in one line: a pool the database cannot hold is named with both figures, and no listener’s setting is blamed', async () => {
+  it('says why on stderr at the default log level too, in one line: a pool the database cannot hold is named with both figures, and no listener’s setting is blamed; it exits 2, as a refused setting does', async () => {
     await assert.rejects(
       startServiceProcess({
         DATABASE_URL: await freshDatabase(),
@@ -185,7 +229,7 @@ describe('a start that fails', () => {
       (error: Error) => {
         const stderr = error.message.split('\nstderr alone:\n')[1] ?? '';
         return (
-          error.message.startsWith('service exited with 1:') &&
+          error.message.startsWith('service exited with 2:') &&
           /^the service failed to start: .*DB_POOL_MAX=5000.*would need \d+ connections[^\n]*\n$/.test(stderr)
         );
       },

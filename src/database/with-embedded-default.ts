@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { ConfigError, type AppConfig } from '../config/app-config';
 import { localSecret } from '../config/local-secrets';
-import { openEmbeddedDefault, type EmbeddedDefault } from './embedded-default';
+import { openEmbeddedDefault, type EmbeddedDefault, type OpenEmbeddedOptions } from './embedded-default';
 
 export interface ConfigWithDatabase {
   /** The configuration with `databaseUrl` always set. */
@@ -25,7 +25,7 @@ function shownFolder(folder: string): string {
 export async function withEmbeddedDefault(
   config: AppConfig,
   log: (message: string) => void,
-  options: { existingOnly?: boolean; leaveRunningWhileUsed?: boolean } = {},
+  options: OpenEmbeddedOptions & { existingOnly?: boolean } = {},
 ): Promise<ConfigWithDatabase> {
   if (config.databaseUrl !== null) return { config: { ...config, databaseUrl: config.databaseUrl }, embedded: null };
   // A command run in the wrong folder must say so, not answer from a new, empty database made there.
@@ -40,6 +40,10 @@ export async function withEmbeddedDefault(
   };
   const embedded = await openEmbeddedDefault(config.dataDir, config.embeddedPgHome, log, {
     leaveRunningWhileUsed: options.leaveRunningWhileUsed,
+    keep: options.keep,
   });
-  return { config: { ...config, databaseUrl: embedded.url, webhooks }, embedded };
+  return {
+    config: { ...config, databaseUrl: embedded.url, webhooks, keepsEmbeddedServer: options.keep !== undefined },
+    embedded,
+  };
 }

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REPLACEMENT_RETRY_SECONDS, connectionBudgetProblem } from './connection-budget';
+import {
+  DEDICATED_CONNECTIONS,
+  REPLACEMENT_RETRY_SECONDS,
+  connectionBudgetProblem,
+  dedicatedConnections,
+} from './connection-budget';
 
 const server = {
   max_connections: 100,
@@ -39,15 +44,28 @@ describe('the connection budget', () => {
   });
 
   it('tells an instance refused beside others, that would fit alone, to start again once one killed a moment ago has missed a heartbeat', () => {
-    const beside = connectionBudgetProblem(
-      { ...server, other_instances: 2, other_connections: 42 },
+    const late = { other_instances: 2, other_connections: 42, late_instances: 2, late_connections: 42 };
+    const beside = connectionBudgetProblem({ ...server, ...late }, { poolMax: 60, dedicated: 1 });
+    assert.match(beside ?? '', new RegExp(`start it again in ${REPLACEMENT_RETRY_SECONDS} s`));
+    const alone = connectionBudgetProblem({ ...server, ...late }, { poolMax: 97, dedicated: 1 });
+    assert.doesNotMatch(alone ?? '', /start it again/, 'a pool the server cannot hold alone fits no sooner later');
+  });
+
+  it('gives the hint to start again only when an instance that missed a heartbeat counts in the sum', () => {
+    const live = { ...server, other_instances: 2, other_connections: 42 };
+    const refused = connectionBudgetProblem(live, { poolMax: 60, dedicated: 1 });
+    assert.match(refused ?? '', /does not fit the database server/);
+    assert.doesNotMatch(refused ?? '', /start it again|heartbeat/, 'every other instance heartbeats: no wait helps');
+    const oneLate = connectionBudgetProblem(
+      { ...live, late_instances: 1, late_connections: 21 },
       { poolMax: 60, dedicated: 1 },
     );
-    assert.match(beside ?? '', new RegExp(`start it again in ${REPLACEMENT_RETRY_SECONDS} s`));
-    const alone = connectionBudgetProblem(
-      { ...server, other_instances: 2, other_connections: 42 },
-      { poolMax: 97, dedicated: 1 },
-    );
-    assert.doesNotMatch(alone ?? '', /start it again/, 'a pool the server cannot hold alone fits no sooner later');
+    assert.match(oneLate ?? '', /1 of the other instances \(21 connections\) missed a heartbeat/);
+    assert.match(oneLate ?? '', new RegExp(`start it again in ${REPLACEMENT_RETRY_SECONDS} s`));
+  });
+
+  it("counts the embedded server's keeper connection among the dedicated ones of an instance that keeps it", () => {
+    assert.equal(dedicatedConnections({ keepsEmbeddedServer: false }), DEDICATED_CONNECTIONS);
+    assert.equal(dedicatedConnections({ keepsEmbeddedServer: true }), DEDICATED_CONNECTIONS + 1);
   });
 });

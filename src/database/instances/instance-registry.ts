@@ -6,12 +6,15 @@ import { NO_PARAMS } from '../sql/sql-statement';
 import { Database, type SqlTarget } from '../sql/sql-target';
 import { UnitOfWork } from '../unit-of-work';
 import { serviceVersion } from './service-version';
-import { connectionBudgetProblem, DEDICATED_CONNECTIONS } from './connection-budget';
+import { ConnectionBudgetRefusal, connectionBudgetProblem, dedicatedConnections } from './connection-budget';
 import { failureName } from '../failure-name';
+import { processRuns } from '../embedded-keeper';
 import {
   CONNECTION_FIGURES,
   DEREGISTER,
+  FORGET_INSTANCES,
   HEARTBEAT,
+  HOST_INSTANCES,
   LIVE_INSTANCES,
   LOCK_REGISTRATIONS,
   type InstanceRow,
@@ -44,8 +47,10 @@ export interface LiveInstanceCount {
 @Injectable()
 export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy, LiveInstanceCount {
   readonly id = randomUUID();
+  /** This process, as `ps` shows it: with the host, what matches the registry's row to a process. */
+  readonly pid = process.pid;
+  readonly host = hostname();
   private readonly logger = new Logger(InstanceRegistry.name);
-  private readonly host = hostname();
   private readonly version = serviceVersion();
   private startedAt: string | null = null;
   private liveApiCount = 1;
@@ -73,11 +78,12 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
    */
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.runBackgroundWork) return;
-    const own = { poolMax: this.config.dbPoolMax, dedicated: DEDICATED_CONNECTIONS };
+    const own = { poolMax: this.config.dbPoolMax, dedicated: dedicatedConnections(this.config) };
     const lateAfterSeconds = (1.5 * INSTANCE_HEARTBEAT.intervalMs) / 1000;
     for (let waitedSeconds = 0; ; waitedSeconds += 1) {
       const refusal = await this.unitOfWork.run(async (tx) => {
         await LOCK_REGISTRATIONS.rows(NO_PARAMS, tx);
+        await this.forgetPredecessors(tx);
         const figures = await CONNECTION_FIGURES.one(
           { id: this.id, goneAfterSeconds: this.goneAfterSeconds, lateAfterSeconds },
           tx,
@@ -99,8 +105,15 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
           fitsWithoutLate: connectionBudgetProblem(withoutLate, own) === null,
         };
       });
-      if (refusal === null) break;
-      if (!refusal.fitsWithoutLate || waitedSeconds >= this.goneAfterSeconds) throw new Error(refusal.problem);
+      if (refusal === null) {
+        // The id GET /internal/instances and the dashboard list, said where the process's own lines are.
+        this.logger.log(
+          `registered as instance ${this.id} (pid ${this.pid} on ${this.host}, role ${this.config.serviceRole})`,
+        );
+        break;
+      }
+      if (!refusal.fitsWithoutLate || waitedSeconds >= this.goneAfterSeconds)
+        throw new ConnectionBudgetRefusal(refusal.problem);
       if (waitedSeconds === 0) {
         this.logger.warn(
           `the connection budget fits only without ${refusal.late} instance(s) that missed a heartbeat; waiting up to ${this.goneAfterSeconds} s for them to be counted as gone`,
@@ -110,6 +123,31 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     }
     this.timer = setInterval(() => void this.heartbeat(), INSTANCE_HEARTBEAT.intervalMs);
     this.timer.unref();
+  }
+
+  /**
+   * On the embedded default every instance on the database runs on this
+   * machine, so a row of this host whose process no longer runs is an
+   * instance that is gone (killed: one that stops deletes its row), most
+   * often the one this start replaces on its data folder. It is removed now
+   * instead of being counted for up to three heartbeats, in the connection
+   * budget and as another instance serving the API. A row with this
+   * process's own pid is a predecessor too (a container's restart gives the
+   * same pid again); one whose pid another process has taken since keeps
+   * being counted until it ages out. With DATABASE_URL nothing says that a
+   * host name is one machine's alone, and no row is judged this way.
+   */
+  private async forgetPredecessors(tx: SqlTarget): Promise<void> {
+    if (!this.config.keepsEmbeddedServer) return;
+    const rows = await HOST_INSTANCES.rows({ id: this.id, host: this.host }, tx);
+    const gone = rows.filter((row) => row.pid === this.pid || !processRuns(row.pid));
+    if (gone.length === 0) return;
+    await FORGET_INSTANCES.affected({ ids: gone.map((row) => row.id) }, tx);
+    for (const row of gone) {
+      this.logger.log(
+        `removed instance ${row.id} from the registry: its process (pid ${row.pid} on this machine) no longer runs, stopped without a SIGTERM`,
+      );
+    }
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -149,10 +187,11 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
       {
         id: this.id,
         host: this.host,
+        pid: this.pid,
         role: this.config.serviceRole,
         version: this.version,
         poolMax: this.config.dbPoolMax,
-        dedicatedConnections: DEDICATED_CONNECTIONS,
+        dedicatedConnections: dedicatedConnections(this.config),
         startedAt: this.startedAt,
         goneAfterSeconds: this.goneAfterSeconds,
       },

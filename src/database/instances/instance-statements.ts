@@ -21,6 +21,7 @@ export const HEARTBEAT = defineStatement<
   {
     id: string;
     host: string;
+    pid: number;
     role: string;
     version: string;
     poolMax: number;
@@ -32,9 +33,9 @@ export const HEARTBEAT = defineStatement<
 >(
   (p) => sql`
     WITH seen AS (
-      INSERT INTO service_instance AS i (id, host, role, version, pool_max, dedicated_connections, started_at)
-      VALUES (${p.id}, ${p.host}, ${p.role}, ${p.version}, ${p.poolMax}::int, ${p.dedicatedConnections}::int,
-              COALESCE(${p.startedAt}::timestamptz, now()))
+      INSERT INTO service_instance AS i (id, host, pid, role, version, pool_max, dedicated_connections, started_at)
+      VALUES (${p.id}, ${p.host}, ${p.pid}::int, ${p.role}, ${p.version}, ${p.poolMax}::int,
+              ${p.dedicatedConnections}::int, COALESCE(${p.startedAt}::timestamptz, now()))
       ON CONFLICT (id) DO UPDATE SET last_seen_at = now()
       RETURNING i.started_at
     ), purged AS (
@@ -64,6 +65,17 @@ export const LIVE_INSTANCES = defineStatement<{ goneAfterSeconds: number }, Inst
       FROM service_instance
      WHERE last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8)
      ORDER BY started_at, id`,
+  { prepared: false },
+);
+
+/** The other rows of one host that name their process, with its id. */
+export const HOST_INSTANCES = defineStatement<{ id: string; host: string }, { id: string; pid: number }>(
+  (p) => sql`SELECT id, pid FROM service_instance WHERE host = ${p.host} AND id <> ${p.id} AND pid IS NOT NULL`,
+  { prepared: false },
+);
+
+export const FORGET_INSTANCES = defineStatement<{ ids: string[] }>(
+  (p) => sql`DELETE FROM service_instance WHERE id = ANY(${p.ids}::text[])`,
   { prepared: false },
 );
 
