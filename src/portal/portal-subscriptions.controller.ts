@@ -119,15 +119,10 @@ export class PortalSubscriptionsController {
     if (webhook.enabled) {
       const read = readRecoverWindowForm(sinceText, untilText);
       if (read.refused !== undefined) {
-        const { field, error } = read.refused;
-        const view = await this.viewOfPostedPage(request, webhookId, form);
-        return this.pages.send(
-          request,
-          reply,
-          'subscription',
-          { ...view, [`${field}Error`]: error.message, sinceValue: sinceText, untilValue: untilText },
-          error.status,
-        );
+        return this.showRefused(request, reply, webhookId, form, read.refused, {
+          sinceValue: sinceText,
+          untilValue: untilText,
+        });
       }
       recoverWindow = read.window;
     }
@@ -170,15 +165,7 @@ export class PortalSubscriptionsController {
     // The typist's to correct: shown again with what was typed, beside the seconds or the box, never turned into
     // the default (a 0 meant to stop a leaked secret must not come back as a day's grace).
     if (read.refused !== undefined) {
-      const { field, error } = read.refused;
-      const view = await this.viewOfPostedPage(request, webhookId, form);
-      return this.pages.send(
-        request,
-        reply,
-        'subscription',
-        { ...view, [`${field}Error`]: error.message, graceValue: graceText },
-        error.status,
-      );
+      return this.showRefused(request, reply, webhookId, form, read.refused, { graceValue: graceText });
     }
     let rotated = false;
     await this.report(request, async () => {
@@ -232,6 +219,25 @@ export class PortalSubscriptionsController {
   /** The page of the subscription's log the form was posted from (its `before`), where the result shows. */
   private pageOf(webhookId: string, form: HtmlForm): Promise<string> {
     return pageAfterAction(this.operations, webhookId, portalPath('subscriptions', webhookId), form.text('before'));
+  }
+
+  /** A form refused for what was typed: its page shown again with the 4xx, the refusal beside its field, what was typed kept. */
+  private async showRefused(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    webhookId: string,
+    form: HtmlForm,
+    refused: { field: string; error: DomainError },
+    typed: Record<string, string | null>,
+  ): Promise<FastifyReply> {
+    const view = await this.viewOfPostedPage(request, webhookId, form);
+    return this.pages.send(
+      request,
+      reply,
+      'subscription',
+      { ...view, [`${refused.field}Error`]: refused.error.message, ...typed },
+      refused.error.status,
+    );
   }
 
   /**
