@@ -132,19 +132,25 @@ describe('a database that accepts connections but never answers', () => {
     return state;
   }
 
-  /** A read while the database does not answer: the error body, after the one-second bound and well before 5 s. */
-  async function failsWithinTheBound(state: { service: TestService; key: string }): Promise<void> {
+  /**
+   * A read while the database does not answer: the error body, after the
+   * one-second bound and well before 5 s. A 503 with `Retry-After` when no
+   * connection could be had (nothing was sent); a 500 when a statement was
+   * sent and its answer never came.
+   */
+  async function failsWithinTheBound(state: { service: TestService; key: string }, status: 500 | 503): Promise<void> {
     const sentAt = performance.now();
     const answer = await publicApi(state.service)('GET', '/v1/events', { key: state.key });
     const tookMs = performance.now() - sentAt;
-    assertErrorBody(answer, 500, 'internal');
+    assertErrorBody(answer, status, 'internal');
+    assert.equal(answer.headers.get('retry-after'), status === 503 ? '5' : null);
     assert.ok(tookMs >= 900 && tookMs < 5_000, `answered after ${Math.round(tookMs)} ms`);
   }
 
   describe('once the service runs', () => {
     const state = behindRelay({ DB_CONNECT_TIMEOUT_SECONDS: '1' });
 
-    it('answers a request with the error body within DB_CONNECT_TIMEOUT_SECONDS when the database stops answering, instead of holding it', async () => {
+    it('answers a request 503 with Retry-After within DB_CONNECT_TIMEOUT_SECONDS when the database stops answering new connections, instead of holding it', async () => {
       const api = publicApi(state.service);
       assert.equal(
         (await api('GET', '/v1/events', { key: state.key })).status,
@@ -155,7 +161,7 @@ describe('a database that accepts connections but never answers', () => {
       // The pool's connections were dropped with the relay's: the pool lets them go, and the next
       // statement needs a new connection, whose start-up is never answered.
       await new Promise((resolve) => setTimeout(resolve, 300));
-      await failsWithinTheBound(state);
+      await failsWithinTheBound(state, 503);
     });
   });
 
@@ -170,7 +176,7 @@ describe('a database that accepts connections but never answers', () => {
         'served while the database answers',
       );
       state.relay.mute();
-      await failsWithinTheBound(state);
+      await failsWithinTheBound(state, 500);
       // Connections that waited in vain are closed: once the network is back, new ones serve.
       state.relay.unmute();
       let served = false;

@@ -219,10 +219,14 @@ describe('the OpenAPI documents', () => {
     assert.deepEqual(nullable('EventPatch'), ['onlineMeeting', 'planning']);
   });
 
-  it('documents on every public operation 401, 429 and 500, X-Request-Id on every response, and a success example', () => {
+  it('documents on every public operation 401, 429, 500 and 503 (with Retry-After), X-Request-Id on every response, and a success example', () => {
     for (const { key, operation } of operationsOf(publicDocument)) {
       const responses = operation['responses'] as Json;
-      for (const status of ['401', '429', '500']) assert.ok(responses[status], `${key} documents ${status}`);
+      for (const status of ['401', '429', '500', '503']) assert.ok(responses[status], `${key} documents ${status}`);
+      assert.ok(
+        contract.resolve(responses['503'] as Json)['headers']?.['Retry-After'],
+        `${key} 503 documents Retry-After`,
+      );
       assert.ok(operation['summary'] && operation['description'], `${key} has a summary and a description`);
       for (const [status, declared] of Object.entries(responses)) {
         const response = contract.resolve(declared as Json);

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { ClosingOnTimeoutClient } from './closing-client';
+import { PG_WITH_MARKING_POOL } from './connection-unavailable';
 import { markedAsConnectionFailure } from './connection-failure';
 import { dataSourceOptions } from './data-source-options';
 import { NotificationHub } from './notifications/notification-hub';
@@ -59,6 +60,8 @@ async function withMigrationSource(
           // answer at most DB_STATEMENT_TIMEOUT_SECONDS, queued or sent: a silent server fails a request
           // instead of holding it, or running it long after its client was answered.
           extra: { ...options.extra, query_timeout: config.dbStatementTimeoutMs, Client: ClosingOnTimeoutClient },
+          // A connection the pool cannot lend is told apart from a statement that failed once sent (503, not 500).
+          driver: PG_WITH_MARKING_POOL,
           // A wrong password or database name is answered the same on every try: the start fails at once.
           toRetry: (error: unknown) => settingsRefusal(error) === null,
           // Read by the factory below, which applies them its own way (or refuses a schema behind this build).

@@ -847,6 +847,30 @@ export interface components {
         };
       };
     };
+    /** @description The service could not reach its database for this request; retry after `Retry-After` seconds (`error`: `internal`) */
+    Unavailable: {
+      headers: {
+        'X-Request-Id': components['headers']['X-Request-Id'];
+        'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
+        'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
+        'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+        'Retry-After': components['headers']['Retry-After'];
+        [name: string]: unknown;
+      };
+      content: {
+        /**
+         * @example {
+         *       "error": "internal",
+         *       "message": "The service could not reach its database for this request; retry after `Retry-After` seconds",
+         *       "request_id": "4f6c2a1e-8d2b-4a5e-9a43-0f2b6c1d7e90"
+         *     }
+         */
+        'application/json': components['schemas']['Error'] & {
+          /** @enum {string} */
+          error?: 'internal';
+        };
+      };
+    };
   };
   parameters: never;
   requestBodies: never;
@@ -859,7 +883,7 @@ export interface components {
     'X-RateLimit-Remaining': number;
     /** @description Unix time in seconds at which the current window ends. */
     'X-RateLimit-Reset': number;
-    /** @description Seconds until the window resets. */
+    /** @description Seconds to wait before trying again: until the window resets on a `429`; a few seconds on a `503`. */
     'Retry-After': number;
     /** @description Strong validator computed over the exact response body; changes only when a visible value changes. Send it back in `If-Match` or `If-None-Match`. */
     ETag: string;
@@ -1081,6 +1105,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   getMe: {
@@ -1200,6 +1225,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   listVenues: {
@@ -1372,6 +1398,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   listEvents: {
@@ -1518,6 +1545,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   createEvent: {
@@ -1734,6 +1762,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   getEvent: {
@@ -1911,6 +1940,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   updateEvent: {
@@ -2150,6 +2180,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   listOrders: {
@@ -2301,6 +2332,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   listEventOrders: {
@@ -2477,6 +2509,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   listWebhooks: {
@@ -2621,6 +2654,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   createWebhook: {
@@ -2852,6 +2886,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   deleteWebhook: {
@@ -3055,6 +3090,7 @@ export interface operations {
         };
       };
       500: components['responses']['Internal'];
+      503: components['responses']['Unavailable'];
     };
   };
   deliver_order_confirmed: {

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { isConnectionUnavailable } from '../../database/connection-unavailable';
 import { answerRefusal, HtmlSections, routeMissRefusal } from '../html/html-sections';
 import { unsupportedBodyMediaType } from '../http/body-media-type';
 import { listenerOf, pathOf } from '../http/listener';
@@ -31,6 +32,21 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   429: ErrorCode.RateLimited,
 };
 
+/**
+ * How long a caller is asked to wait (`Retry-After`) when the database could
+ * not lend the request a connection: long enough for a pool to drain or a
+ * failover to finish, short enough that a retry soon finds it back.
+ */
+export const DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** The answer to a request whose statement was never sent: no connection could be had (connection-unavailable.ts). */
+const DATABASE_UNAVAILABLE: Described = {
+  status: 503,
+  code: ErrorCode.Internal,
+  message: `The service could not reach its database. Retry after ${DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS} seconds; quote the request id if it persists.`,
+  headers: { 'Retry-After': String(DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS) },
+};
+
 interface FastifyErrorLike {
   code: string;
   statusCode: number;
@@ -53,7 +69,8 @@ function fastifyErrorOf(exception: unknown): FastifyErrorLike | undefined {
  * (under a section of pages, the dashboard or the portal, as its HTML page):
  * domain errors, route misses (404, or 405 with `Allow` when the path exists
  * with other methods), Fastify's body-parsing errors, validation failures and
- * anything unexpected (a logged 500 that shows the caller nothing internal).
+ * anything unexpected (a logged 500 that shows the caller nothing internal;
+ * a 503 with `Retry-After` when the database lent no connection).
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
@@ -67,8 +84,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const described = this.describe(exception, request);
-    if (described.status >= 500) {
-      // Never the exception itself: a database error carries the SQL parameters and the driver's detail.
+    // Never the exception itself: a database error carries the SQL parameters and the driver's detail.
+    if (described === DATABASE_UNAVAILABLE) {
+      request.log.warn({ error: loggableError(exception) }, 'request answered 503: the database lent no connection');
+    } else if (described.status >= 500) {
       request.log.error({ error: loggableError(exception) }, 'request failed with an unexpected error');
     }
     if (reply.sent) return;
@@ -95,6 +114,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const fastifyError = fastifyErrorOf(exception);
     if (fastifyError !== undefined && fastifyError.statusCode < 500) return this.describeFastify(fastifyError, request);
     if (exception instanceof HttpException) return this.describeHttp(exception);
+    if (isConnectionUnavailable(exception)) return DATABASE_UNAVAILABLE;
     return {
       status: 500,
       code: ErrorCode.Internal,

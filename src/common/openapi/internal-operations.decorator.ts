@@ -59,6 +59,14 @@ export function InternalOperations(tag: string): ClassDecorator {
         ErrorCode.Internal,
       ),
     }),
+    ApiResponse({
+      status: 503,
+      ...errorResponse(
+        'The service could not reach its database for this request (none of its connections came free within `DB_CONNECT_TIMEOUT_SECONDS`, or a new one could not be opened); retry after `Retry-After` seconds',
+        [ErrorCode.Internal],
+        ['X-Request-Id', 'Retry-After'],
+      ),
+    }),
   );
 }
 

@@ -34,7 +34,10 @@ export const HEADER_COMPONENTS = {
   ),
   'X-RateLimit-Remaining': integerHeader('Requests left in the current window.', false),
   'X-RateLimit-Reset': integerHeader('Unix time in seconds at which the current window ends.', false),
-  'Retry-After': integerHeader('Seconds until the window resets.', true),
+  'Retry-After': integerHeader(
+    'Seconds to wait before trying again: until the window resets on a `429`; a few seconds on a `503`.',
+    true,
+  ),
   ETag: {
     description:
       'Strong validator computed over the exact response body; changes only when a visible value changes. Send it back in `If-Match` or `If-None-Match`.',
@@ -134,6 +137,11 @@ export const RESPONSE_COMPONENTS: Record<string, Json> = {
   Internal: errorResponse('Unexpected server-side failure, logged with the request id; nothing internal is shown', [
     ErrorCode.Internal,
   ]),
+  Unavailable: errorResponse(
+    'The service could not reach its database for this request; retry after `Retry-After` seconds',
+    [ErrorCode.Internal],
+    [...EVERY_RESPONSE_HEADERS, 'Retry-After'],
+  ),
 };
 
 /** Request headers every public operation accepts. */

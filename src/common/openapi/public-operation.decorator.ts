@@ -41,7 +41,7 @@ export interface PublicOperationSpec {
   };
   /** 304 with the ETag, for `If-None-Match`. */
   notModified?: boolean;
-  /** Statuses beyond the shared 400 unsupported_parameter, 401, 429 and 500, with the exact codes each carries. */
+  /** Statuses beyond the shared 400 unsupported_parameter, 401, 429, 500 and 503, with the exact codes each carries. */
   errors?: Partial<Record<ErrorStatus, ErrorCode[]>>;
   /** A JSON body: also documents the 400, 413 and 415 answers every body can get. */
   requestBody?: { description: string; schema: Json; example: unknown; required?: boolean };
@@ -60,7 +60,7 @@ function describeCodes(codes: readonly ErrorCode[]): string {
  * Documents one public operation completely: its success body inside its
  * envelope with an example, every error status with the exact codes it can
  * carry (one Error schema narrowed per status), and the headers of every
- * response. The parts every operation shares (401, 429, 500, `400
+ * response. The parts every operation shares (401, 429, 500, 503, `400
  * unsupported_parameter` and `invalid_argument`, `X-Request-Id`, the
  * rate-limit headers; 413 and 415 for a JSON body) are added here, so no
  * controller repeats them.
@@ -113,6 +113,7 @@ export function PublicOperation(spec: PublicOperationSpec): MethodDecorator {
     ApiResponse({ status: 401, ...ref('responses', 'Unauthorized') }),
     ApiResponse({ status: 429, ...ref('responses', 'RateLimited') }),
     ApiResponse({ status: 500, ...ref('responses', 'Internal') }),
+    ApiResponse({ status: 503, ...ref('responses', 'Unavailable') }),
   ];
   if (models.length > 0) decorators.push(ApiExtraModels(...models));
   if (spec.notModified === true) {
