@@ -12,6 +12,11 @@ describe('parseInstant', () => {
     assert.equal(parseInstant('2027-05-01T18:00:00.123456Z')?.toISOString(), '2027-05-01T18:00:00.123Z');
   });
 
+  it('reads a lowercase t and z as T and Z (RFC 3339)', () => {
+    assert.equal(parseInstant('2026-12-07t19:14:10.895z')?.toISOString(), '2026-12-07T19:14:10.895Z');
+    assert.equal(parseInstant('2026-12-07t19:14:10+01:00')?.toISOString(), '2026-12-07T18:14:10.000Z');
+  });
+
   it('reads epoch milliseconds as a number or a string of digits', () => {
     assert.equal(parseInstant(1_800_000_000_000)?.getTime(), 1_800_000_000_000);
     assert.equal(parseInstant('1800000000000')?.getTime(), 1_800_000_000_000);

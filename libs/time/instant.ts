@@ -5,10 +5,11 @@
  *
  * Accepted ISO forms: `YYYY-MM-DD` (midnight UTC), and
  * `YYYY-MM-DDTHH:MM[:SS[.fraction]]` with `Z` or `±HH:MM`/`±HHMM`; without an
- * offset the time is taken as UTC. A space may stand for `T`.
+ * offset the time is taken as UTC. A space may stand for `T`; `t` and `z`
+ * are read as `T` and `Z`, as RFC 3339 allows.
  */
 const ISO_8601 =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}:?\d{2})?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}:?\d{2})?)?$/;
 
 /**
  * Instants are limited to the years 0001 to 9999 (UTC): what ISO 8601's
