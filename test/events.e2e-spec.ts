@@ -743,6 +743,36 @@ describe('events', () => {
       assertErrorBody(await admin('POST', `/internal/events/${created.body.data.id}/publish`), 409, 'conflict');
     });
 
+    it("refuses a PATCH that would make a public event's date a placeholder (planning.date.mode not fixed), 400 and nothing written", async () => {
+      const created = await create({ startTime: '2027-11-05T10:00:00Z' });
+      const id = created.body.data.id;
+      assert.equal((await admin('POST', `/internal/events/${id}/publish`)).status, 200);
+      const before = await api('GET', `/v1/events/${id}`, { key: organiser.key });
+      for (const planning of [
+        { date: { mode: 'window', from: '2027-11-01', to: '2027-11-30' } },
+        {
+          date: {
+            mode: 'options',
+            options: [{ id: 'a', start: '2027-11-06T10:00:00Z', end: null, allDay: false, note: null }],
+          },
+        },
+      ]) {
+        assertErrorBody(
+          await api('PATCH', `/v1/events/${id}`, { key: organiser.key, body: { planning } }),
+          400,
+          'invalid_argument',
+        );
+      }
+      const after = await api('GET', `/v1/events/${id}`, { key: organiser.key });
+      assert.equal(after.headers.get('etag'), before.headers.get('etag'), 'nothing was written');
+      // A fixed date, or other fields, are still written to a public event.
+      const fixed = await api('PATCH', `/v1/events/${id}`, {
+        key: organiser.key,
+        body: { planning: { date: { mode: 'fixed' } }, title: { en: 'Still public' } },
+      });
+      assert.equal(fixed.status, 200);
+    });
+
     it('touch moves only updatedAt', async () => {
       const created = await create({ startTime: '2027-11-03T10:00:00Z', title: { en: 'Same' } });
       const touched = await admin('POST', `/internal/events/${created.body.data.id}/touch`);

@@ -130,6 +130,12 @@ export class EventsService {
       }
       this.assertVisibilityMove(entity.visibility ?? 'draft', patch.visibility);
       await this.applyPatch(entity, patch, tx);
+      // A public event's startTime is what venues and listings show: it may not become a placeholder.
+      if (entity.visibility === 'public' && !isPublishable(entity.planning)) {
+        throw DomainError.invalidArgument(
+          'A public event keeps planning.date.mode fixed: its startTime is shown as its date, never a placeholder.',
+        );
+      }
       entity.updatedAt = this.nextUpdatedAt(entity.updatedAt);
       return tagged(this.presenter.present(await this.events.save(entity, tx)));
     });
