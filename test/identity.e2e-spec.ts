@@ -176,6 +176,25 @@ describe('identity and access', () => {
       assert.equal(bodies.size, 1);
     });
 
+    it("names the Bearer scheme in WWW-Authenticate on every 401, with its listener's realm", async () => {
+      const forms: Array<Record<string, string>> = [
+        {},
+        { authorization: `Bearer ${organiser.key}x` },
+        { authorization: 'Basic abc' },
+      ];
+      for (const headers of forms) {
+        const refused = await api('GET', '/v1/events', { headers });
+        assertErrorBody(refused, 401, 'unauthorized');
+        assert.equal(refused.headers.get('www-authenticate'), 'Bearer realm="events-api"');
+      }
+      const internal = await admin('GET', '/internal/instances', { token: 'not-the-admin-token' });
+      assertErrorBody(internal, 401, 'unauthorized');
+      assert.equal(internal.headers.get('www-authenticate'), 'Bearer realm="events-api-internal"');
+      const served = await api('GET', '/v1/events', { key: organiser.key });
+      assert.equal(served.status, 200);
+      assert.equal(served.headers.get('www-authenticate'), null, 'only a 401 carries the challenge');
+    });
+
     it('records when a key was last used, in batches rather than a write per request', async () => {
       const minted = await admin('POST', '/internal/keys', {
         body: { principal: { type: 'organiser', id: organiser.id }, actorRole: 'owner' },

@@ -784,6 +784,7 @@ export interface components {
         'X-RateLimit-Limit': components['headers']['X-RateLimit-Limit'];
         'X-RateLimit-Remaining': components['headers']['X-RateLimit-Remaining'];
         'X-RateLimit-Reset': components['headers']['X-RateLimit-Reset'];
+        'WWW-Authenticate': components['headers']['WWW-Authenticate'];
         [name: string]: unknown;
       };
       content: {
@@ -885,6 +886,8 @@ export interface components {
     'X-RateLimit-Reset': number;
     /** @description Seconds to wait before trying again: until the window resets on a `429`; a few seconds on a `503`. */
     'Retry-After': number;
+    /** @description On a `401`: the scheme a request must use, `Bearer` with the realm of its listener. */
+    'WWW-Authenticate': 'Bearer realm="events-api"' | 'Bearer realm="events-api-internal"';
     /** @description Strong validator computed over the exact response body; changes only when a visible value changes. Send it back in `If-Match` or `If-None-Match`. */
     ETag: string;
     /** @description Path of the created event. */

@@ -47,6 +47,9 @@ const DATABASE_UNAVAILABLE: Described = {
   headers: { 'Retry-After': String(DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS) },
 };
 
+/** The challenge of a 401 on each listener; the realm tells an API key's refusal from the admin token's. */
+const BEARER_CHALLENGE = { public: 'Bearer realm="events-api"', admin: 'Bearer realm="events-api-internal"' } as const;
+
 interface FastifyErrorLike {
   code: string;
   statusCode: number;
@@ -103,7 +106,11 @@ export class ApiExceptionFilter implements ExceptionFilter {
       );
     }
     const body: ErrorBody = { error: described.code, message: described.message, request_id: String(request.id) };
-    void reply.status(described.status).headers(described.headers).send(body);
+    void reply.status(described.status).headers(described.headers);
+    // HTTP requires a 401 to name the scheme that would be accepted (RFC 9110, 15.5.2): a bearer credential on both
+    // listeners, an API key on the public one and the admin token on the other.
+    if (described.status === 401) void reply.header('www-authenticate', BEARER_CHALLENGE[listenerOf(request.raw)]);
+    void reply.send(body);
   }
 
   private describe(exception: unknown, request: FastifyRequest): Described {

@@ -41,7 +41,10 @@ export function InternalOperations(tag: string): ClassDecorator {
   return applyDecorators(
     ApiTags(`Internal: ${tag}`),
     ApiResponse({ status: 400, ...internalError('Invalid body or value', ErrorCode.InvalidArgument) }),
-    ApiResponse({ status: 401, ...internalError('Admin token missing or wrong', ErrorCode.Unauthorized) }),
+    ApiResponse({
+      status: 401,
+      ...errorResponse('Admin token missing or wrong', [ErrorCode.Unauthorized], ['X-Request-Id', 'WWW-Authenticate']),
+    }),
     ApiResponse({ status: 404, ...internalError('No such resource', ErrorCode.NotFound) }),
     ApiResponse({ status: 414, ...internalError('A path segment of the URL is too long', ErrorCode.InvalidArgument) }),
     ApiResponse({

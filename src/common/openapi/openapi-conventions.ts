@@ -38,6 +38,11 @@ export const HEADER_COMPONENTS = {
     'Seconds to wait before trying again: until the window resets on a `429`; a few seconds on a `503`.',
     true,
   ),
+  'WWW-Authenticate': {
+    description: 'On a `401`: the scheme a request must use, `Bearer` with the realm of its listener.',
+    required: true,
+    schema: { type: 'string', enum: ['Bearer realm="events-api"', 'Bearer realm="events-api-internal"'] },
+  },
   ETag: {
     description:
       'Strong validator computed over the exact response body; changes only when a visible value changes. Send it back in `If-Match` or `If-None-Match`.',
@@ -128,7 +133,11 @@ export function errorResponse(
 
 /** Responses every public operation can give, by their names in `components.responses`. */
 export const RESPONSE_COMPONENTS: Record<string, Json> = {
-  Unauthorized: errorResponse('Key missing, malformed, unknown or revoked', [ErrorCode.Unauthorized]),
+  Unauthorized: errorResponse(
+    'Key missing, malformed, unknown or revoked',
+    [ErrorCode.Unauthorized],
+    [...EVERY_RESPONSE_HEADERS, 'WWW-Authenticate'],
+  ),
   RateLimited: errorResponse(
     'Window budget exhausted; retry after `Retry-After` seconds',
     [ErrorCode.RateLimited],
