@@ -404,6 +404,26 @@ function webhookBackoff(env: Env): { backoffBaseMs: number; backoffMaxMs: number
   return { backoffBaseMs, backoffMaxMs };
 }
 
+/**
+ * WEBHOOK_ALLOWED_PORTS: at least one port. A value of separators alone (`,`)
+ * would be an empty list, with which no subscription can ever be created: a
+ * typo to refuse, not a setting to obey.
+ */
+function allowedPorts(env: Env): number[] {
+  const ports = list(env, 'WEBHOOK_ALLOWED_PORTS', '443');
+  if (ports.length === 0) {
+    throw new ConfigError(
+      `WEBHOOK_ALLOWED_PORTS must be comma-separated ports (1-65535), at least one, got "${text(env, 'WEBHOOK_ALLOWED_PORTS', '')}"`,
+    );
+  }
+  return ports.map((port) => {
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+      throw new ConfigError(`WEBHOOK_ALLOWED_PORTS must be comma-separated ports (1-65535), got "${port}"`);
+    }
+    return Number(port);
+  });
+}
+
 /** The admin token opens every tenant: long enough that guessing is out of reach. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
@@ -492,12 +512,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
       secretKey: secretKey === null ? null : secretKey.toLowerCase(),
       ...webhookSecrets,
-      allowedPorts: list(env, 'WEBHOOK_ALLOWED_PORTS', '443').map((port) => {
-        if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
-          throw new ConfigError(`WEBHOOK_ALLOWED_PORTS must be comma-separated ports (1-65535), got "${port}"`);
-        }
-        return Number(port);
-      }),
+      allowedPorts: allowedPorts(env),
       retentionDays: integer(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
     },
   };
