@@ -14,6 +14,8 @@ describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', ()
   let env: Record<string, string>;
   let webhookId: string;
   let secret: string;
+  /** The key the first test re-sealed under, which the suite's secrets need from then on. */
+  let resealedUnder: string | undefined;
 
   const ops = (args: string[], extraEnv: Record<string, string> = {}): Promise<OpsResult> =>
     runOps(args, { ...env, ...extraEnv });
@@ -38,6 +40,7 @@ describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', ()
 
     const oldKey = env['WEBHOOK_SECRET_KEY'] as string;
     const newKey = randomBytes(32).toString('hex');
+    resealedUnder = newKey;
     const resealed = await ops(['webhooks:reseal-secrets'], {
       WEBHOOK_SECRET_KEY: newKey,
       WEBHOOK_SECRET_KEY_PREVIOUS: oldKey,
@@ -67,5 +70,25 @@ describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', ()
     );
     const withNewKey = await secondInstance(app.service, { WEBHOOK_SECRET_KEY: newKey });
     await withNewKey.close();
+  });
+
+  it('reseal warns on stderr, naming each live instance, that it cannot check the keys running instances hold', async () => {
+    const { rows } = await app.db.query<{ id: string }>(
+      `SELECT id FROM service_instance WHERE last_seen_at >= now() - interval '15 seconds'`,
+    );
+    assert.ok(rows.length >= 1, 'the suite’s service is a live instance');
+    const resealed = await ops(
+      ['webhooks:reseal-secrets'],
+      resealedUnder === undefined ? {} : { WEBHOOK_SECRET_KEY: resealedUnder },
+    );
+    assert.equal(resealed.code, 0, resealed.stderr);
+    const warning = resealed.stderr.split('\n').find((line) => line.startsWith('warning: '));
+    assert.ok(warning, resealed.stderr);
+    assert.match(warning, /cannot check which keys running instances hold/);
+    assert.match(
+      warning,
+      /restarted with this WEBHOOK_SECRET_KEY \(the old key in WEBHOOK_SECRET_KEY_PREVIOUS\) first/,
+    );
+    for (const { id } of rows) assert.ok(warning.includes(id), `${id} is named: ${warning}`);
   });
 });

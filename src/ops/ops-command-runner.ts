@@ -69,11 +69,13 @@ export async function runOpsCommand(app: INestApplicationContext, args: OpsArgum
   if (name === undefined || command === undefined) return unknownCommand();
   const refused = refusedFlags(name, command.usage, args);
   if (refused !== null) return refused;
+  const warned =
+    command.warnings === undefined ? '' : (await command.warnings(app)).map((line) => `${line}\n`).join('');
   try {
-    return { code: 0, stdout: json({ data: await command.run(app, args) }), stderr: '' };
+    return { code: 0, stdout: json({ data: await command.run(app, args) }), stderr: warned };
   } catch (error) {
     if (error instanceof DomainError) {
-      return { code: 1, stdout: json({ error: error.code, message: error.message }), stderr: '' };
+      return { code: 1, stdout: json({ error: error.code, message: error.message }), stderr: warned };
     }
     if (error instanceof OpsUsageError) return usageError(name, command.usage, error.message);
     throw error;

@@ -14,8 +14,27 @@ import { readRecoverWindow } from '../webhooks/webhook-operation-inputs';
 import { MAX_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { optionalFlag, OpsUsageError, requiredFlag, switchFlag, type OpsArguments } from './ops-arguments';
 import { newTraceId } from '../../libs/trace/trace-context';
+import { InstanceRegistry } from '../database/instances/instance-registry';
 
 export type OpsCommand = (app: INestApplicationContext, args: OpsArguments) => Promise<unknown>;
+/** Lines for stderr, found before the command runs: what it cannot check for itself. */
+export type OpsWarnings = (app: INestApplicationContext) => Promise<string[]>;
+
+/**
+ * Re-sealing under the new key breaks every running instance that cannot open
+ * it (GET /v1/webhooks answers 500, deliveries go unsigned) until it restarts
+ * with that key. The registry does not record which keys an instance holds, so
+ * the command cannot refuse on it; it names the live instances instead, so
+ * the operator checks each was restarted first (operations.md, Secrets).
+ */
+async function resealWarnings(app: INestApplicationContext): Promise<string[]> {
+  const live = await app.get(InstanceRegistry).listLive();
+  if (live.length === 0) return [];
+  const named = live.map((instance) => `${instance.id} on ${instance.host}`).join(', ');
+  return [
+    `warning: this command cannot check which keys running instances hold; ${live.length} live instance(s) on this database (${named}) must each have been restarted with this WEBHOOK_SECRET_KEY (the old key in WEBHOOK_SECRET_KEY_PREVIOUS) first, or each answers GET /v1/webhooks with 500 and cannot sign deliveries until restarted with it`,
+  ];
+}
 
 function principalFrom(args: OpsArguments): { type: 'organiser' | 'venue'; id: string } | undefined {
   const organiser = optionalFlag(args, 'organiser');
@@ -68,7 +87,7 @@ function jsonBodyFlag(args: OpsArguments, route: string): object {
  * domain events are emitted. Output is JSON; secrets other than a newly
  * minted key are never printed.
  */
-export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = {
+export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand; warnings?: OpsWarnings }> = {
   'organisers:create': {
     usage: '--name <name> [--placeholder]',
     run: async (app, args) => {
@@ -194,6 +213,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'webhooks:reseal-secrets': {
     usage: '',
     run: (app) => app.get(WebhookOperationsService).resealSecrets(),
+    warnings: resealWarnings,
   },
   'portal:link': {
     usage: '--account <organiserId|venueId> [--read-only] [--ttl <60..3600 seconds>]',
