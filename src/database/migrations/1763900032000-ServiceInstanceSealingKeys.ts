@@ -8,8 +8,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * 500 and sign no delivery until restarted). Null for rows written by builds
  * before this one: their keys are unknown, and a re-seal refuses on them too.
  */
-export class ServiceInstanceSealingKeys1763900031000 implements MigrationInterface {
-  name = 'ServiceInstanceSealingKeys1763900031000';
+export class ServiceInstanceSealingKeys1763900032000 implements MigrationInterface {
+  name = 'ServiceInstanceSealingKeys1763900032000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`ALTER TABLE service_instance ADD COLUMN sealing_key_ids text[]`);
