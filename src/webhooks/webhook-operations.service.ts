@@ -5,7 +5,7 @@ import { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { UnitOfWork } from '../database/unit-of-work';
-import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
+import { MAX_IN_FLIGHT_PER_SUBSCRIPTION, WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
 import type {
   RecoverResultDto,
   RotatedWebhookResponseDto,
@@ -168,11 +168,27 @@ export class WebhookOperationsService {
       await this.delivery(webhookId, deliveryId);
       throw DomainError.conflict('The webhook is disabled; resend with force to send to it anyway.');
     }
+    // Checked again where the lease is taken, under the subscription's lock: a deletion or a disable may have
+    // committed since the read above, and a resend must not go out after DELETE answered.
     const leased = await this.deliveryRows.leaseForResend(webhookId, deliveryId, {
       leaseMs: this.config.webhooks.timeoutMs + LEASE_MARGIN_MS,
       leaseToken: randomUUID(),
+      force: options.force === true,
+      maxInFlight: MAX_IN_FLIGHT_PER_SUBSCRIPTION,
     });
     if (leased === null) throw DomainError.notFound('Delivery');
+    if (leased === 'deleted') throw DomainError.notFound('Webhook');
+    // Refused for the subscription's state: a delivery that is not its own is still a 404 (as above).
+    if (leased === 'disabled' || leased === 'busy') await this.delivery(webhookId, deliveryId);
+    if (leased === 'disabled') {
+      throw DomainError.conflict('The webhook is disabled; resend with force to send to it anyway.');
+    }
+    if (leased === 'busy') {
+      throw DomainError.conflict(
+        `The webhook has as many attempts in flight as it may (${MAX_IN_FLIGHT_PER_SUBSCRIPTION}, or one while it ` +
+          'is failing or replaying a recovery); resend once they end.',
+      );
+    }
     if (leased === 'pending') {
       throw DomainError.conflict('The delivery is pending (queued or being attempted); only a final one is resent.');
     }
