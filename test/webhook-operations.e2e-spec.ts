@@ -300,6 +300,68 @@ describe('webhook operations', () => {
     ]);
   });
 
+  it('enable with recover sends every delivery skipped while the subscription was off, even one whose publication began before the disabling attempt', async () => {
+    let failing = true;
+    const receiving = await receiver(() => (failing ? { status: 500 } : { status: 200 }));
+    const owner = await organiser();
+    const hook = await subscribe(owner.key, `${receiving.origin}/late-read`);
+    const eventId = await event(owner.id);
+    const pendingOrder = await admin('POST', '/internal/orders', {
+      body: { eventId, lineItems: [{ quantity: 1, unitAmountMinor: 900 }], totalAmountMinor: 900 },
+    });
+    assert.equal(pendingOrder.status, 201, pendingOrder.text);
+    const lateOrder = pendingOrder.body.data.id as string;
+
+    // The confirmation's transaction begins, then waits for the order's row (held here) before it reads its
+    // recipients: it reads them only after the subscription is disabled, so its delivery is skipped, with a
+    // created_at (its transaction's start) older than the disabling attempt.
+    const holder = await databaseClient(service.databaseUrl);
+    let confirming: Promise<{ status: number; text: string }> | undefined;
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT id FROM "order" WHERE id = $1 FOR UPDATE`, [lateOrder]);
+      confirming = admin('POST', `/internal/orders/${lateOrder}/confirm`);
+      await eventually(async () => {
+        const waiting = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%"order"%'`,
+        );
+        return (waiting.rows[0]?.n ?? 0) > 0 ? true : undefined;
+      }, 'the confirmation to wait for the order row');
+      // One failure short of disabling: the next attempt, made after the confirmation began, disables it.
+      await db.query(`UPDATE webhook_subscription SET consecutive_failures = 19 WHERE id = $1`, [hook.id]);
+      const probeOrder = await order(eventId);
+      await eventually(
+        async () => ((await detail(hook.id)).enabled === false ? true : undefined),
+        'the subscription to be disabled by its 20th failure',
+      );
+      assert.ok(receiving.requests.every((request) => orderIdOf(request) === probeOrder));
+    } finally {
+      await holder.query('COMMIT');
+      await holder.end();
+    }
+    assert.equal((await confirming)?.status, 200);
+
+    const raced = await db.query<{ id: string; status: string; before_disable: boolean }>(
+      `SELECT h.id, h.status, h.created_at < s.disabled_at AS before_disable
+         FROM webhook_delivery_history h JOIN webhook_subscription s ON s.id = h.subscription_id
+        WHERE h.subscription_id = $1 AND h.subject_id = $2`,
+      [hook.id, lateOrder],
+    );
+    assert.deepEqual(
+      raced.rows.map((row) => [row.status, row.before_disable]),
+      [['skipped', true]],
+      'the skipped delivery is older than the disable',
+    );
+
+    failing = false;
+    const enabled = await admin('POST', `/internal/webhooks/${hook.id}/enable`, { body: { recover: true } });
+    assert.equal(enabled.status, 200, enabled.text);
+    await receiving.waitFor((all) => all.some((request) => orderIdOf(request) === lateOrder));
+    const [late] = (await deliveries(hook.id)).filter((delivery) => delivery.id === raced.rows[0]?.id);
+    assert.notEqual(late?.status, 'skipped');
+  });
+
   describe('delivery log', () => {
     it('lists 500 at a time in {data} and names the next 500 in a Link rel="next" header, until every delivery has been listed once', async () => {
       const owner = await organiser();

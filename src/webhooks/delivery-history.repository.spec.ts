@@ -6,6 +6,8 @@ import type { WebhookTables } from '../../test/support/webhook-rows';
 import { DeliveryClaimRepository } from './delivery/delivery-claim.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
 import { DeliveryPartitionsRepository } from './delivery-partitions.repository';
+import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
+import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
 
 const LEASE = { leaseMs: 60_000, leaseToken: 'resend', force: false, maxInFlight: 4 };
 
@@ -212,6 +214,30 @@ describe('DeliveryHistoryRepository', () => {
     assert.equal(await history.leaseForResend(other, final, LEASE), null);
     assert.equal(await history.leaseForResend(subscriptionId, 'no-such-delivery', LEASE), null);
     assert.equal((await deliveryRow(tables.dataSource, final))?.status, 'succeeded');
+  });
+
+  it('a re-enable’s recovery takes every delivery skipped since the disabling mark, however old, and none skipped before it', async () => {
+    const subscriptions = new WebhookSubscriptionRepository(
+      tables.dataSource.getRepository(WebhookSubscriptionEntity),
+      tables.database,
+    );
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const earlier = await insertDelivery(tables.dataSource, { subscriptionId, status: 'skipped' });
+    // Disabled as the disabling attempt does (RECORD_ATTEMPT): a time, and a queue number drawn then.
+    await tables.dataSource.query(
+      `UPDATE webhook_subscription
+          SET enabled = false, disabled_at = now() + interval '1 hour', disabled_seq = nextval('webhook_delivery_seq')
+        WHERE id = $1`,
+      [subscriptionId],
+    );
+    // Created before disabled_at (its publication began earlier), skipped after the disable.
+    const late = await insertDelivery(tables.dataSource, { subscriptionId, status: 'skipped' });
+    const enabled = await tables.unitOfWork.run((tx) => subscriptions.enable(subscriptionId, tx));
+    assert.ok(enabled?.disabledSince != null && enabled.skippedAfterSeq !== null);
+    const window = { since: enabled.disabledSince, until: null, skippedAfterSeq: enabled.skippedAfterSeq };
+    assert.deepEqual(await history.requeueWindow(subscriptionId, window, 10), { queued: 1, remaining: 0 });
+    assert.equal((await deliveryRow(tables.dataSource, late))?.status, 'pending');
+    assert.equal((await deliveryRow(tables.dataSource, earlier))?.status, 'skipped', 'skipped before it was disabled');
   });
 
   it('recovers a window [since, until): final unsuccessful deliveries only, oldest first, at most the limit', async () => {

@@ -205,12 +205,23 @@ interface WindowParams {
   since: Date;
   /** Null: no upper bound. */
   until: Date | null;
+  /** Also every skipped delivery numbered above this (a re-enable's, see requeueWindow); null: none. */
+  skippedAfterSeq: string | null;
 }
 
-/** History rows that did not succeed (failed, dropped, skipped), created in [since, until); `x` is the row. */
-function inWindow(p: { subscriptionId: SqlParameter; since: SqlParameter; until: SqlParameter }): SqlFragment {
+/**
+ * History rows that did not succeed (failed, dropped, skipped), created in [since, until), and the skipped
+ * ones numbered above `skippedAfterSeq`; `x` is the row.
+ */
+function inWindow(p: {
+  subscriptionId: SqlParameter;
+  since: SqlParameter;
+  until: SqlParameter;
+  skippedAfterSeq: SqlParameter;
+}): SqlFragment {
   return sql`x.subscription_id = ${p.subscriptionId} AND x.status IN ('failed', 'dropped', 'skipped')
-            AND x.created_at >= ${p.since} AND (${p.until}::timestamptz IS NULL OR x.created_at < ${p.until})`;
+            AND ((x.created_at >= ${p.since} AND (${p.until}::timestamptz IS NULL OR x.created_at < ${p.until}))
+                 OR (x.status = 'skipped' AND x.seq > ${p.skippedAfterSeq}::bigint))`;
 }
 
 /** Moves back into the queue, oldest first, up to `limit` of a window's deliveries (see requeueWindow). */
@@ -367,17 +378,25 @@ export class DeliveryHistoryRepository {
   /**
    * Queues again, oldest first, the deliveries of a subscription created in
    * [since, until) that neither succeeded nor are pending, at most `limit`;
-   * each gets a fresh retry schedule and is sent in order (replay). Returns
-   * how many were queued and how many more match.
+   * each gets a fresh retry schedule and is sent in order (replay). With
+   * `skippedAfterSeq` (a re-enable's), also every skipped delivery numbered
+   * above it, whenever it was created: what was skipped while the
+   * subscription was off, including one whose publication began before it
+   * was disabled. Returns how many were queued and how many more match.
    */
   async requeueWindow(
     subscriptionId: string,
-    window: { since: Date; until: Date | null },
+    window: { since: Date; until: Date | null; skippedAfterSeq?: string | null },
     limit: number,
   ): Promise<{ queued: number; remaining: number }> {
     return this.unitOfWork.run(async (tx) => {
       await LOCK_RECOVERY.rows({ subscriptionId }, tx);
-      const bounds = { subscriptionId, since: window.since, until: window.until };
+      const bounds = {
+        subscriptionId,
+        since: window.since,
+        until: window.until,
+        skippedAfterSeq: window.skippedAfterSeq ?? null,
+      };
       const queued = (await REQUEUE_WINDOW.one({ ...bounds, limit }, tx))?.queued ?? 0;
       const rest = await COUNT_WINDOW.one(bounds, tx);
       if (queued > 0) await WAKE_WORKERS.rows({ channel: DELIVERY_CHANNEL }, tx);

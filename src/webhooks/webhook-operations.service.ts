@@ -140,9 +140,11 @@ export class WebhookOperationsService {
     const enabled = await this.unitOfWork.run((tx) => this.subscriptions.enable(webhookId, tx));
     if (enabled === null) throw DomainError.notFound('Webhook');
     if (options.recover === true && enabled.disabledSince !== null) {
+      // Skipped deliveries by their queue number too: one whose publication began before the disabling attempt
+      // but read the subscription after it is older than disabledSince, and was still missed while it was off.
       await this.deliveryRows.requeueWindow(
         webhookId,
-        { since: enabled.disabledSince, until: null },
+        { since: enabled.disabledSince, until: null, skippedAfterSeq: enabled.skippedAfterSeq },
         MAX_RECOVERED_PER_CALL,
       );
     }
