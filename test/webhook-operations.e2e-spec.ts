@@ -6,6 +6,7 @@ import type { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { verifySignature } from '../libs/webhooks';
 import type { Scope } from '../src/common/auth-context/access';
+import { DeliveryClaimRepository } from '../src/webhooks/delivery/delivery-claim.repository';
 import { WebhookRetentionService } from '../src/webhooks/retention/webhook-retention.service';
 import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
@@ -728,6 +729,38 @@ describe('webhook operations', () => {
   });
 
   describe('retention', () => {
+    it('ends as dropped a delivery in flight when its subscription was deleted and given back without a record, so the subscription is purged', async () => {
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, 'https://127.0.0.1:1/deleted-in-flight');
+      // In flight on an instance that is stopping: leased, its attempt not yet recorded.
+      await db.query(
+        `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, next_attempt_at,
+                                       lease_expires_at, lease_token)
+         VALUES ('in-flight-1', $1, 'order.confirmed', 'ord_in_flight', convert_to('{}', 'UTF8'), 'pending', now(),
+                 now() + interval '1 minute', 'stopping-instance')`,
+        [hook.id],
+      );
+      assert.equal((await api('DELETE', `/v1/webhooks/${hook.id}`, { key: owner.key })).status, 200);
+      const statusOf = async (): Promise<string[]> =>
+        (
+          await db.query<{ status: string }>(`SELECT status FROM webhook_delivery_all WHERE id = 'in-flight-1'`)
+        ).rows.map((row) => row.status);
+      assert.deepEqual(await statusOf(), ['pending'], 'the deletion lets an attempt in flight finish');
+      // The instance stops before the attempt ends: its shutdown gives the lease back, unrecorded.
+      await service.running.app
+        .get(DeliveryClaimRepository)
+        .releaseLeases([{ id: 'in-flight-1', leaseToken: 'stopping-instance' }]);
+
+      await service.running.app.get(WebhookRetentionService).purge();
+      assert.deepEqual(await statusOf(), ['dropped']);
+      await db.query(`UPDATE webhook_subscription SET deleted_at = now() - interval '31 days' WHERE id = $1`, [
+        hook.id,
+      ]);
+      await service.running.app.get(WebhookRetentionService).purge();
+      const left = await db.query(`SELECT 1 FROM webhook_subscription WHERE id = $1`, [hook.id]);
+      assert.equal(left.rowCount, 0, 'the deleted subscription is purged once nothing of it waits');
+    });
+
     it('purges only final deliveries past WEBHOOK_RETENTION_DAYS, and deleted subscriptions with nothing pending', async () => {
       const receiving = await receiver();
       const owner = await organiser();

@@ -12,6 +12,8 @@ import {
   type WebhookTables,
 } from '../../../test/support/webhook-rows';
 import { DeliveryPartitionsRepository } from '../delivery-partitions.repository';
+import { DeliveryQueueRepository } from '../delivery/delivery-queue.repository';
+import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { WebhookSubscriptionEntity } from '../entities/webhook-subscription.entity';
 import { WebhookSubscriptionRepository } from '../webhook-subscription.repository';
 import { PARTITION_DAYS_AHEAD, WebhookRetentionService } from './webhook-retention.service';
@@ -40,6 +42,8 @@ describe('WebhookRetentionService over the history by day', () => {
     retention = new WebhookRetentionService(
       new DeliveryPartitionsRepository(tables.database),
       new WebhookSubscriptionRepository(tables.dataSource.getRepository(WebhookSubscriptionEntity), tables.database),
+      new DeliveryQueueRepository(new OutboxSenderId()),
+      tables.unitOfWork,
       new ScheduledJobs(tables.database, new SchedulerRegistry(), config),
       config,
     );
