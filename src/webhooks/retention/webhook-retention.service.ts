@@ -114,6 +114,11 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
       counts.partitions += dropped.partitions;
       counts.deliveries += dropped.deliveries;
       counts.attempts += dropped.attempts;
+      if (dropped.keptSkipped > 0) {
+        this.logger.log(
+          `webhook retention: kept ${dropped.keptSkipped} skipped deliveries of disabled subscriptions past ${days} days, for their recovery`,
+        );
+      }
     } catch (error) {
       this.logger.warn(`webhook history partitions not dropped: ${describeError(error)}`);
     }
