@@ -197,6 +197,36 @@ describe('webhook operations', () => {
       assert.equal((await detail(hook.id)).enabled, false, 'a forced resend must not re-enable');
     });
 
+    it('answers 409 conflict to a resend while the subscription has 4 attempts in flight: a resend is held to the cap', async () => {
+      const receiving = await receiver();
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, `${receiving.origin}/capped`);
+      await order(await event(owner.id));
+      const [delivered] = await settled(hook.id);
+      // Four attempts in flight (leased, on the subscription's list of leases, as claims write them).
+      const leased = ['capped-1', 'capped-2', 'capped-3', 'capped-4'];
+      for (const id of leased) {
+        await db.query(
+          `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, next_attempt_at,
+                                         lease_expires_at, lease_token)
+           VALUES ($1, $2, 'order.confirmed', $1, convert_to('{}', 'UTF8'), 'pending', now(),
+                   now() + interval '1 minute', 'another-instance')`,
+          [id, hook.id],
+        );
+      }
+      await db.query(`INSERT INTO webhook_delivery_flight (subscription_id, in_flight) VALUES ($1, $2)`, [
+        hook.id,
+        leased,
+      ]);
+      const path = `/internal/webhooks/${hook.id}/deliveries/${delivered.id}/resend`;
+      assertErrorBody(await admin('POST', path, { body: {} }), 409, 'conflict');
+      assert.equal((await deliveries(hook.id)).find((d) => d.id === delivered.id)?.status, 'succeeded');
+
+      await db.query(`DELETE FROM webhook_delivery WHERE id = ANY ($1)`, [leased]);
+      assert.equal((await admin('POST', path, { body: {} })).status, 202);
+      await receiving.waitFor((all) => all.filter((request) => deliveryIdOf(request) === delivered.id).length === 2);
+    });
+
     it('answers 404, not 409, for an unknown delivery or another subscription’s on a disabled subscription without force', async () => {
       const owner = await organiser();
       const other = await subscribe(owner.key, 'https://127.0.0.1:1/other');
