@@ -158,6 +158,10 @@ export class WebhookOperationsService {
    * `manual`. It never starts a retry schedule. A success clears the
    * subscription's consecutive failures (the endpoint works); a failure is
    * not counted, so an operator's probe never disables a subscription.
+   * It is one more attempt in flight, so it is refused (`conflict`) rather
+   * than sent past the subscription's cap or beside a failing one's probe:
+   * queued for the worker instead, it would be a scheduled attempt with a
+   * retry schedule, and on a disabled subscription would wait for the enable.
    */
   async resend(
     webhookId: string,
