@@ -338,7 +338,7 @@ describe('GET /internal/metrics', () => {
     }
   });
 
-  it('the scrape still answers while the database refuses connections: readiness 0 naming database, webhook gauges NaN, process metrics present', async () => {
+  it('the scrape still answers while the database refuses connections: readiness 0 naming database, webhook gauges and service_instances NaN, process metrics present', async () => {
     const databaseName = new URL(service.databaseUrl).pathname.slice(1);
     const admin = await databaseClient(process.env['TEST_PG_ADMIN_URL'] ?? '');
     try {
@@ -350,6 +350,7 @@ describe('GET /internal/metrics', () => {
         assert.equal(valueOf(samples, 'service_readiness_check', { check: 'database' }), 0);
         assert.equal(valueOf(samples, 'service_readiness_check', { check: 'deliveryWorker' }), 1);
         assert.ok(Number.isNaN(valueOf(samples, 'webhook_delivery_lag_seconds')), 'lag unknown, not 0');
+        assert.ok(Number.isNaN(valueOf(samples, 'service_instances')), 'instances unknown, not the last count');
         assert.ok((valueOf(samples, 'process_cpu_seconds_total') ?? 0) > 0);
       } finally {
         await admin.query(`ALTER DATABASE "${databaseName}" ALLOW_CONNECTIONS true`);

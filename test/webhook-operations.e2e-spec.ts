@@ -6,6 +6,7 @@ import type { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { verifySignature } from '../libs/webhooks';
 import type { Scope } from '../src/common/auth-context/access';
+import { DeliveryClaimRepository } from '../src/webhooks/delivery/delivery-claim.repository';
 import { WebhookRetentionService } from '../src/webhooks/retention/webhook-retention.service';
 import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
@@ -196,6 +197,36 @@ describe('webhook operations', () => {
       assert.equal((await detail(hook.id)).enabled, false, 'a forced resend must not re-enable');
     });
 
+    it('answers 409 conflict to a resend while the subscription has 4 attempts in flight: a resend is held to the cap', async () => {
+      const receiving = await receiver();
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, `${receiving.origin}/capped`);
+      await order(await event(owner.id));
+      const [delivered] = await settled(hook.id);
+      // Four attempts in flight (leased, on the subscription's list of leases, as claims write them).
+      const leased = ['capped-1', 'capped-2', 'capped-3', 'capped-4'];
+      for (const id of leased) {
+        await db.query(
+          `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, next_attempt_at,
+                                         lease_expires_at, lease_token)
+           VALUES ($1, $2, 'order.confirmed', $1, convert_to('{}', 'UTF8'), 'pending', now(),
+                   now() + interval '1 minute', 'another-instance')`,
+          [id, hook.id],
+        );
+      }
+      await db.query(`INSERT INTO webhook_delivery_flight (subscription_id, in_flight) VALUES ($1, $2)`, [
+        hook.id,
+        leased,
+      ]);
+      const path = `/internal/webhooks/${hook.id}/deliveries/${delivered.id}/resend`;
+      assertErrorBody(await admin('POST', path, { body: {} }), 409, 'conflict');
+      assert.equal((await deliveries(hook.id)).find((d) => d.id === delivered.id)?.status, 'succeeded');
+
+      await db.query(`DELETE FROM webhook_delivery WHERE id = ANY ($1)`, [leased]);
+      assert.equal((await admin('POST', path, { body: {} })).status, 202);
+      await receiving.waitFor((all) => all.filter((request) => deliveryIdOf(request) === delivered.id).length === 2);
+    });
+
     it('answers 404, not 409, for an unknown delivery or another subscription’s on a disabled subscription without force', async () => {
       const owner = await organiser();
       const other = await subscribe(owner.key, 'https://127.0.0.1:1/other');
@@ -298,6 +329,68 @@ describe('webhook operations', () => {
       ['disabled', 20, 40],
       ['recovered', 0, 40],
     ]);
+  });
+
+  it('enable with recover sends every delivery skipped while the subscription was off, even one whose publication began before the disabling attempt', async () => {
+    let failing = true;
+    const receiving = await receiver(() => (failing ? { status: 500 } : { status: 200 }));
+    const owner = await organiser();
+    const hook = await subscribe(owner.key, `${receiving.origin}/late-read`);
+    const eventId = await event(owner.id);
+    const pendingOrder = await admin('POST', '/internal/orders', {
+      body: { eventId, lineItems: [{ quantity: 1, unitAmountMinor: 900 }], totalAmountMinor: 900 },
+    });
+    assert.equal(pendingOrder.status, 201, pendingOrder.text);
+    const lateOrder = pendingOrder.body.data.id as string;
+
+    // The confirmation's transaction begins, then waits for the order's row (held here) before it reads its
+    // recipients: it reads them only after the subscription is disabled, so its delivery is skipped, with a
+    // created_at (its transaction's start) older than the disabling attempt.
+    const holder = await databaseClient(service.databaseUrl);
+    let confirming: Promise<{ status: number; text: string }> | undefined;
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT id FROM "order" WHERE id = $1 FOR UPDATE`, [lateOrder]);
+      confirming = admin('POST', `/internal/orders/${lateOrder}/confirm`);
+      await eventually(async () => {
+        const waiting = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%"order"%'`,
+        );
+        return (waiting.rows[0]?.n ?? 0) > 0 ? true : undefined;
+      }, 'the confirmation to wait for the order row');
+      // One failure short of disabling: the next attempt, made after the confirmation began, disables it.
+      await db.query(`UPDATE webhook_subscription SET consecutive_failures = 19 WHERE id = $1`, [hook.id]);
+      const probeOrder = await order(eventId);
+      await eventually(
+        async () => ((await detail(hook.id)).enabled === false ? true : undefined),
+        'the subscription to be disabled by its 20th failure',
+      );
+      assert.ok(receiving.requests.every((request) => orderIdOf(request) === probeOrder));
+    } finally {
+      await holder.query('COMMIT');
+      await holder.end();
+    }
+    assert.equal((await confirming)?.status, 200);
+
+    const raced = await db.query<{ id: string; status: string; before_disable: boolean }>(
+      `SELECT h.id, h.status, h.created_at < s.disabled_at AS before_disable
+         FROM webhook_delivery_history h JOIN webhook_subscription s ON s.id = h.subscription_id
+        WHERE h.subscription_id = $1 AND h.subject_id = $2`,
+      [hook.id, lateOrder],
+    );
+    assert.deepEqual(
+      raced.rows.map((row) => [row.status, row.before_disable]),
+      [['skipped', true]],
+      'the skipped delivery is older than the disable',
+    );
+
+    failing = false;
+    const enabled = await admin('POST', `/internal/webhooks/${hook.id}/enable`, { body: { recover: true } });
+    assert.equal(enabled.status, 200, enabled.text);
+    await receiving.waitFor((all) => all.some((request) => orderIdOf(request) === lateOrder));
+    const [late] = (await deliveries(hook.id)).filter((delivery) => delivery.id === raced.rows[0]?.id);
+    assert.notEqual(late?.status, 'skipped');
   });
 
   describe('delivery log', () => {
@@ -666,6 +759,38 @@ describe('webhook operations', () => {
   });
 
   describe('retention', () => {
+    it('ends as dropped a delivery in flight when its subscription was deleted and given back without a record, so the subscription is purged', async () => {
+      const owner = await organiser();
+      const hook = await subscribe(owner.key, 'https://127.0.0.1:1/deleted-in-flight');
+      // In flight on an instance that is stopping: leased, its attempt not yet recorded.
+      await db.query(
+        `INSERT INTO webhook_delivery (id, subscription_id, event_type, subject_id, payload, status, next_attempt_at,
+                                       lease_expires_at, lease_token)
+         VALUES ('in-flight-1', $1, 'order.confirmed', 'ord_in_flight', convert_to('{}', 'UTF8'), 'pending', now(),
+                 now() + interval '1 minute', 'stopping-instance')`,
+        [hook.id],
+      );
+      assert.equal((await api('DELETE', `/v1/webhooks/${hook.id}`, { key: owner.key })).status, 200);
+      const statusOf = async (): Promise<string[]> =>
+        (
+          await db.query<{ status: string }>(`SELECT status FROM webhook_delivery_all WHERE id = 'in-flight-1'`)
+        ).rows.map((row) => row.status);
+      assert.deepEqual(await statusOf(), ['pending'], 'the deletion lets an attempt in flight finish');
+      // The instance stops before the attempt ends: its shutdown gives the lease back, unrecorded.
+      await service.running.app
+        .get(DeliveryClaimRepository)
+        .releaseLeases([{ id: 'in-flight-1', leaseToken: 'stopping-instance' }]);
+
+      await service.running.app.get(WebhookRetentionService).purge();
+      assert.deepEqual(await statusOf(), ['dropped']);
+      await db.query(`UPDATE webhook_subscription SET deleted_at = now() - interval '31 days' WHERE id = $1`, [
+        hook.id,
+      ]);
+      await service.running.app.get(WebhookRetentionService).purge();
+      const left = await db.query(`SELECT 1 FROM webhook_subscription WHERE id = $1`, [hook.id]);
+      assert.equal(left.rowCount, 0, 'the deleted subscription is purged once nothing of it waits');
+    });
+
     it('purges only final deliveries past WEBHOOK_RETENTION_DAYS, and deleted subscriptions with nothing pending', async () => {
       const receiving = await receiver();
       const owner = await organiser();

@@ -43,10 +43,14 @@ export class MetricsInternalController {
       .send(text);
   }
 
-  /** The registry's table may be out of reach with the rest of the database: the gauge keeps its last value. */
+  /**
+   * The registry's table may be out of reach with the rest of the database:
+   * unknown is then NaN, as the webhook gauges are, never a stale count that
+   * reads as instances still alive.
+   */
   private async collectInstances(): Promise<void> {
     const live = await this.instances.listLive().catch(() => null);
-    if (live !== null) serviceInstancesGauge.set(live.length);
+    serviceInstancesGauge.set(live === null ? Number.NaN : live.length);
   }
 
   /** A copy of a tally that only grows while the process lives, so the counter's reset and refill keep it monotonic. */

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { eventually } from '../../test/support/eventually';
 import { deliveryRow, insertDelivery, insertSubscription, webhookTables } from '../../test/support/webhook-rows';
 import type { WebhookTables } from '../../test/support/webhook-rows';
 import { DeliveryClaimRepository } from './delivery/delivery-claim.repository';
 import { DeliveryHistoryRepository } from './delivery-history.repository';
 import { DeliveryPartitionsRepository } from './delivery-partitions.repository';
+import { WebhookSubscriptionEntity } from './entities/webhook-subscription.entity';
+import { WebhookSubscriptionRepository } from './webhook-subscription.repository';
 
-const LEASE = { leaseMs: 60_000, leaseToken: 'resend' };
+const LEASE = { leaseMs: 60_000, leaseToken: 'resend', force: false, maxInFlight: 4 };
 
 /** The operations' side of the deliveries on real PostgreSQL: every statement of DeliveryHistoryRepository. */
 describe('DeliveryHistoryRepository', () => {
@@ -113,7 +116,7 @@ describe('DeliveryHistoryRepository', () => {
     const id = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
     await tables.dataSource.query(`UPDATE webhook_delivery_history SET attempts = 7 WHERE id = $1`, [id]);
     const leased = await history.leaseForResend(subscriptionId, id, LEASE);
-    assert.ok(leased !== null && leased !== 'pending');
+    assert.ok(leased !== null && typeof leased !== 'string');
     assert.deepEqual(
       [leased.id, leased.attempts, leased.retryFrom, leased.leaseToken, leased.secretSealed],
       [id, 7, 7, 'resend', 'sealed'],
@@ -137,6 +140,71 @@ describe('DeliveryHistoryRepository', () => {
     assert.ok(claimed.every((delivery) => delivery.id !== resent));
   });
 
+  it('holds a resend to its subscription’s cap, as a claim is held: refused at 4 in flight, or at one while failing', async () => {
+    const statusOf = async (id: string) => (await deliveryRow(tables.dataSource, id))?.status;
+    const full = await insertSubscription(tables.dataSource);
+    const final = await insertDelivery(tables.dataSource, { subscriptionId: full, status: 'succeeded' });
+    for (let i = 0; i < 4; i += 1)
+      await insertDelivery(tables.dataSource, { subscriptionId: full, leasedBy: 'worker' });
+    assert.equal(await history.leaseForResend(full, final, LEASE), 'busy');
+    assert.equal(await statusOf(final), 'succeeded', 'a refused resend leaves the delivery as it was');
+
+    const failing = await insertSubscription(tables.dataSource, { consecutiveFailures: 3 });
+    const failed = await insertDelivery(tables.dataSource, { subscriptionId: failing, status: 'failed' });
+    await insertDelivery(tables.dataSource, { subscriptionId: failing, leasedBy: 'worker' });
+    assert.equal(await history.leaseForResend(failing, failed, LEASE), 'busy', 'one probe at a time');
+    // A lease that expired is no longer in flight (a crashed worker's): the resend is the one probe.
+    await tables.dataSource.query(
+      `UPDATE webhook_delivery SET lease_expires_at = now() - interval '1 second' WHERE subscription_id = $1`,
+      [failing],
+    );
+    const leased = await history.leaseForResend(failing, failed, LEASE);
+    assert.ok(leased !== null && typeof leased !== 'string', `leased: ${JSON.stringify(leased)}`);
+    assert.equal(await history.leaseForResend(failing, failed, LEASE), 'busy');
+  });
+
+  it('refuses a resend once a deletion it waited for commits: the lease locks the subscription against it', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const final = await insertDelivery(tables.dataSource, { subscriptionId, status: 'succeeded' });
+    const deleting = tables.dataSource.createQueryRunner();
+    await deleting.connect();
+    try {
+      await deleting.startTransaction();
+      // As SOFT_DELETE does: the row locked FOR UPDATE, then marked deleted, committed a moment later.
+      await deleting.query(`SELECT id FROM webhook_subscription WHERE id = $1 FOR UPDATE`, [subscriptionId]);
+      await deleting.query(`UPDATE webhook_subscription SET deleted_at = now(), enabled = false WHERE id = $1`, [
+        subscriptionId,
+      ]);
+      const resending = history.leaseForResend(subscriptionId, final, LEASE);
+      await eventually(async () => {
+        const [waits] = await tables.dataSource.query<Array<{ n: number }>>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return (waits?.n ?? 0) > 0 ? true : undefined;
+      }, 'the resend to wait for the deletion’s lock');
+      await deleting.commitTransaction();
+      assert.equal(await resending, 'deleted');
+    } finally {
+      await deleting.release();
+    }
+    assert.equal(
+      (await deliveryRow(tables.dataSource, final))?.status,
+      'succeeded',
+      'nothing is sent after the delete',
+    );
+  });
+
+  it('refuses a resend without force to a subscription disabled since the request read it, and leases it with force', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const final = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
+    await tables.dataSource.query(`UPDATE webhook_subscription SET enabled = false WHERE id = $1`, [subscriptionId]);
+    assert.equal(await history.leaseForResend(subscriptionId, final, LEASE), 'disabled');
+    assert.equal((await deliveryRow(tables.dataSource, final))?.status, 'failed');
+    const forced = await history.leaseForResend(subscriptionId, final, { ...LEASE, force: true });
+    assert.ok(forced !== null && typeof forced !== 'string', `leased: ${JSON.stringify(forced)}`);
+  });
+
   it('refuses to lease a pending delivery for a resend, and knows no other subscription’s delivery', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
     const pending = await insertDelivery(tables.dataSource, { subscriptionId });
@@ -146,6 +214,30 @@ describe('DeliveryHistoryRepository', () => {
     assert.equal(await history.leaseForResend(other, final, LEASE), null);
     assert.equal(await history.leaseForResend(subscriptionId, 'no-such-delivery', LEASE), null);
     assert.equal((await deliveryRow(tables.dataSource, final))?.status, 'succeeded');
+  });
+
+  it('a re-enable’s recovery takes every delivery skipped since the disabling mark, however old, and none skipped before it', async () => {
+    const subscriptions = new WebhookSubscriptionRepository(
+      tables.dataSource.getRepository(WebhookSubscriptionEntity),
+      tables.database,
+    );
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const earlier = await insertDelivery(tables.dataSource, { subscriptionId, status: 'skipped' });
+    // Disabled as the disabling attempt does (RECORD_ATTEMPT): a time, and a queue number drawn then.
+    await tables.dataSource.query(
+      `UPDATE webhook_subscription
+          SET enabled = false, disabled_at = now() + interval '1 hour', disabled_seq = nextval('webhook_delivery_seq')
+        WHERE id = $1`,
+      [subscriptionId],
+    );
+    // Created before disabled_at (its publication began earlier), skipped after the disable.
+    const late = await insertDelivery(tables.dataSource, { subscriptionId, status: 'skipped' });
+    const enabled = await tables.unitOfWork.run((tx) => subscriptions.enable(subscriptionId, tx));
+    assert.ok(enabled?.disabledSince != null && enabled.skippedAfterSeq !== null);
+    const window = { since: enabled.disabledSince, until: null, skippedAfterSeq: enabled.skippedAfterSeq };
+    assert.deepEqual(await history.requeueWindow(subscriptionId, window, 10), { queued: 1, remaining: 0 });
+    assert.equal((await deliveryRow(tables.dataSource, late))?.status, 'pending');
+    assert.equal((await deliveryRow(tables.dataSource, earlier))?.status, 'skipped', 'skipped before it was disabled');
   });
 
   it('recovers a window [since, until): final unsuccessful deliveries only, oldest first, at most the limit', async () => {

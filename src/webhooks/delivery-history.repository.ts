@@ -164,6 +164,34 @@ const LOCK_TURN_FOR_RESEND = defineStatement<{ subscriptionId: string }, { locke
   { prepared: false },
 );
 
+/**
+ * A resend's lock on its subscription, taken first, for the rest of its transaction: FOR KEY SHARE conflicts
+ * with the FOR UPDATE of a deletion (SOFT_DELETE) and of a re-enable, so a deletion that committed first is seen
+ * here (no row: the resend is refused), and one that comes later waits for this lease and then finds it in
+ * flight (DROP_PENDING leaves it to finish). It never waits for a claim or an attempt's record (their locks do
+ * not conflict with it), nor for a publication (KEY SHARE too).
+ */
+const LOCK_SUBSCRIPTION_FOR_RESEND = defineStatement<{ subscriptionId: string }, { enabled: boolean }>(
+  (p) => sql`SELECT s.enabled FROM webhook_subscription s WHERE s.id = ${p.subscriptionId} AND s.deleted_at IS NULL
+         FOR KEY SHARE`,
+  { prepared: false },
+);
+
+/**
+ * What a resend must leave room for, counted as a claim counts it (CLAIM_DELIVERIES): the valid leases of the
+ * subscription's newest list, and whether it sends one at a time (failing, or replaying a recovery). Read after
+ * the turn's lock, so the list is the newest and no claim adds to it before this transaction ends.
+ */
+const IN_FLIGHT_FOR_RESEND = defineStatement<{ subscriptionId: string }, { in_flight: number; serial: boolean }>(
+  (p) => sql`SELECT (SELECT count(*) FROM (${newestList(p.subscriptionId)}) l
+                    JOIN webhook_delivery x ON x.id = ANY (l.in_flight) AND x.lease_expires_at > now())::int AS in_flight,
+                s.consecutive_failures > 0 OR EXISTS (
+                  SELECT 1 FROM webhook_delivery r
+                   WHERE r.subscription_id = s.id AND r.status = 'pending' AND r.replay) AS serial
+           FROM webhook_subscription s WHERE s.id = ${p.subscriptionId}`,
+  { prepared: false },
+);
+
 const STATUS_OF = defineStatement<{ subscriptionId: string; deliveryId: string }, { status: DeliveryStatus }>(
   (p) => sql`SELECT status FROM webhook_delivery WHERE id = ${p.deliveryId} AND subscription_id = ${p.subscriptionId}
         UNION ALL
@@ -177,12 +205,23 @@ interface WindowParams {
   since: Date;
   /** Null: no upper bound. */
   until: Date | null;
+  /** Also every skipped delivery numbered above this (a re-enable's, see requeueWindow); null: none. */
+  skippedAfterSeq: string | null;
 }
 
-/** History rows that did not succeed (failed, dropped, skipped), created in [since, until); `x` is the row. */
-function inWindow(p: { subscriptionId: SqlParameter; since: SqlParameter; until: SqlParameter }): SqlFragment {
+/**
+ * History rows that did not succeed (failed, dropped, skipped), created in [since, until), and the skipped
+ * ones numbered above `skippedAfterSeq`; `x` is the row.
+ */
+function inWindow(p: {
+  subscriptionId: SqlParameter;
+  since: SqlParameter;
+  until: SqlParameter;
+  skippedAfterSeq: SqlParameter;
+}): SqlFragment {
   return sql`x.subscription_id = ${p.subscriptionId} AND x.status IN ('failed', 'dropped', 'skipped')
-            AND x.created_at >= ${p.since} AND (${p.until}::timestamptz IS NULL OR x.created_at < ${p.until})`;
+            AND ((x.created_at >= ${p.since} AND (${p.until}::timestamptz IS NULL OR x.created_at < ${p.until}))
+                 OR (x.status = 'skipped' AND x.seq > ${p.skippedAfterSeq}::bigint))`;
 }
 
 /** Moves back into the queue, oldest first, up to `limit` of a window's deliveries (see requeueWindow). */
@@ -301,20 +340,36 @@ export class DeliveryHistoryRepository {
    * becomes pending under a lease no worker claim can take, and the caller
    * makes the attempt at once. Should this process die first, the lease
    * expires and the worker sends it on a fresh schedule (at least once).
-   * Null when the delivery is not this subscription's or is still pending.
+   *
+   * In one transaction, with the subscription locked against its deletion
+   * and re-enabling (LOCK_SUBSCRIPTION_FOR_RESEND) and its turn against
+   * claims, so what is checked still holds when the lease commits:
+   * `'deleted'` when the subscription is gone, `'disabled'` when it is off
+   * and `force` is not set, `'busy'` when it already has `maxInFlight`
+   * attempts in flight, or one while it sends one at a time (failing or
+   * replaying): a resend is held to the claims' caps, as one more attempt.
+   * Null when the delivery is not this subscription's, `'pending'` when it
+   * is still pending.
    */
   async leaseForResend(
     subscriptionId: string,
     deliveryId: string,
-    lease: { leaseMs: number; leaseToken: string },
-  ): Promise<ClaimedDelivery | 'pending' | null> {
+    lease: { leaseMs: number; leaseToken: string; force: boolean; maxInFlight: number },
+  ): Promise<ClaimedDelivery | 'pending' | 'deleted' | 'disabled' | 'busy' | null> {
     const claimed = await this.unitOfWork.run(async (tx) => {
+      const subscription = await LOCK_SUBSCRIPTION_FOR_RESEND.one({ subscriptionId }, tx);
+      if (subscription === null) return 'deleted' as const;
+      if (!subscription.enabled && !lease.force) return 'disabled' as const;
       await LOCK_TURN_FOR_RESEND.rows({ subscriptionId }, tx);
+      const flight = await IN_FLIGHT_FOR_RESEND.one({ subscriptionId }, tx);
+      const inFlight = flight?.in_flight ?? 0;
+      if (inFlight >= (flight?.serial === true ? 1 : lease.maxInFlight)) return 'busy' as const;
       return LEASE_FOR_RESEND.one(
         { subscriptionId, deliveryId, leaseMs: lease.leaseMs, leaseToken: lease.leaseToken },
         tx,
       );
     });
+    if (typeof claimed === 'string') return claimed;
     if (claimed !== null) return claimedDelivery(claimed, lease.leaseToken);
     const existing = await STATUS_OF.one({ subscriptionId, deliveryId }, this.database);
     return existing !== null ? 'pending' : null;
@@ -323,17 +378,25 @@ export class DeliveryHistoryRepository {
   /**
    * Queues again, oldest first, the deliveries of a subscription created in
    * [since, until) that neither succeeded nor are pending, at most `limit`;
-   * each gets a fresh retry schedule and is sent in order (replay). Returns
-   * how many were queued and how many more match.
+   * each gets a fresh retry schedule and is sent in order (replay). With
+   * `skippedAfterSeq` (a re-enable's), also every skipped delivery numbered
+   * above it, whenever it was created: what was skipped while the
+   * subscription was off, including one whose publication began before it
+   * was disabled. Returns how many were queued and how many more match.
    */
   async requeueWindow(
     subscriptionId: string,
-    window: { since: Date; until: Date | null },
+    window: { since: Date; until: Date | null; skippedAfterSeq?: string | null },
     limit: number,
   ): Promise<{ queued: number; remaining: number }> {
     return this.unitOfWork.run(async (tx) => {
       await LOCK_RECOVERY.rows({ subscriptionId }, tx);
-      const bounds = { subscriptionId, since: window.since, until: window.until };
+      const bounds = {
+        subscriptionId,
+        since: window.since,
+        until: window.until,
+        skippedAfterSeq: window.skippedAfterSeq ?? null,
+      };
       const queued = (await REQUEUE_WINDOW.one({ ...bounds, limit }, tx))?.queued ?? 0;
       const rest = await COUNT_WINDOW.one(bounds, tx);
       if (queued > 0) await WAKE_WORKERS.rows({ channel: DELIVERY_CHANNEL }, tx);

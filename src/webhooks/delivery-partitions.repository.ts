@@ -70,11 +70,46 @@ function dropTable(name: string) {
   return defineStatement(() => sql`DROP TABLE IF EXISTS ${sqlIdentifier(name, DAY_PARTITION)}`, { prepared: false });
 }
 
+const HISTORY_DAY_PARTITION = /^webhook_delivery_history_d[0-9]{8}$/;
+
+/**
+ * The skipped deliveries of subscriptions still disabled (and not deleted), skipped since they were disabled
+ * (numbered above disabled_seq; all of them when that number is unknown), in a history day partition about to
+ * be dropped, moved into today's (completed now; id, number and creation time kept): they are what an enable
+ * with recovery sends, and a subscription may stay off longer than the retention. The subscriptions are locked
+ * FOR KEY SHARE, as a publication locks them: an enable (FOR UPDATE) that commits first is seen (its
+ * subscription is left out, and its recovery already took what it wanted), and one that comes later waits for
+ * this move and then finds the moved deliveries. An attached partition is written directly: the rows move in
+ * one statement, so a reader of the history sees each once.
+ */
+function keepSkippedWhileDisabled(name: string) {
+  return defineStatement(
+    () =>
+      sql`WITH kept AS (
+        DELETE FROM ${sqlIdentifier(name, HISTORY_DAY_PARTITION)} h
+         USING (SELECT s.id, s.disabled_seq FROM webhook_subscription s WHERE NOT s.enabled AND s.deleted_at IS NULL
+                   FOR KEY SHARE) off
+         WHERE h.subscription_id = off.id AND h.status = 'skipped'
+           AND (off.disabled_seq IS NULL OR h.seq > off.disabled_seq)
+        RETURNING h.*
+      )
+      INSERT INTO webhook_delivery_history
+             (id, seq, subscription_id, event_type, subject_id, payload, status, attempts, last_status, created_at,
+              trace_id, retry_from)
+      SELECT id, seq, subscription_id, event_type, subject_id, payload, status, attempts, last_status, created_at,
+             trace_id, retry_from
+        FROM kept`,
+    { prepared: false },
+  );
+}
+
 export interface DroppedPartitions {
   partitions: number;
   deliveries: number;
   /** From the statistics (approximate): counting millions of rows would cost what dropping them saves. */
   attempts: number;
+  /** Skipped deliveries of subscriptions still disabled, moved out of the expired days instead (kept). */
+  keptSkipped: number;
 }
 
 /**
@@ -96,9 +131,15 @@ export class DeliveryPartitionsRepository {
 
   /** Detaches and drops every day partition of both tables whose day ended more than `retentionDays` ago. */
   async dropExpired(retentionDays: number): Promise<DroppedPartitions> {
-    const dropped: DroppedPartitions = { partitions: 0, deliveries: 0, attempts: 0 };
+    const dropped: DroppedPartitions = { partitions: 0, deliveries: 0, attempts: 0, keptSkipped: 0 };
     const expired = await EXPIRED_PARTITIONS.rows({ retentionDays }, this.database);
     if (expired.length === 0) return dropped;
+    // Before anything is detached or counted: what is kept is not dropped (today's partition exists, made first).
+    for (const partition of expired) {
+      if (HISTORY_DAY_PARTITION.test(partition.name)) {
+        dropped.keptSkipped += await keepSkippedWhileDisabled(partition.name).affected({}, this.database);
+      }
+    }
     dropped.deliveries = (await EXPIRED_DELIVERIES.one({ retentionDays }, this.database))?.n ?? 0;
     for (const partition of expired) {
       if (partition.parent !== null) {

@@ -5,7 +5,7 @@ import { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { UnitOfWork } from '../database/unit-of-work';
-import { WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
+import { MAX_IN_FLIGHT_PER_SUBSCRIPTION, WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
 import type {
   RecoverResultDto,
   RotatedWebhookResponseDto,
@@ -140,9 +140,11 @@ export class WebhookOperationsService {
     const enabled = await this.unitOfWork.run((tx) => this.subscriptions.enable(webhookId, tx));
     if (enabled === null) throw DomainError.notFound('Webhook');
     if (options.recover === true && enabled.disabledSince !== null) {
+      // Skipped deliveries by their queue number too: one whose publication began before the disabling attempt
+      // but read the subscription after it is older than disabledSince, and was still missed while it was off.
       await this.deliveryRows.requeueWindow(
         webhookId,
-        { since: enabled.disabledSince, until: null },
+        { since: enabled.disabledSince, until: null, skippedAfterSeq: enabled.skippedAfterSeq },
         MAX_RECOVERED_PER_CALL,
       );
     }
@@ -156,6 +158,10 @@ export class WebhookOperationsService {
    * `manual`. It never starts a retry schedule. A success clears the
    * subscription's consecutive failures (the endpoint works); a failure is
    * not counted, so an operator's probe never disables a subscription.
+   * It is one more attempt in flight, so it is refused (`conflict`) rather
+   * than sent past the subscription's cap or beside a failing one's probe:
+   * queued for the worker instead, it would be a scheduled attempt with a
+   * retry schedule, and on a disabled subscription would wait for the enable.
    */
   async resend(
     webhookId: string,
@@ -168,11 +174,27 @@ export class WebhookOperationsService {
       await this.delivery(webhookId, deliveryId);
       throw DomainError.conflict('The webhook is disabled; resend with force to send to it anyway.');
     }
+    // Checked again where the lease is taken, under the subscription's lock: a deletion or a disable may have
+    // committed since the read above, and a resend must not go out after DELETE answered.
     const leased = await this.deliveryRows.leaseForResend(webhookId, deliveryId, {
       leaseMs: this.config.webhooks.timeoutMs + LEASE_MARGIN_MS,
       leaseToken: randomUUID(),
+      force: options.force === true,
+      maxInFlight: MAX_IN_FLIGHT_PER_SUBSCRIPTION,
     });
     if (leased === null) throw DomainError.notFound('Delivery');
+    if (leased === 'deleted') throw DomainError.notFound('Webhook');
+    // Refused for the subscription's state: a delivery that is not its own is still a 404 (as above).
+    if (leased === 'disabled' || leased === 'busy') await this.delivery(webhookId, deliveryId);
+    if (leased === 'disabled') {
+      throw DomainError.conflict('The webhook is disabled; resend with force to send to it anyway.');
+    }
+    if (leased === 'busy') {
+      throw DomainError.conflict(
+        `The webhook has as many attempts in flight as it may (${MAX_IN_FLIGHT_PER_SUBSCRIPTION}, or one while it ` +
+          'is failing or replaying a recovery); resend once they end.',
+      );
+    }
     if (leased === 'pending') {
       throw DomainError.conflict('The delivery is pending (queued or being attempted); only a final one is resent.');
     }

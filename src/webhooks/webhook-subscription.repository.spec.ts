@@ -118,7 +118,10 @@ describe('WebhookSubscriptionRepository', () => {
     assert.equal(enabled?.disabledSince?.toISOString(), '2030-01-02T03:04:05.000Z');
     const row = await subscriptions.findLive(off);
     assert.deepEqual([row?.enabled, row?.consecutiveFailures, row?.disabledAt], [true, 0, null]);
-    assert.deepEqual(await tables.unitOfWork.run((tx) => subscriptions.enable(off, tx)), { disabledSince: null });
+    assert.deepEqual(await tables.unitOfWork.run((tx) => subscriptions.enable(off, tx)), {
+      disabledSince: null,
+      skippedAfterSeq: null,
+    });
     const gone = await insertSubscription(tables.dataSource, { deleted: true });
     assert.equal(await tables.unitOfWork.run((tx) => subscriptions.enable(gone, tx)), null);
   });

@@ -109,26 +109,34 @@ const SOFT_DELETE = defineStatement<{ subscriptionId: string; principalType: str
 
 /**
  * Re-enables a live subscription, returning since when it was disabled (null
- * if it was enabled); its turn in the claims, parked while it was off, comes
- * back at once (unconditionally: a claim parking it while this waited for the
+ * if it was enabled) and the queue number above which every delivery skipped
+ * since then is numbered (`skipped_after_seq`: 0 for one created disabled,
+ * which skipped nothing before; null for one disabled before that number was
+ * kept); its turn in the claims, parked while it was off, comes back at once
+ * (unconditionally: a claim parking it while this waited for the
  * subscription's row is then overwritten, not missed). The row is locked FOR
  * UPDATE, which waits for the facts being published to it (see
  * recipientsOf): the recovery that follows sees their skipped deliveries.
  */
-const ENABLE = defineStatement<{ subscriptionId: string }, { disabled_since: Date | null }>(
+const ENABLE = defineStatement<
+  { subscriptionId: string },
+  { disabled_since: Date | null; skipped_after_seq: string | null }
+>(
   (p) => sql`WITH enabled AS (
       UPDATE webhook_subscription s
-         SET enabled = true, consecutive_failures = 0, disabled_at = NULL, updated_at = now()
-        FROM (SELECT id, CASE WHEN enabled THEN NULL ELSE coalesce(disabled_at, created_at) END AS disabled_since
+         SET enabled = true, consecutive_failures = 0, disabled_at = NULL, disabled_seq = NULL, updated_at = now()
+        FROM (SELECT id, CASE WHEN enabled THEN NULL ELSE coalesce(disabled_at, created_at) END AS disabled_since,
+                     CASE WHEN enabled THEN NULL WHEN disabled_at IS NULL THEN 0 ELSE disabled_seq END
+                       AS skipped_after_seq
                 FROM webhook_subscription WHERE id = ${p.subscriptionId} AND deleted_at IS NULL
                  FOR UPDATE) before
        WHERE s.id = before.id
-      RETURNING before.disabled_since
+      RETURNING before.disabled_since, before.skipped_after_seq
     ), turn AS (
       UPDATE webhook_delivery_turn SET turn_at = now(), idle = false
        WHERE subscription_id = ${p.subscriptionId} AND EXISTS (SELECT 1 FROM enabled)
     )
-    SELECT disabled_since FROM enabled`,
+    SELECT disabled_since, skipped_after_seq::text FROM enabled`,
   { prepared: false },
 );
 
@@ -322,12 +330,16 @@ export class WebhookSubscriptionRepository {
 
   /**
    * Re-enables a live subscription and clears its failure count. Returns
-   * when it had been disabled (null if it was enabled), for recovery; null
+   * when it had been disabled (null if it was enabled) and the queue number
+   * every delivery skipped since is above (see ENABLE), for recovery; null
    * as a whole when unknown or deleted.
    */
-  async enable(subscriptionId: string, tx: Transaction): Promise<{ disabledSince: Date | null } | null> {
+  async enable(
+    subscriptionId: string,
+    tx: Transaction,
+  ): Promise<{ disabledSince: Date | null; skippedAfterSeq: string | null } | null> {
     const row = await ENABLE.one({ subscriptionId }, tx);
-    return row === null ? null : { disabledSince: row.disabled_since };
+    return row === null ? null : { disabledSince: row.disabled_since, skippedAfterSeq: row.skipped_after_seq };
   }
 
   /**

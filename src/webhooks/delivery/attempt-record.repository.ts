@@ -127,6 +127,11 @@ export const RECORD_ATTEMPT = defineStatement<RecordAttemptParams, RecordAttempt
              disabled_at = CASE WHEN NOT ${p.succeeded}::boolean AND NOT ${p.manual}::boolean AND s.enabled
                                      AND s.consecutive_failures + 1 >= ${p.failuresBeforeDisable}
                                 THEN ${p.attemptedAt} ELSE s.disabled_at END,
+             -- The mark every delivery skipped from now on is numbered above, however early its publishing
+             -- transaction began (see migration SkippedSinceDisabled): drawn only by the disabling attempt.
+             disabled_seq = CASE WHEN NOT ${p.succeeded}::boolean AND NOT ${p.manual}::boolean AND s.enabled
+                                      AND s.consecutive_failures + 1 >= ${p.failuresBeforeDisable}
+                                 THEN nextval('webhook_delivery_seq') ELSE s.disabled_seq END,
              last_success_at = CASE WHEN ${p.succeeded}::boolean THEN ${p.attemptedAt} ELSE s.last_success_at END,
              last_failure_at = CASE WHEN ${p.succeeded}::boolean THEN s.last_failure_at ELSE ${p.attemptedAt} END,
              alert_open = CASE WHEN ${p.succeeded}::boolean THEN false

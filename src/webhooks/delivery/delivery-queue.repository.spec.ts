@@ -110,6 +110,18 @@ describe('DeliveryQueueRepository', () => {
     assert.equal((await deliveryRow(tables.dataSource, other))?.status, 'pending');
   });
 
+  it('drops what a deleted subscription still has waiting unleased (an attempt given back at the deletion), never a leased one or a live subscription’s', async () => {
+    const deleted = await insertSubscription(tables.dataSource, { deleted: true });
+    const live = await insertSubscription(tables.dataSource);
+    const givenBack = await insertDelivery(tables.dataSource, { subscriptionId: deleted });
+    const inFlight = await insertDelivery(tables.dataSource, { subscriptionId: deleted, leasedBy: 'worker' });
+    const waiting = await insertDelivery(tables.dataSource, { subscriptionId: live });
+    assert.equal(await tables.unitOfWork.run((tx) => queue.dropOrphaned(10, tx)), 1);
+    assert.equal((await deliveryRow(tables.dataSource, givenBack))?.status, 'dropped');
+    assert.equal((await deliveryRow(tables.dataSource, inFlight))?.status, 'pending');
+    assert.equal((await deliveryRow(tables.dataSource, waiting))?.status, 'pending');
+  });
+
   it('makes today’s partition before a publication writes a skipped delivery into it, so the publication never fails for want of one', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource, { enabled: false });
     for (const parent of ['webhook_delivery_history', 'webhook_delivery_attempt']) {

@@ -87,6 +87,26 @@ const DROP_PENDING = defineStatement<{ subscriptionId: string }>(
   { prepared: false },
 );
 
+/**
+ * Deliveries left waiting for a deleted subscription, dropped (into the history) as DROP_PENDING drops them: the
+ * ones that were in flight when it was deleted and came back without an attempt recorded (leases given back at a
+ * shutdown, or expired after a crash). No claim takes a deleted subscription's turn, so nothing else ends them.
+ * Read from the deleted subscriptions (few) into the queue's index on the subscription.
+ */
+const DROP_ORPHANED = defineStatement<{ batch: number }>(
+  (p) => sql`WITH gone AS (
+      DELETE FROM webhook_delivery d
+       WHERE d.id IN (SELECT x.id FROM webhook_subscription s JOIN webhook_delivery x ON x.subscription_id = s.id
+                       WHERE s.deleted_at IS NOT NULL AND x.status = 'pending'
+                         AND (x.lease_expires_at IS NULL OR x.lease_expires_at <= now())
+                       LIMIT ${p.batch}
+                         FOR UPDATE OF x SKIP LOCKED)
+      RETURNING *, 'dropped'::text AS final_status, attempts AS final_attempts, last_status AS final_last_status
+    )
+    ${intoHistory('gone')}`,
+  { prepared: false },
+);
+
 /** Today's history partitions (and tomorrow's, for a transaction that ends after midnight), where missing. */
 const ENSURE_TODAY_PARTITIONS = defineStatement<Record<string, never>, { made: number }>(
   () => sql`SELECT webhook_history_ensure_partitions((now() AT TIME ZONE 'UTC')::date,
@@ -137,5 +157,14 @@ export class DeliveryQueueRepository {
     // Into today's history inside the deleting transaction: today's partition first, as for skipped ones.
     await ENSURE_TODAY_PARTITIONS.one({}, tx);
     await DROP_PENDING.affected({ subscriptionId }, tx);
+  }
+
+  /**
+   * What deleted subscriptions still have waiting and not leased (see DROP_ORPHANED), at most `batch`, dropped:
+   * the deliveries that were in flight at the deletion and whose attempt never ended in a record. Returns how many.
+   */
+  async dropOrphaned(batch: number, tx: Transaction): Promise<number> {
+    await ENSURE_TODAY_PARTITIONS.one({}, tx);
+    return DROP_ORPHANED.affected({ batch }, tx);
   }
 }

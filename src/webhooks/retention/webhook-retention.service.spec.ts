@@ -7,11 +7,14 @@ import { ScheduledJobs } from '../../database/jobs/scheduled-jobs';
 import { nth } from '../../../test/support/defined';
 import {
   ensureHistoryDay,
+  insertDelivery,
   insertSubscription,
   webhookTables,
   type WebhookTables,
 } from '../../../test/support/webhook-rows';
 import { DeliveryPartitionsRepository } from '../delivery-partitions.repository';
+import { DeliveryQueueRepository } from '../delivery/delivery-queue.repository';
+import { OutboxSenderId } from '../outbox/outbox-sender-id';
 import { WebhookSubscriptionEntity } from '../entities/webhook-subscription.entity';
 import { WebhookSubscriptionRepository } from '../webhook-subscription.repository';
 import { PARTITION_DAYS_AHEAD, WebhookRetentionService } from './webhook-retention.service';
@@ -40,6 +43,8 @@ describe('WebhookRetentionService over the history by day', () => {
     retention = new WebhookRetentionService(
       new DeliveryPartitionsRepository(tables.database),
       new WebhookSubscriptionRepository(tables.dataSource.getRepository(WebhookSubscriptionEntity), tables.database),
+      new DeliveryQueueRepository(new OutboxSenderId()),
+      tables.unitOfWork,
       new ScheduledJobs(tables.database, new SchedulerRegistry(), config),
       config,
     );
@@ -184,6 +189,37 @@ describe('WebhookRetentionService over the history by day', () => {
       attemptsLeft.map((row) => row.delivery_id),
       ['recent'],
     );
+  });
+
+  it('keeps the deliveries skipped while a subscription is disabled past the retention, for its recovery; a deleted or re-enabled one’s go', async () => {
+    const db = tables.dataSource;
+    const off = await insertSubscription(db, { enabled: false, consecutiveFailures: 20 });
+    const enabled = await insertSubscription(db);
+    const deleted = await insertSubscription(db, { enabled: false, deleted: true });
+    const old = { status: 'skipped', createdDaysAgo: 45, completedDaysAgo: 45 } as const;
+    const kept = await insertDelivery(db, { subscriptionId: off, ...old });
+    const gone = [
+      await insertDelivery(db, { subscriptionId: enabled, ...old }),
+      await insertDelivery(db, { subscriptionId: deleted, ...old }),
+      await insertDelivery(db, { subscriptionId: off, ...old, status: 'failed' }),
+    ];
+    const before = await one<{ seq: string; created_at: Date }>(
+      `SELECT seq, created_at FROM webhook_delivery_history WHERE id = $1`,
+      [kept],
+    );
+    await retention.purge();
+    const after = await one<{ seq: string; created_at: Date; status: string; partition: string }>(
+      `SELECT seq, created_at, status, tableoid::regclass::text AS partition FROM webhook_delivery_history WHERE id = $1`,
+      [kept],
+    );
+    assert.deepEqual(
+      [after.seq, after.created_at.toISOString(), after.status, after.partition],
+      [before.seq, before.created_at.toISOString(), 'skipped', `webhook_delivery_history_d${daySuffix(0)}`],
+    );
+    const left = await db.query<Array<{ id: string }>>(`SELECT id FROM webhook_delivery_history WHERE id = ANY ($1)`, [
+      gone,
+    ]);
+    assert.deepEqual(left, []);
   });
 
   it('makes the partitions of today and the coming days ahead, so a delivery finished tomorrow lands in its own day', async () => {

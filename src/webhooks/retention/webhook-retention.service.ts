@@ -3,6 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { roleDuties } from '../../config/service-role';
 import { ScheduledJobs } from '../../database/jobs/scheduled-jobs';
+import { UnitOfWork } from '../../database/unit-of-work';
+import { DeliveryQueueRepository } from '../delivery/delivery-queue.repository';
 import { DeliveryPartitionsRepository } from '../delivery-partitions.repository';
 import { WebhookSubscriptionRepository } from '../webhook-subscription.repository';
 import { describeError } from '../../common/logging/loggable-error';
@@ -31,6 +33,8 @@ export interface PurgeCounts {
   partitions: number;
   warnings: number;
   subscriptions: number;
+  /** Deliveries of deleted subscriptions left waiting (in flight at the deletion, never recorded), dropped. */
+  orphaned: number;
 }
 
 /**
@@ -55,6 +59,8 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
   constructor(
     private readonly partitions: DeliveryPartitionsRepository,
     private readonly subscriptions: WebhookSubscriptionRepository,
+    private readonly queue: DeliveryQueueRepository,
+    private readonly unitOfWork: UnitOfWork,
     private readonly jobs: ScheduledJobs,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -92,7 +98,14 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
 
   private async purgeInBatches(): Promise<PurgeCounts> {
     const days = this.config.webhooks.retentionDays;
-    const counts: PurgeCounts = { deliveries: 0, attempts: 0, partitions: 0, warnings: 0, subscriptions: 0 };
+    const counts: PurgeCounts = {
+      deliveries: 0,
+      attempts: 0,
+      partitions: 0,
+      warnings: 0,
+      subscriptions: 0,
+      orphaned: 0,
+    };
     const deadline = Date.now() + RUN_BUDGET_MS;
     await this.preparing;
     await this.prepareAhead();
@@ -101,12 +114,20 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
       counts.partitions += dropped.partitions;
       counts.deliveries += dropped.deliveries;
       counts.attempts += dropped.attempts;
+      if (dropped.keptSkipped > 0) {
+        this.logger.log(
+          `webhook retention: kept ${dropped.keptSkipped} skipped deliveries of disabled subscriptions past ${days} days, for their recovery`,
+        );
+      }
     } catch (error) {
       this.logger.warn(`webhook history partitions not dropped: ${describeError(error)}`);
     }
-    const steps: Array<['warnings' | 'subscriptions', () => Promise<number>]> = [
+    const steps: Array<['warnings' | 'subscriptions' | 'orphaned', () => Promise<number>]> = [
       ['warnings', () => this.subscriptions.purgeWarnings(days, PURGE_BATCH)],
       ['subscriptions', () => this.subscriptions.purgeDeleted(days, PURGE_BATCH)],
+      // After the purge: a subscription whose last deliveries this drops is purged by a later run, never one
+      // whose deliveries an earlier step of this run still counted as waiting.
+      ['orphaned', () => this.unitOfWork.run((tx) => this.queue.dropOrphaned(PURGE_BATCH, tx))],
     ];
     try {
       for (const [name, step] of steps) {
@@ -121,6 +142,11 @@ export class WebhookRetentionService implements OnApplicationBootstrap, BeforeAp
     } catch (error) {
       // The next run tries again; retention is never worth failing anything else for.
       this.logger.warn(`webhook retention purge stopped early: ${describeError(error)}`);
+    }
+    if (counts.orphaned > 0) {
+      this.logger.log(
+        `webhook retention: dropped ${counts.orphaned} deliveries left waiting for deleted subscriptions`,
+      );
     }
     if (counts.partitions + counts.warnings + counts.subscriptions > 0) {
       this.logger.log(
