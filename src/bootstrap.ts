@@ -219,7 +219,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     return503OnClosing: true,
   });
-  installHttpConventions(adapter.getInstance(), routes, failures);
+  installHttpConventions(adapter.getInstance(), routes, failures, adminTokenMatcher(config.adminToken));
   for (const path of ID_LESS_DELETE_PATHS) routes.record('DELETE', path);
   const emptyBodies = new EmptyBodyRoutes();
   installJsonBodyParser(adapter.getInstance(), config, emptyBodies);

@@ -27,6 +27,8 @@ async function main(): Promise<void> {
   // From here a stop signal is handled: one that comes while the start is under way ends it (stopOnSignals'
   // comment says how), instead of killing this process and leaving the embedded database running alone.
   const stop = stopOnSignals(logger, settings.shutdownTimeoutMs);
+  // Read (and held to ADMIN_TOKEN's rule) before the embedded database starts: a bad file refuses at once.
+  const adminToken = settings.databaseUrl === null ? embeddedAdminTokenOrExit(settings) : null;
   const { config, embedded } = await stop
     .step(
       withEmbeddedDefault(settings, (message) => logger.info({ context: 'embedded-postgres' }, message), {
@@ -39,10 +41,14 @@ async function main(): Promise<void> {
       true,
     )
     .catch((error: unknown) => {
+      // The data folder's webhook key file, held to WEBHOOK_SECRET_KEY's rule before the server starts.
+      if (error instanceof ConfigError) {
+        process.stderr.write(`configuration error: ${error.message}\n`);
+        return stop.fail(2);
+      }
       reportFatal(logger, error, 'the embedded PostgreSQL server failed to start');
       return stop.fail(1);
     });
-  const adminToken = embedded === null ? null : embeddedAdminToken(config);
   const service = await stop
     .step(
       startService(adminToken === null ? config : { ...config, adminToken: adminToken.value }, logger),
@@ -162,11 +168,18 @@ const LISTENER_SETTINGS = {
 /**
  * The embedded default's admin token: `ADMIN_TOKEN` when set, else one
  * generated once into the data folder, so a fresh machine has a working
- * internal API with no settings.
+ * internal API with no settings. A file there that breaks ADMIN_TOKEN's rule
+ * stops the start as a bad ADMIN_TOKEN does.
  */
-function embeddedAdminToken(config: AppConfig): { value: string; created: boolean } {
+function embeddedAdminTokenOrExit(config: AppConfig): { value: string; created: boolean } {
   if (config.adminToken !== null) return { value: config.adminToken, created: false };
-  return ensureLocalSecret(config.dataDir, 'admin-token', 24);
+  try {
+    return ensureLocalSecret(config.dataDir, 'admin-token', 24);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`configuration error: ${error.message}\n`);
+    return process.exit(2);
+  }
 }
 
 function instanceOf(registry: InstanceRegistry): StartupFacts['instance'] {

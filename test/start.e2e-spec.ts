@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -299,6 +299,40 @@ describe('a start that fails', () => {
           'configuration error: LOG_LEVEL must be fatal, error, warn, info, debug, trace or silent, got "verbose"\n'
       );
     });
+  });
+
+  it('refuses a data folder’s admin-token or webhook-secret-key file that breaks its setting’s rule: exit 2, one line naming the file, before the embedded database starts', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'events-api-bad-secret-'));
+    after(() => rmSync(dataDir, { recursive: true, force: true }));
+    const refusal = async (file: string, content: string): Promise<string> => {
+      rmSync(join(dataDir, 'admin-token'), { force: true });
+      rmSync(join(dataDir, 'webhook-secret-key'), { force: true });
+      writeFileSync(join(dataDir, file), content);
+      const error = await startServiceProcess({
+        DATABASE_URL: '',
+        ADMIN_TOKEN: '',
+        WEBHOOK_SECRET_KEY: '',
+        DATA_DIR: dataDir,
+      }).then(
+        () => assert.fail(`the service started with ${file} = ${JSON.stringify(content)}`),
+        (failed: unknown) => failed as Error,
+      );
+      assert.ok(error.message.startsWith('service exited with 2:'), error.message);
+      return error.message.split('\nstderr alone:\n')[1] ?? '';
+    };
+    for (const content of ['short\n', '', `${'a'.repeat(20)} ${'b'.repeat(20)}\n`]) {
+      assert.match(
+        await refusal('admin-token', content),
+        new RegExp(`^configuration error: the admin token in ${join(dataDir, 'admin-token')} must be [^\n]*\n$`),
+      );
+    }
+    assert.match(
+      await refusal('webhook-secret-key', 'zzz\n'),
+      new RegExp(
+        `^configuration error: the webhook secret key in ${join(dataDir, 'webhook-secret-key')} must be 64 hex characters[^\n]*\n$`,
+      ),
+    );
+    assert.ok(!existsSync(join(dataDir, 'pg')), 'no embedded database was made');
   });
 
   it('names the listener’s setting, and not DATABASE_URL, when HOST or ADMIN_HOST is a name that does not resolve', async () => {

@@ -396,7 +396,27 @@ describe('trust boundary: a budget for failed requests per client', () => {
     for (let i = 0; i < 6; i += 1)
       statuses.push((await admin('GET', '/internal/instances', { token: 'guess' })).status);
     assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429]);
-    assert.equal((await admin('GET', '/internal/instances')).status, 429, 'the guesser’s address is refused');
+    assert.equal(
+      (await admin('GET', '/internal/instances', { token: 'guess' })).status,
+      429,
+      'the guesser’s address is refused',
+    );
+  });
+
+  it('never refuses an admin-listener request that carries the valid admin token, while the same address’s wrong tokens are refused 429 past the budget', async () => {
+    const admin = internalApi(service);
+    const guesses: number[] = [];
+    for (let i = 0; i < 6; i += 1)
+      guesses.push((await admin('GET', '/internal/metrics', { token: `guess-${i}` })).status);
+    assert.equal(guesses.at(-1), 429, `the budget is spent: ${guesses.join(', ')}`);
+    // The metrics scrape and the operators behind the guesser's address keep the internal API.
+    assert.equal((await admin('GET', '/internal/metrics')).status, 200);
+    assert.equal((await admin('GET', '/internal/instances')).status, 200);
+    const stillRefused = await admin('GET', '/internal/instances', { token: 'guess' });
+    assertErrorBody(stillRefused, 429, 'rate_limited');
+    assert.ok(Number(stillRefused.headers.get('retry-after')) > 0);
+    // The public listener is unchanged: a valid key is refused there once its address is over the budget.
+    assert.equal((await api('GET', '/v1/me', { key: organiser.key })).status, 429);
   });
 });
 

@@ -9,7 +9,13 @@ import { withApp } from './support/with-app';
 
 /** Secret rotation and re-sealing under a new WEBHOOK_SECRET_KEY, with the CLI's commands (in-process). */
 describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', () => {
-  const app = withApp({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8', WEBHOOK_POLL_MS: '50' });
+  const newKey = randomBytes(32).toString('hex');
+  // As the runbook has it, the running instance can open the new key before the re-seal: a re-seal refuses otherwise.
+  const app = withApp({
+    WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8',
+    WEBHOOK_POLL_MS: '50',
+    WEBHOOK_SECRET_KEY_PREVIOUS: newKey,
+  });
   let receiving: HttpsReceiver;
   let env: Record<string, string>;
   let webhookId: string;
@@ -37,7 +43,6 @@ describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', ()
     assert.equal(typeof rotated.json.data.secretRotation.previousExpiresAt, 'string');
 
     const oldKey = env['WEBHOOK_SECRET_KEY'] as string;
-    const newKey = randomBytes(32).toString('hex');
     const resealed = await ops(['webhooks:reseal-secrets'], {
       WEBHOOK_SECRET_KEY: newKey,
       WEBHOOK_SECRET_KEY_PREVIOUS: oldKey,
@@ -67,5 +72,59 @@ describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', ()
     );
     const withNewKey = await secondInstance(app.service, { WEBHOOK_SECRET_KEY: newKey });
     await withNewKey.close();
+  });
+});
+
+describe('webhooks:reseal-secrets refuses while a live instance cannot open the new key', () => {
+  const app = withApp();
+
+  it('exits 2 naming the instance, and re-seals nothing', async () => {
+    const owner = await app.make.organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    const { id: webhookId } = await app.make.webhook(owner.key, 'https://hooks.example.com/events', [
+      'order.confirmed',
+    ]);
+    const sealedKeyId = async (): Promise<string> => {
+      const { rows } = await app.db.query<{ secret_sealed: string }>(
+        `SELECT secret_sealed FROM webhook_subscription WHERE id = $1`,
+        [webhookId],
+      );
+      return String(nth(rows, 0, 'stored subscription').secret_sealed.split('.')[1]);
+    };
+    const before = await sealedKeyId();
+    const { rows: live } = await app.db.query<{ id: string }>(`SELECT id FROM service_instance`);
+    const oldKey = app.service.config.webhooks.secretKey ?? '';
+    const env = opsEnvFor(app.service, {
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
+      WEBHOOK_SECRET_KEY_PREVIOUS: oldKey,
+    });
+    const refused = await runOps(['webhooks:reseal-secrets'], env);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /^webhooks:reseal-secrets refused: 1 live instance\(s\) cannot open secrets sealed under this WEBHOOK_SECRET_KEY/,
+    );
+    assert.match(
+      refused.stderr,
+      /Restart each with it as WEBHOOK_SECRET_KEY and the old key in WEBHOOK_SECRET_KEY_PREVIOUS first/,
+    );
+    for (const { id } of live) assert.ok(refused.stderr.includes(id), `${id} is named: ${refused.stderr}`);
+    assert.equal(await sealedKeyId(), before, 'nothing was re-sealed');
+  });
+
+  it('counts a live instance of a build that records no keys as one that cannot open the new key', async () => {
+    await app.db.query(
+      `INSERT INTO service_instance (id, host, role, version, pool_max, dedicated_connections, started_at, last_seen_at)
+       VALUES ('older-build', 'elsewhere', 'all', '0.0.1', 20, 2, now(), now())`,
+    );
+    try {
+      const refused = await runOps(['webhooks:reseal-secrets'], opsEnvFor(app.service));
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /: older-build on elsewhere \(a build that records no keys\)\./);
+      // The suite's own instance holds the key: only the older build's is counted.
+      assert.match(refused.stderr, /refused: 1 live instance\(s\)/);
+    } finally {
+      await app.db.query(`DELETE FROM service_instance WHERE id = 'older-build'`);
+    }
+    assert.equal((await runOps(['webhooks:reseal-secrets'], opsEnvFor(app.service))).code, 0);
   });
 });

@@ -343,6 +343,9 @@ function logFormat(env: Env): AppConfig['logFormat'] {
   return value;
 }
 
+/** The form of WEBHOOK_SECRET_KEY (and of the data folder's key file): 32 bytes, hex. */
+export const WEBHOOK_SECRET_KEY_FORM = /^[0-9a-fA-F]{64}$/;
+
 /**
  * Webhook secrets must be sealed at rest whenever the database is not the
  * embedded one (which generates its own key): an insecure default must be a
@@ -356,7 +359,7 @@ function webhookSecretSettings(env: Env, secretKey: string | null): { previousSe
     );
   }
   const previousSecretKeys = list(env, 'WEBHOOK_SECRET_KEY_PREVIOUS', '').map((key) => {
-    if (!/^[0-9a-fA-F]{64}$/.test(key)) {
+    if (!WEBHOOK_SECRET_KEY_FORM.test(key)) {
       throw new ConfigError('WEBHOOK_SECRET_KEY_PREVIOUS must be comma-separated keys of 64 hex characters');
     }
     return key.toLowerCase();
@@ -401,18 +404,61 @@ function webhookBackoff(env: Env): { backoffBaseMs: number; backoffMaxMs: number
   return { backoffBaseMs, backoffMaxMs };
 }
 
+/**
+ * WEBHOOK_ALLOWED_PORTS: at least one port. A value of separators alone (`,`)
+ * would be an empty list, with which no subscription can ever be created: a
+ * typo to refuse, not a setting to obey.
+ */
+function allowedPorts(env: Env): number[] {
+  const ports = list(env, 'WEBHOOK_ALLOWED_PORTS', '443');
+  if (ports.length === 0) {
+    throw new ConfigError(
+      `WEBHOOK_ALLOWED_PORTS must be comma-separated ports (1-65535), at least one, got "${text(env, 'WEBHOOK_ALLOWED_PORTS', '')}"`,
+    );
+  }
+  return ports.map((port) => {
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+      throw new ConfigError(`WEBHOOK_ALLOWED_PORTS must be comma-separated ports (1-65535), got "${port}"`);
+    }
+    return Number(port);
+  });
+}
+
 /** The admin token opens every tenant: long enough that guessing is out of reach. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
+/**
+ * RFC 6750's token68, the only form a Bearer credential takes: a token with a
+ * space can never match the bearer parser, and one with other characters
+ * (non-ASCII above all, whose bytes depend on the client's encoding) works
+ * from one client and not from another. Refused at start rather than found
+ * out as 401s.
+ */
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/**
+ * Why `token` cannot be the admin token, or null when it can. `source` names
+ * where it came from (the setting, or the data folder's file), since the same
+ * rule holds for both and the operator must know which to correct.
+ */
+export function adminTokenProblem(token: string, source: string): string | null {
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    return `${source} must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (it guards every tenant)`;
+  }
+  if (!TOKEN68.test(token)) {
+    return `${source} must be made of ASCII letters, digits and - . _ ~ + / (then = only at the end: RFC 6750 token68), with no space, or no client can send it as a Bearer token`;
+  }
+  return null;
+}
+
 export function loadAppConfig(env: Env = process.env): AppConfig {
   const secretKey = optionalText(env, 'WEBHOOK_SECRET_KEY');
-  if (secretKey !== null && !/^[0-9a-fA-F]{64}$/.test(secretKey)) {
+  if (secretKey !== null && !WEBHOOK_SECRET_KEY_FORM.test(secretKey)) {
     throw new ConfigError('WEBHOOK_SECRET_KEY must be 64 hex characters (32 bytes)');
   }
   const adminToken = optionalText(env, 'ADMIN_TOKEN');
-  if (adminToken !== null && adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
-    throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (it guards every tenant)`);
-  }
+  const adminTokenRefused = adminToken === null ? null : adminTokenProblem(adminToken, 'ADMIN_TOKEN');
+  if (adminTokenRefused !== null) throw new ConfigError(adminTokenRefused);
   const webhookSecrets = webhookSecretSettings(env, secretKey);
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const role = serviceRole(env, adminToken);
@@ -466,12 +512,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
       secretKey: secretKey === null ? null : secretKey.toLowerCase(),
       ...webhookSecrets,
-      allowedPorts: list(env, 'WEBHOOK_ALLOWED_PORTS', '443').map((port) => {
-        if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
-          throw new ConfigError(`WEBHOOK_ALLOWED_PORTS must be comma-separated ports (1-65535), got "${port}"`);
-        }
-        return Number(port);
-      }),
+      allowedPorts: allowedPorts(env),
       retentionDays: integer(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
     },
   };

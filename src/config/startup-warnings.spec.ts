@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadAppConfig } from './app-config';
+import { ensureLocalSecret } from './local-secrets';
 import { startupWarnings } from './startup-warnings';
 
 const TOKEN = 'a'.repeat(32);
@@ -18,6 +22,70 @@ describe('ADMIN_TOKEN of at least 32 characters', () => {
       );
     }
     assert.equal(loadAppConfig({ ADMIN_TOKEN: TOKEN }).adminToken, TOKEN);
+  });
+});
+
+describe('an admin token a Bearer header can carry (RFC 6750 token68)', () => {
+  it('refuses an ADMIN_TOKEN with a space or a non-ASCII character, naming ADMIN_TOKEN', () => {
+    for (const token of [
+      `${'a'.repeat(20)} ${'b'.repeat(20)}`,
+      `${'a'.repeat(31)}é`,
+      `${'a'.repeat(32)}"`,
+      `=${TOKEN}`,
+    ]) {
+      assert.throws(
+        () => loadAppConfig({ ADMIN_TOKEN: token }),
+        (error: unknown) =>
+          error instanceof ConfigError && /^ADMIN_TOKEN must be made of ASCII letters/.test(error.message),
+        token,
+      );
+    }
+    for (const token of [TOKEN, `${'A9-._~+/'.repeat(4)}==`])
+      assert.equal(loadAppConfig({ ADMIN_TOKEN: token }).adminToken, token);
+  });
+
+  it('holds the data folder’s admin-token file to ADMIN_TOKEN’s rule, naming the file', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'admin-token-file-'));
+    try {
+      for (const content of ['short\n', '', `${'a'.repeat(20)} ${'b'.repeat(20)}\n`, `${'é'.repeat(32)}\n`]) {
+        writeFileSync(join(dataDir, 'admin-token'), content);
+        assert.throws(
+          () => ensureLocalSecret(dataDir, 'admin-token', 24),
+          (error: unknown) =>
+            error instanceof ConfigError &&
+            error.message.startsWith(`the admin token in ${join(dataDir, 'admin-token')} must be`) &&
+            !error.message.includes('\n'),
+          JSON.stringify(content),
+        );
+      }
+      writeFileSync(join(dataDir, 'admin-token'), `${TOKEN}\n`);
+      assert.deepEqual(ensureLocalSecret(dataDir, 'admin-token', 24), { value: TOKEN, created: false });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('holds the data folder’s webhook-secret-key file to WEBHOOK_SECRET_KEY’s rule (64 hex characters), naming the file', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'webhook-key-file-'));
+    try {
+      for (const content of ['zzz\n', '', `${'a'.repeat(63)}\n`, `${'g'.repeat(64)}\n`]) {
+        writeFileSync(join(dataDir, 'webhook-secret-key'), content);
+        assert.throws(
+          () => ensureLocalSecret(dataDir, 'webhook-secret-key', 32),
+          (error: unknown) =>
+            error instanceof ConfigError &&
+            error.message.startsWith(
+              `the webhook secret key in ${join(dataDir, 'webhook-secret-key')} must be 64 hex characters`,
+            ),
+          JSON.stringify(content),
+        );
+      }
+      const key = 'ab'.repeat(32);
+      writeFileSync(join(dataDir, 'webhook-secret-key'), `${key}\n`);
+      assert.equal(ensureLocalSecret(dataDir, 'webhook-secret-key', 32).value, key);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -72,6 +72,17 @@ void describe('webhook settings', () => {
     }
   });
 
+  void it('refuses a WEBHOOK_ALLOWED_PORTS of separators alone, naming it, rather than allow no port at all', () => {
+    for (const bad of [',', ' , ,']) {
+      assert.throws(
+        () => loadAppConfig({ WEBHOOK_ALLOWED_PORTS: bad }),
+        (error: unknown) =>
+          error instanceof ConfigError && /^WEBHOOK_ALLOWED_PORTS must be .*at least one/.test(error.message),
+        bad,
+      );
+    }
+  });
+
   void it('keeps webhook history 30 days unless WEBHOOK_RETENTION_DAYS says otherwise', () => {
     assert.equal(loadAppConfig({}).webhooks.retentionDays, 30);
     assert.equal(loadAppConfig({ WEBHOOK_RETENTION_DAYS: '7' }).webhooks.retentionDays, 7);

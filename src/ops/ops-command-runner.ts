@@ -5,7 +5,7 @@ import { OPS_COMMANDS } from './ops-commands';
 
 /** What one CLI command prints and the exit code it ends with. */
 export interface OpsOutcome {
-  /** 0 done, 1 refused by a domain rule (its error code on stdout), 2 usage error (on stderr). */
+  /** 0 done, 1 refused by a domain rule (its error code on stdout), 2 usage error or a refusal to run (on stderr). */
   code: 0 | 1 | 2;
   /** The command's JSON, or the `{error, message}` body of a refusal; empty on a usage error. */
   stdout: string;
@@ -69,6 +69,8 @@ export async function runOpsCommand(app: INestApplicationContext, args: OpsArgum
   if (name === undefined || command === undefined) return unknownCommand();
   const refused = refusedFlags(name, command.usage, args);
   if (refused !== null) return refused;
+  const refusal = command.refusal === undefined ? null : await command.refusal(app);
+  if (refusal !== null) return { code: 2, stdout: '', stderr: `${refusal}\n` };
   try {
     return { code: 0, stdout: json({ data: await command.run(app, args) }), stderr: '' };
   } catch (error) {

@@ -14,8 +14,43 @@ import { readRecoverWindow } from '../webhooks/webhook-operation-inputs';
 import { MAX_GRACE_SECONDS, WebhookOperationsService } from '../webhooks/webhook-operations.service';
 import { optionalFlag, OpsUsageError, requiredFlag, switchFlag, type OpsArguments } from './ops-arguments';
 import { newTraceId } from '../../libs/trace/trace-context';
+import { InstanceRegistry } from '../database/instances/instance-registry';
+import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { sealingKeyId } from '../../libs/webhooks/sealing-key-id';
 
 export type OpsCommand = (app: INestApplicationContext, args: OpsArguments) => Promise<unknown>;
+/**
+ * Why the command must not run, found before it does: a usage-like refusal
+ * (exit 2, on stderr), for what the command would break that no domain rule
+ * of the service covers. Null: go ahead.
+ */
+export type OpsRefusal = (app: INestApplicationContext) => Promise<string | null>;
+
+/**
+ * Re-sealing under the new key breaks every running instance that cannot open
+ * it (GET /v1/webhooks answers 500, deliveries go unsigned) until it restarts
+ * with that key. Each instance records the ids of the keys it can open; one
+ * that cannot open the new key, or whose build records none, stops the
+ * command, named, so the runbook's order (restart every instance first) is
+ * kept by the tool and not by memory alone.
+ */
+async function resealRefusal(app: INestApplicationContext): Promise<string | null> {
+  const secretKey = app.get<AppConfig>(APP_CONFIG).webhooks.secretKey;
+  // The service's own refusal says there is no key to seal under.
+  if (secretKey === null) return null;
+  const current = sealingKeyId(secretKey);
+  const unable = (await app.get(InstanceRegistry).liveSealingKeys()).filter(
+    ({ sealingKeyIds }) => sealingKeyIds === null || !sealingKeyIds.includes(current),
+  );
+  if (unable.length === 0) return null;
+  const named = unable
+    .map(
+      ({ id, host, sealingKeyIds }) =>
+        `${id} on ${host}${sealingKeyIds === null ? ' (a build that records no keys)' : ''}`,
+    )
+    .join(', ');
+  return `webhooks:reseal-secrets refused: ${unable.length} live instance(s) cannot open secrets sealed under this WEBHOOK_SECRET_KEY (key ${current}): ${named}. Restart each with it as WEBHOOK_SECRET_KEY and the old key in WEBHOOK_SECRET_KEY_PREVIOUS first, then run this again.`;
+}
 
 function principalFrom(args: OpsArguments): { type: 'organiser' | 'venue'; id: string } | undefined {
   const organiser = optionalFlag(args, 'organiser');
@@ -68,7 +103,7 @@ function jsonBodyFlag(args: OpsArguments, route: string): object {
  * domain events are emitted. Output is JSON; secrets other than a newly
  * minted key are never printed.
  */
-export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = {
+export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand; refusal?: OpsRefusal }> = {
   'organisers:create': {
     usage: '--name <name> [--placeholder]',
     run: async (app, args) => {
@@ -194,6 +229,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand }> = 
   'webhooks:reseal-secrets': {
     usage: '',
     run: (app) => app.get(WebhookOperationsService).resealSecrets(),
+    refusal: resealRefusal,
   },
   'portal:link': {
     usage: '--account <organiserId|venueId> [--read-only] [--ttl <60..3600 seconds>]',

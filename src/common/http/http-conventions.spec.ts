@@ -25,7 +25,7 @@ const CALLER: AuthContext = {
  */
 async function serverWithBudget(limit: number): Promise<FastifyInstance> {
   const fastify = Fastify();
-  installHttpConventions(fastify, new RouteTable(), new ClientFailureBudget(limit, 60));
+  installHttpConventions(fastify, new RouteTable(), new ClientFailureBudget(limit, 60), () => false);
   installRequestAuthentication(
     fastify,
     {

@@ -31,7 +31,9 @@ type MarkedRequest = FastifyRequest & {
  * - every route is recorded in the route table (405 `Allow`, `GET /v1`);
  * - `X-Request-Id` is set first thing (the id itself comes from `genReqId`);
  * - a client over its failure budget is refused before anything else, and
- *   every request it lets in is settled once its outcome is known;
+ *   every request it lets in is settled once its outcome is known; on the
+ *   admin listener a request carrying the valid admin token is never refused
+ *   (`isAdminToken`, see below);
  * - each listener answers only the routes it serves, decided by the route
  *   the router matched (after decoding and normalising the URL), never by
  *   the URL's text; anything else is a route miss, answered before the body
@@ -44,6 +46,7 @@ export function installHttpConventions(
   fastify: FastifyInstance,
   routes: RouteTable,
   failures: ClientFailureBudget,
+  isAdminToken: (authorization: string | undefined) => boolean,
 ): void {
   fastify.addHook('onRoute', (route) => {
     routes.record(route.method, route.url ?? route.path);
@@ -60,7 +63,12 @@ export function installHttpConventions(
     const audience = audienceOfRequest(request);
     const listener = listenerOf(request.raw);
     // The probes and the reference stay reachable: a load balancer must see health whatever a client did.
-    if (audience?.credential !== 'none') {
+    // A request with the valid admin token is no guess, and telling so is an in-memory constant-time compare:
+    // the operators and the metrics scrape behind a guesser's address keep the internal API. It holds no unit,
+    // and whatever it fails still counts (recordFailure). Not so on the public listener, where a key's validity
+    // costs a database read, the very cost the budget spares.
+    const passes = listener === 'admin' && isAdminToken(request.headers.authorization);
+    if (audience?.credential !== 'none' && !passes) {
       try {
         const admission = failures.admit(listener, request.ip, request.headers.authorization);
         if (admission !== null) (request as MarkedRequest)[ADMISSION] = admission;

@@ -68,7 +68,10 @@ interface ClientWindow {
  * public API's, so a public client that spends its failures (a misconfigured
  * integration behind the operators' own NAT, a test rig on loopback) cannot
  * lock the operators out of the admin listener, while guessing the admin
- * token still costs the guesser.
+ * token still costs the guesser. On the admin listener a request with the
+ * valid admin token is not asked to `admit` at all (installHttpConventions):
+ * it is no guess, so a guesser sharing the operators' address cannot black
+ * out their requests or the metrics scrape.
  *
  * The address is Fastify's `request.ip`: the socket's peer, or, when the
  * peer is one of `TRUSTED_PROXIES`, the nearest untrusted address in

@@ -9,6 +9,7 @@ import { serviceVersion } from './service-version';
 import { ConnectionBudgetRefusal, connectionBudgetProblem, dedicatedConnections } from './connection-budget';
 import { failureName } from '../failure-name';
 import { processRuns } from '../embedded-keeper';
+import { sealingKeyId } from '../../../libs/webhooks/sealing-key-id';
 import {
   CONNECTION_FIGURES,
   DEREGISTER,
@@ -16,6 +17,7 @@ import {
   HEARTBEAT,
   HOST_INSTANCES,
   LIVE_INSTANCES,
+  LIVE_SEALING_KEYS,
   LOCK_REGISTRATIONS,
   type InstanceRow,
 } from './instance-statements';
@@ -170,6 +172,11 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
     return LIVE_INSTANCES.rows({ goneAfterSeconds: this.goneAfterSeconds }, this.database);
   }
 
+  /** The live instances with the ids of the webhook sealing keys each can open (null: not recorded). */
+  liveSealingKeys(): Promise<Array<{ id: string; host: string; sealingKeyIds: string[] | null }>> {
+    return LIVE_SEALING_KEYS.rows({ goneAfterSeconds: this.goneAfterSeconds }, this.database);
+  }
+
   /** One heartbeat (the timer's; also callable, so a test need not wait for the timer). */
   async heartbeat(): Promise<void> {
     try {
@@ -192,6 +199,7 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
         version: this.version,
         poolMax: this.config.dbPoolMax,
         dedicatedConnections: dedicatedConnections(this.config),
+        sealingKeyIds: sealingKeyIdsOf(this.config),
         startedAt: this.startedAt,
         goneAfterSeconds: this.goneAfterSeconds,
       },
@@ -208,4 +216,10 @@ export class InstanceRegistry implements OnApplicationBootstrap, OnModuleDestroy
       );
     }
   }
+}
+
+/** What this instance can open: its WEBHOOK_SECRET_KEY and WEBHOOK_SECRET_KEY_PREVIOUS, by id. */
+function sealingKeyIdsOf(config: AppConfig): string[] {
+  const keys = config.webhooks.secretKey === null ? [] : [config.webhooks.secretKey];
+  return [...keys, ...config.webhooks.previousSecretKeys].map(sealingKeyId);
 }

@@ -26,6 +26,7 @@ export const HEARTBEAT = defineStatement<
     version: string;
     poolMax: number;
     dedicatedConnections: number;
+    sealingKeyIds: string[];
     startedAt: string | null;
     goneAfterSeconds: number;
   },
@@ -33,9 +34,11 @@ export const HEARTBEAT = defineStatement<
 >(
   (p) => sql`
     WITH seen AS (
-      INSERT INTO service_instance AS i (id, host, pid, role, version, pool_max, dedicated_connections, started_at)
+      INSERT INTO service_instance AS i
+             (id, host, pid, role, version, pool_max, dedicated_connections, sealing_key_ids, started_at)
       VALUES (${p.id}, ${p.host}, ${p.pid}::int, ${p.role}, ${p.version}, ${p.poolMax}::int,
-              ${p.dedicatedConnections}::int, COALESCE(${p.startedAt}::timestamptz, now()))
+              ${p.dedicatedConnections}::int, ${p.sealingKeyIds}::text[],
+              COALESCE(${p.startedAt}::timestamptz, now()))
       ON CONFLICT (id) DO UPDATE SET last_seen_at = now()
       RETURNING i.started_at
     ), purged AS (
@@ -62,6 +65,19 @@ export const LIVE_INSTANCES = defineStatement<{ goneAfterSeconds: number }, Inst
     SELECT id, host, role, version,
            ${isoTimestamp('started_at')} AS "startedAt",
            ${isoTimestamp('last_seen_at')} AS "lastSeenAt"
+      FROM service_instance
+     WHERE last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8)
+     ORDER BY started_at, id`,
+  { prepared: false },
+);
+
+/** The live instances with the sealing key ids each can open (null: a build that does not record them). */
+export const LIVE_SEALING_KEYS = defineStatement<
+  { goneAfterSeconds: number },
+  { id: string; host: string; sealingKeyIds: string[] | null }
+>(
+  (p) => sql`
+    SELECT id, host, sealing_key_ids AS "sealingKeyIds"
       FROM service_instance
      WHERE last_seen_at >= now() - make_interval(secs => ${p.goneAfterSeconds}::float8)
      ORDER BY started_at, id`,

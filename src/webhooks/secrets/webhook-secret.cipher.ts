@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { sealingKeyId } from '../../../libs/webhooks/sealing-key-id';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 
 const SEALED_PREFIX = 'aes256gcm.';
@@ -19,8 +20,7 @@ interface SealingKey {
  * listed in WEBHOOK_SECRET_KEY_PREVIOUS until they are re-sealed).
  */
 function sealingKey(hex: string): SealingKey {
-  const key = Buffer.from(hex, 'hex');
-  return { id: `k${createHash('sha256').update(key).digest('hex').slice(0, 12)}`, key };
+  return { id: sealingKeyId(hex), key: Buffer.from(hex, 'hex') };
 }
 
 /**
