@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { freshDatabase } from '../../test/support/test-database';
-import { isConnectionUnavailable, MarkingPool } from './connection-unavailable';
+import { connectionUnavailableError } from '../../test/support/connection-unavailable-error';
+import { afterCommit, FailedAfterCommit, isConnectionUnavailable, MarkingPool } from './connection-unavailable';
 
 /** A loopback port that accepts connections and never answers, as a stuck server does. */
 async function silentServer(): Promise<{ server: Server; close(): Promise<void> }> {
@@ -80,5 +81,19 @@ describe('a connection the pool could not lend', () => {
     } finally {
       await pool.end();
     }
+  });
+
+  it('is no longer one after a commit of the same request: afterCommit wraps it, and lets every other error through', async () => {
+    const unavailable = await connectionUnavailableError();
+    await assert.rejects(
+      afterCommit(() => Promise.reject(unavailable)),
+      (error: unknown) => error instanceof FailedAfterCommit && !isConnectionUnavailable(error),
+    );
+    const other = new Error('not found');
+    await assert.rejects(
+      afterCommit(() => Promise.reject(other)),
+      (error: unknown) => error === other,
+    );
+    assert.equal(await afterCommit(() => Promise.resolve('done')), 'done');
   });
 });

@@ -4,6 +4,7 @@ import { generateWebhookSecret } from '../../libs/webhooks';
 import { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { afterCommit } from '../database/connection-unavailable';
 import { UnitOfWork } from '../database/unit-of-work';
 import { MAX_IN_FLIGHT_PER_SUBSCRIPTION, WebhookDeliveryWorker } from './delivery/webhook-delivery.worker';
 import type {
@@ -139,17 +140,20 @@ export class WebhookOperationsService {
   async enable(webhookId: string, options: { recover?: boolean } = {}): Promise<WebhookResponseDto> {
     const enabled = await this.unitOfWork.run((tx) => this.subscriptions.enable(webhookId, tx));
     if (enabled === null) throw DomainError.notFound('Webhook');
-    if (options.recover === true && enabled.disabledSince !== null) {
-      // Skipped deliveries by their queue number too: one whose publication began before the disabling attempt
-      // but read the subscription after it is older than disabledSince, and was still missed while it was off.
-      await this.deliveryRows.requeueWindow(
-        webhookId,
-        { since: enabled.disabledSince, until: null, skippedAfterSeq: enabled.skippedAfterSeq },
-        MAX_RECOVERED_PER_CALL,
-      );
-    }
-    this.worker.wake();
-    return presentWebhook(await this.live(webhookId), this.cipher);
+    // The enable has committed (and cleared the marks recovery reads): a failure from here on is no 503.
+    return afterCommit(async () => {
+      if (options.recover === true && enabled.disabledSince !== null) {
+        // Skipped deliveries by their queue number too: one whose publication began before the disabling attempt
+        // but read the subscription after it is older than disabledSince, and was still missed while it was off.
+        await this.deliveryRows.requeueWindow(
+          webhookId,
+          { since: enabled.disabledSince, until: null, skippedAfterSeq: enabled.skippedAfterSeq },
+          MAX_RECOVERED_PER_CALL,
+        );
+      }
+      this.worker.wake();
+      return presentWebhook(await this.live(webhookId), this.cipher);
+    });
   }
 
   /**
@@ -201,9 +205,14 @@ export class WebhookOperationsService {
     // Read before the attempt starts: the answer is the resend as accepted (pending), whatever the attempt
     // does next. Read after, a fast receiver's answer raced it and the resend could already show `succeeded`.
     // Retention could only remove it long after the lease just taken ends.
-    const accepted = await this.delivery(webhookId, deliveryId);
-    this.worker.sendNow(leased);
-    return accepted;
+    // The lease has committed: the attempt is made whatever the read does, and a failure of the read is no 503.
+    return afterCommit(async () => {
+      try {
+        return await this.delivery(webhookId, deliveryId);
+      } finally {
+        this.worker.sendNow(leased);
+      }
+    });
   }
 
   /**

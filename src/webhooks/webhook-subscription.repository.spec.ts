@@ -108,6 +108,27 @@ describe('WebhookSubscriptionRepository', () => {
     assert.deepEqual(idsOf(noOrganiser), [venue]);
   });
 
+  it('marks a subscription inserted disabled in the queue numbering, so its enable recovers by number what it skipped', async () => {
+    const row = Object.assign(new WebhookSubscriptionEntity(), {
+      id: 'whk_created_off',
+      principalType: 'organiser',
+      principalId: 'org_a',
+      url: 'https://receiver.example/hook',
+      events: ['order.confirmed'],
+      secretSealed: 'sealed',
+      enabled: false,
+      disabledAt: new Date(),
+      description: null,
+      lastStatus: null,
+      consecutiveFailures: 0,
+    });
+    const before = (await tables.dataSource.query(`SELECT nextval('webhook_delivery_seq')::text AS seq`))[0].seq;
+    await tables.unitOfWork.run((tx) => subscriptions.insert(row, tx));
+    const enabled = await tables.unitOfWork.run((tx) => subscriptions.enable('whk_created_off', tx));
+    assert.ok(enabled?.skippedAfterSeq !== null && enabled?.skippedAfterSeq !== undefined, 'a mark was drawn');
+    assert.ok(BigInt(enabled.skippedAfterSeq) > BigInt(before), 'drawn at the insert, after every earlier number');
+  });
+
   it('enables a disabled subscription and says since when it was off; a deleted one is not found', async () => {
     const off = await insertSubscription(tables.dataSource, { enabled: false, consecutiveFailures: 20 });
     await tables.dataSource.query(

@@ -108,11 +108,24 @@ const SOFT_DELETE = defineStatement<{ subscriptionId: string; principalType: str
 );
 
 /**
+ * A subscription created disabled skips from its creation on: its mark in the
+ * queue's numbering is drawn before it commits, so every delivery skipped for
+ * it (by a publication that reads it once committed, however early that
+ * publication's transaction began) is numbered above it, as for one the
+ * worker disabled (RECORD_ATTEMPT's disabled_seq).
+ */
+const MARK_CREATED_DISABLED = defineStatement<{ subscriptionId: string }>(
+  (p) =>
+    sql`UPDATE webhook_subscription SET disabled_seq = nextval('webhook_delivery_seq') WHERE id = ${p.subscriptionId}`,
+  { prepared: false },
+);
+
+/**
  * Re-enables a live subscription, returning since when it was disabled (null
  * if it was enabled) and the queue number above which every delivery skipped
- * since then is numbered (`skipped_after_seq`: 0 for one created disabled,
- * which skipped nothing before; null for one disabled before that number was
- * kept); its turn in the claims, parked while it was off, comes back at once
+ * since then is numbered (`skipped_after_seq`: the mark drawn when it was
+ * disabled, by the worker or at its creation; 0 when no time of disabling was
+ * kept either; null for one disabled by a build that kept no mark); its turn in the claims, parked while it was off, comes back at once
  * (unconditionally: a claim parking it while this waited for the
  * subscription's row is then overwritten, not missed). The row is locked FOR
  * UPDATE, which waits for the facts being published to it (see
@@ -311,6 +324,7 @@ export class WebhookSubscriptionRepository {
 
   async insert(subscription: WebhookSubscriptionEntity, tx: Transaction): Promise<void> {
     await tx.manager.insert(WebhookSubscriptionEntity, subscription);
+    if (!subscription.enabled) await MARK_CREATED_DISABLED.affected({ subscriptionId: subscription.id }, tx);
   }
 
   /** Marks the subscription deleted; false when the account has no such live subscription. */

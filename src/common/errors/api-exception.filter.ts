@@ -1,13 +1,13 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
-import { isConnectionUnavailable } from '../../database/connection-unavailable';
 import { answerRefusal, HtmlSections, routeMissRefusal } from '../html/html-sections';
 import { unsupportedBodyMediaType } from '../http/body-media-type';
 import { listenerOf, pathOf } from '../http/listener';
 import { RouteMiss } from '../http/route-miss';
 import { loggableError } from '../logging/loggable-error';
 import { RouteTable } from '../http/route-table';
+import { databaseUnavailable, DATABASE_UNAVAILABLE_LOG } from './database-unavailable';
 import { DomainError } from './domain-error';
 import type { ErrorBody } from './error-body';
 import { ErrorCode } from './error-code';
@@ -30,21 +30,6 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   413: ErrorCode.InvalidArgument,
   415: ErrorCode.InvalidArgument,
   429: ErrorCode.RateLimited,
-};
-
-/**
- * How long a caller is asked to wait (`Retry-After`) when the database could
- * not lend the request a connection: long enough for a pool to drain or a
- * failover to finish, short enough that a retry soon finds it back.
- */
-export const DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-
-/** The answer to a request whose statement was never sent: no connection could be had (connection-unavailable.ts). */
-const DATABASE_UNAVAILABLE: Described = {
-  status: 503,
-  code: ErrorCode.Internal,
-  message: `The service could not reach its database. Retry after ${DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS} seconds; quote the request id if it persists.`,
-  headers: { 'Retry-After': String(DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS) },
 };
 
 /** The challenge of a 401 on each listener; the realm tells an API key's refusal from the admin token's. */
@@ -88,8 +73,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const described = this.describe(exception, request);
     // Never the exception itself: a database error carries the SQL parameters and the driver's detail.
-    if (described === DATABASE_UNAVAILABLE) {
-      request.log.warn({ error: loggableError(exception) }, 'request answered 503: the database lent no connection');
+    if (databaseUnavailable(exception) !== null) {
+      request.log.warn({ error: loggableError(exception) }, DATABASE_UNAVAILABLE_LOG);
     } else if (described.status >= 500) {
       request.log.error({ error: loggableError(exception) }, 'request failed with an unexpected error');
     }
@@ -121,7 +106,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const fastifyError = fastifyErrorOf(exception);
     if (fastifyError !== undefined && fastifyError.statusCode < 500) return this.describeFastify(fastifyError, request);
     if (exception instanceof HttpException) return this.describeHttp(exception);
-    if (isConnectionUnavailable(exception)) return DATABASE_UNAVAILABLE;
+    const unavailable = databaseUnavailable(exception);
+    if (unavailable !== null) return { ...unavailable, code: ErrorCode.Internal };
     return {
       status: 500,
       code: ErrorCode.Internal,

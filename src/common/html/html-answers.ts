@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { databaseUnavailable } from '../errors/database-unavailable';
 import { DomainError } from '../errors/domain-error';
 
 /**
@@ -19,19 +20,23 @@ export interface PageRefusal {
   message: string;
   /** The domain error, when it was one: its code and headers (a 429's `Retry-After`) are the page's too. */
   domainError: DomainError | null;
+  /** The page's headers (a domain error's, or a 503's `Retry-After`). */
+  headers: Record<string, string>;
 }
 
 /**
  * A domain error's status and message, or a 4xx's, as the JSON API would
- * give them; anything else is a 500 with `unexpected`, which tells nothing
- * internal.
+ * give them; the JSON API's `503` when the database lent no connection;
+ * anything else is a 500 with `unexpected`, which tells nothing internal.
  */
 export function pageRefusal(exception: unknown, unexpected: string): PageRefusal {
   if (exception instanceof DomainError) {
-    return { status: exception.status, message: exception.message, domainError: exception };
+    return { status: exception.status, message: exception.message, domainError: exception, headers: exception.headers };
   }
   if (exception instanceof HttpException && exception.getStatus() < 500) {
-    return { status: exception.getStatus(), message: exception.message, domainError: null };
+    return { status: exception.getStatus(), message: exception.message, domainError: null, headers: {} };
   }
-  return { status: 500, message: unexpected, domainError: null };
+  const unavailable = databaseUnavailable(exception);
+  if (unavailable !== null) return { ...unavailable, domainError: null };
+  return { status: 500, message: unexpected, domainError: null, headers: {} };
 }
