@@ -49,20 +49,24 @@ describe('WebhookSubscriptionRepository', () => {
     assert.equal(await tables.unitOfWork.run((tx) => subscriptions.softDelete(ORGANISER_B, theirs, tx)), false);
   });
 
-  it('inserts in the caller’s transaction, under the account’s lock', async () => {
-    const row = Object.assign(new WebhookSubscriptionEntity(), {
-      id: 'whk_inserted',
+  /** A subscription of organiser A as the service inserts one. */
+  const newRow = (id: string, enabled: boolean): WebhookSubscriptionEntity =>
+    Object.assign(new WebhookSubscriptionEntity(), {
+      id,
       principalType: 'organiser',
       principalId: 'org_a',
       url: 'https://receiver.example/hook',
       events: ['order.confirmed'],
       secretSealed: 'sealed',
-      enabled: true,
-      disabledAt: null,
+      enabled,
+      disabledAt: enabled ? null : new Date(),
       description: null,
       lastStatus: null,
       consecutiveFailures: 0,
     });
+
+  it('inserts in the caller’s transaction, under the account’s lock', async () => {
+    const row = newRow('whk_inserted', true);
     await tables.unitOfWork.run(async (tx) => {
       await subscriptions.lockAccount(ORGANISER_A, tx);
       await subscriptions.insert(row, tx);
@@ -109,19 +113,7 @@ describe('WebhookSubscriptionRepository', () => {
   });
 
   it('marks a subscription inserted disabled in the queue numbering, so its enable recovers by number what it skipped', async () => {
-    const row = Object.assign(new WebhookSubscriptionEntity(), {
-      id: 'whk_created_off',
-      principalType: 'organiser',
-      principalId: 'org_a',
-      url: 'https://receiver.example/hook',
-      events: ['order.confirmed'],
-      secretSealed: 'sealed',
-      enabled: false,
-      disabledAt: new Date(),
-      description: null,
-      lastStatus: null,
-      consecutiveFailures: 0,
-    });
+    const row = newRow('whk_created_off', false);
     const before = (await tables.dataSource.query(`SELECT nextval('webhook_delivery_seq')::text AS seq`))[0].seq;
     await tables.unitOfWork.run((tx) => subscriptions.insert(row, tx));
     const enabled = await tables.unitOfWork.run((tx) => subscriptions.enable('whk_created_off', tx));
