@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     .catch((error: unknown) => {
       // The data folder's webhook key file, held to WEBHOOK_SECRET_KEY's rule before the server starts.
       if (error instanceof ConfigError) {
-        process.stderr.write(`configuration error: ${error.message}\n`);
+        sayConfigurationError(error);
         return stop.fail(2);
       }
       reportFatal(logger, error, 'the embedded PostgreSQL server failed to start');
@@ -92,11 +92,16 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${banner.join('\n')}\n\n`);
 }
 
+/** A setting (or the data folder's file standing in for one) that cannot be used: one plain line on stderr. */
+function sayConfigurationError(error: unknown): void {
+  process.stderr.write(`configuration error: ${error instanceof ConfigError ? error.message : String(error)}\n`);
+}
+
 function configOrExit(): AppConfig {
   try {
     return loadAppConfig();
   } catch (error) {
-    process.stderr.write(`configuration error: ${error instanceof ConfigError ? error.message : String(error)}\n`);
+    sayConfigurationError(error);
     return process.exit(2);
   }
 }
@@ -177,7 +182,7 @@ function embeddedAdminTokenOrExit(config: AppConfig): { value: string; created: 
     return ensureLocalSecret(config.dataDir, 'admin-token', 24);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`configuration error: ${error.message}\n`);
+    sayConfigurationError(error);
     return process.exit(2);
   }
 }

@@ -5,9 +5,8 @@ import { answerRefusal, HtmlSections, routeMissRefusal } from '../html/html-sect
 import { unsupportedBodyMediaType } from '../http/body-media-type';
 import { listenerOf, pathOf } from '../http/listener';
 import { RouteMiss } from '../http/route-miss';
-import { loggableError } from '../logging/loggable-error';
 import { RouteTable } from '../http/route-table';
-import { databaseUnavailable, DATABASE_UNAVAILABLE_LOG } from './database-unavailable';
+import { databaseUnavailable, logServerFailure } from './database-unavailable';
 import { DomainError } from './domain-error';
 import type { ErrorBody } from './error-body';
 import { ErrorCode } from './error-code';
@@ -72,12 +71,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const described = this.describe(exception, request);
-    // Never the exception itself: a database error carries the SQL parameters and the driver's detail.
-    if (databaseUnavailable(exception) !== null) {
-      request.log.warn({ error: loggableError(exception) }, DATABASE_UNAVAILABLE_LOG);
-    } else if (described.status >= 500) {
-      request.log.error({ error: loggableError(exception) }, 'request failed with an unexpected error');
-    }
+    logServerFailure(request.log, exception, described.status, 'request failed with an unexpected error');
     if (reply.sent) return;
     // Under the dashboard's or the portal's path the answer is that section's page (a route miss in people's words).
     const section = this.sections.of(request);

@@ -1,4 +1,6 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { isConnectionUnavailable } from '../../database/connection-unavailable';
+import { loggableError } from '../logging/loggable-error';
 
 /**
  * How long a caller is asked to wait (`Retry-After`) when the database could
@@ -30,5 +32,17 @@ export function databaseUnavailable(exception: unknown): DatabaseUnavailable | n
   return isConnectionUnavailable(exception) ? DATABASE_UNAVAILABLE : null;
 }
 
-/** The log line of such a request: a `warn`, since the database's outage is said by readiness and the metrics. */
-export const DATABASE_UNAVAILABLE_LOG = 'request answered 503: the database lent no connection';
+/**
+ * How a request that failed on the server is logged, by the JSON APIs and the
+ * pages alike: a `warn` when the database lent no connection (its outage is
+ * said by readiness and the metrics), an `error` with `unexpected` for any
+ * other 5xx; never the exception itself, since a database error carries the
+ * SQL parameters and the driver's detail.
+ */
+export function logServerFailure(log: FastifyBaseLogger, exception: unknown, status: number, unexpected: string): void {
+  if (databaseUnavailable(exception) !== null) {
+    log.warn({ error: loggableError(exception) }, 'request answered 503: the database lent no connection');
+  } else if (status >= 500) {
+    log.error({ error: loggableError(exception) }, unexpected);
+  }
+}

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { listenerOf, pathOf, type Listener } from '../http/listener';
 import { loggableError } from '../logging/loggable-error';
-import { databaseUnavailable, DATABASE_UNAVAILABLE_LOG } from '../errors/database-unavailable';
+import { logServerFailure } from '../errors/database-unavailable';
 import { pageRefusal, seeOther } from './html-answers';
 
 /** What an error page says: the status and message the JSON API would give, and the headers that go with them. */
@@ -106,11 +106,7 @@ export function answerException(
   const location = answers.redirectOf(exception);
   if (location !== null) return seeOther(request, reply, location);
   const { status, message, headers } = pageRefusal(exception, answers.unexpected);
-  if (databaseUnavailable(exception) !== null) {
-    request.log.warn({ error: loggableError(exception) }, DATABASE_UNAVAILABLE_LOG);
-  } else if (status >= 500) {
-    request.log.error({ error: loggableError(exception) }, answers.failureLog);
-  }
+  logServerFailure(request.log, exception, status, answers.failureLog);
   answerRefusal(section, request, reply, {
     status,
     message: answers.messageFor?.(status, message) ?? message,
