@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { listenerThatFailed, startService } from './bootstrap';
 import { ConfigError, listensOnEveryAddress, loadAppConfig, type AppConfig } from './config/app-config';
 import { applyHeapGrowth } from './config/heap-growth';
 import { ensureLocalSecret } from './config/local-secrets';
@@ -11,11 +10,26 @@ import { loggableError } from './common/logging/loggable-error';
 import { createRootLogger } from './common/logging/logger';
 import { isConnectionFailure } from './database/connection-failure';
 import { ConnectionBudgetRefusal } from './database/instances/connection-budget';
-import { InstanceRegistry } from './database/instances/instance-registry';
+import type { InstanceRegistry } from './database/instances/instance-registry';
 import { settingsRefusal } from './database/settings-refusal';
 import { withEmbeddedDefault } from './database/with-embedded-default';
-import { seedDemoIfEmpty } from './demo/demo-seed';
 import { startupBanner, type StartupFacts } from './startup-banner';
+
+/**
+ * The application itself (Nest, Fastify, TypeORM and every context), which
+ * takes a second or two of CPU to load: loaded only once the settings are
+ * known to be good, so that a configuration error is said at once. Not while
+ * the embedded PostgreSQL starts: loading holds the event loop, and that
+ * start times its checks of a server already running on the data folder.
+ */
+async function loadApplication() {
+  const [{ listenerThatFailed, startService }, { InstanceRegistry }, { seedDemoIfEmpty }] = await Promise.all([
+    import('./bootstrap.js'),
+    import('./database/instances/instance-registry.js'),
+    import('./demo/demo-seed.js'),
+  ]);
+  return { listenerThatFailed, startService, InstanceRegistry, seedDemoIfEmpty };
+}
 
 async function main(): Promise<void> {
   const started = performance.now();
@@ -49,12 +63,15 @@ async function main(): Promise<void> {
       reportFatal(logger, error, 'the embedded PostgreSQL server failed to start');
       return stop.fail(1);
     });
+  const loading = loadApplication();
   const service = await stop
     .step(
-      startService(adminToken === null ? config : { ...config, adminToken: adminToken.value }, logger),
+      loading.then(({ startService }) =>
+        startService(adminToken === null ? config : { ...config, adminToken: adminToken.value }, logger),
+      ),
       (running) => () => running.close(),
     )
-    .catch((error: unknown) => {
+    .catch(async (error: unknown) => {
       const refusal = settingsRefusal(error);
       const why =
         refusal === null
@@ -62,7 +79,8 @@ async function main(): Promise<void> {
           : `not retried: no retry fixes ${refusal.what}, SQLSTATE ${refusal.sqlstate}` +
             (embedded === null ? '; correct DATABASE_URL' : '');
       reportFatal(logger, error, 'the service failed to start', why);
-      const hint = listenHint(error, config) ?? (embedded === null ? unreachableDatabaseHint(error) : null);
+      const listener = (await loading.catch(() => null))?.listenerThatFailed(error) ?? null;
+      const hint = listenHint(error, listener, config) ?? (embedded === null ? unreachableDatabaseHint(error) : null);
       if (hint !== null) process.stderr.write(`${hint}\n`);
       // DB_POOL_MAX is a setting to change, as a configuration error's is.
       return stop.fail(error instanceof ConnectionBudgetRefusal ? 2 : 1);
@@ -70,7 +88,7 @@ async function main(): Promise<void> {
   const demo =
     embedded === null
       ? null
-      : await stop.step(seedDemoIfEmpty(service.app)).catch((error: unknown) => {
+      : await stop.step(loading.then(({ seedDemoIfEmpty }) => seedDemoIfEmpty(service.app))).catch((error: unknown) => {
           reportFatal(logger, error, 'the service failed to start');
           return stop.fail(1);
         });
@@ -82,7 +100,7 @@ async function main(): Promise<void> {
     embeddedDataDir: embedded === null ? null : config.dataDir,
     generatedAdminToken: adminToken?.created === true ? adminToken.value : null,
     adminTokenFromSetting: config.adminToken !== null,
-    instance: instanceOf(service.app.get(InstanceRegistry)),
+    instance: instanceOf(service.app.get((await loading).InstanceRegistry)),
     demo,
     readyInMs: Math.round(performance.now() - started),
   });
@@ -137,8 +155,7 @@ const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL'])
  * line a newcomer can act on, since the error names only an address or a
  * host name (which may be either listener's, or the database's).
  */
-function listenHint(error: unknown, config: AppConfig): string | null {
-  const listener = listenerThatFailed(error);
+function listenHint(error: unknown, listener: 'public' | 'admin' | null, config: AppConfig): string | null {
   if (listener === null) return null;
   const { hostSetting, portSetting, api } = LISTENER_SETTINGS[listener];
   const [host, port] = listener === 'public' ? [config.host, config.port] : [config.adminHost, config.adminPort];

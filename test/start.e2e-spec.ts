@@ -301,6 +301,28 @@ describe('a start that fails', () => {
     });
   });
 
+  it('says a configuration error before it loads the application: a refusal loads none of the service’s modules beyond its settings', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'events-api-refusal-load-'));
+    after(() => rmSync(folder, { recursive: true, force: true }));
+    // Preloaded into the service's process: on exit, the compiled modules of the service it loaded.
+    const preload = join(folder, 'report-loaded.js');
+    const report = join(folder, 'loaded.json');
+    writeFileSync(
+      preload,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(report)}, ` +
+        `JSON.stringify(Object.keys(require.cache).filter((file) => file.includes('/dist/src/')))));\n`,
+    );
+    await assert.rejects(
+      startServiceProcess({ LOG_LEVEL: 'verbose', DATABASE_URL: '' }, { nodeFlags: ['--require', preload] }),
+      /service exited with 2:/,
+    );
+    const loaded = (JSON.parse(readFileSync(report, 'utf8')) as string[]).map((file) => file.split('/dist/src/')[1]);
+    assert.ok(loaded.includes('main.js') && loaded.includes('config/app-config.js'), loaded.join(', '));
+    for (const application of ['bootstrap.js', 'app.module.js', 'database/instances/instance-registry.js']) {
+      assert.ok(!loaded.includes(application), `${application} was loaded for a refusal: ${loaded.join(', ')}`);
+    }
+  });
+
   it('refuses a data folder’s admin-token or webhook-secret-key file that breaks its setting’s rule: exit 2, one line naming the file, before the embedded database starts', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'events-api-bad-secret-'));
     after(() => rmSync(dataDir, { recursive: true, force: true }));
