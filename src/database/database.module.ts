@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { APP_CONFIG, type AppConfig } from '../config/app-config';
+import { APP_CONFIG, ConfigError, type AppConfig } from '../config/app-config';
 import { ClosingOnTimeoutClient } from './closing-client';
 import { PG_WITH_MARKING_POOL } from './connection-unavailable';
 import { markedAsConnectionFailure } from './connection-failure';
@@ -62,8 +62,10 @@ async function withMigrationSource(
           extra: { ...options.extra, query_timeout: config.dbStatementTimeoutMs, Client: ClosingOnTimeoutClient },
           // A connection the pool cannot lend is told apart from a statement that failed once sent (503, not 500).
           driver: PG_WITH_MARKING_POOL,
-          // A wrong password or database name is answered the same on every try: the start fails at once.
-          toRetry: (error: unknown) => settingsRefusal(error) === null,
+          // A wrong password or database name is answered the same on every try, and a schema behind this build
+          // (refused where migrations are not applied) stays behind: the start fails at once instead of retrying
+          // for half a minute.
+          toRetry: (error: unknown) => settingsRefusal(error) === null && !(error instanceof ConfigError),
           // Read by the factory below, which applies them its own way (or refuses a schema behind this build).
           migrationsRun: config.schemaMigrations === 'apply',
         };
