@@ -172,10 +172,13 @@ describe('npm start on the embedded default', () => {
 
   it('a stop signal during the start ends it quietly: one info line, exit code 0, the embedded database stopped', async () => {
     // A data folder of its own: its first start applies every migration, which the signal interrupts.
+    const port = await freeLoopbackPort();
     const env = {
       ...process.env,
       DATA_DIR: join(workFolder, 'stopped-while-starting'),
-      PORT: String(await freeLoopbackPort()),
+      PORT: String(port),
+      // Where clients reach it, as a start that warns of nothing is set up.
+      PUBLIC_WEB_URL: `http://localhost:${port}`,
       ADMIN_PORT: String(await freeLoopbackPort()),
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
