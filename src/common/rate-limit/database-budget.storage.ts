@@ -116,12 +116,18 @@ interface Fallback {
  *
  * When the counter cannot be reached (an error, or no answer within
  * RESERVE_TIMEOUT_MS), the instance counts locally, in windows of the
- * database clock as last seen, allowing `floor(limit / live instances)` (at
- * least 1; never unlimited), says so once in the log and in
+ * database clock as last seen, allowing the units it holds and
+ * `floor(left / live instances)` (at least 1 while any is left; never
+ * unlimited), `left` being what the window had left at its last grant (the
+ * limit in a window it had no grant in), says so once in the log and in
  * `rate_limit_store_fallbacks_total`, tries the counter again every
  * FALLBACK_RETRY_MS, and says once when it is back. What it served alone
  * is then added to the shared rows of that window before it reserves again
- * (CHARGE), so an outage lets no window serve more than the limit in all.
+ * (CHARGE), so the rest of the window serves no more than the limit in all.
+ * A window that spans an outage can serve more than the limit by what was
+ * granted to the others after an instance's last grant (a block or so when
+ * requests are spread over the instances), and by the share of an instance
+ * that had no grant in it: neither can know what the others served.
  */
 export class DatabaseBudgetStorage implements CountingStorage {
   private readonly logger = new Logger('AccountRateLimit');
@@ -288,7 +294,7 @@ export class DatabaseBudgetStorage implements CountingStorage {
 
   /** This instance's share of the budget, counted here alone while the shared counter is out of reach. */
   private countLocally(fallback: Fallback, key: string, ttl: number, limit: number): CountedHit {
-    const share = Math.max(1, Math.floor(limit / this.instances.liveApiInstances()));
+    const share = this.fallbackShare(key, limit);
     const counted = fallback.local.incrementNow(key, ttl, share);
     const remaining = Math.max(0, share - counted.totalHits);
     const windowStartMs = Math.floor(this.databaseNow() / ttl) * ttl;
@@ -304,6 +310,23 @@ export class DatabaseBudgetStorage implements CountingStorage {
       resetAtSeconds: Math.round(windowEndMs / 1000),
       localShare: share,
     };
+  }
+
+  /**
+   * What this instance may serve of a budget alone in the current window: the
+   * units it holds, and its share (`floor(left / N)`, at least 1 while any is
+   * left) of what the window had left when it last reached the counter. A
+   * window it reserved nothing in counts as untouched (`left` is the limit).
+   * The instances that served an account before the outage then share the
+   * rest of its window, not a whole limit more.
+   */
+  private fallbackShare(key: string, limit: number): number {
+    const reservation = this.reservations.get(key);
+    const known = reservation !== undefined && this.databaseNow() < reservation.windowEndMs;
+    const held = known ? reservation.held : 0;
+    const left = known ? Math.max(0, limit - reservation.usedAtGrant) : limit;
+    const share = left === 0 ? 0 : Math.max(1, Math.floor(left / this.instances.liveApiInstances()));
+    return held + share;
   }
 
   private fallBack(error: unknown): Fallback {
