@@ -50,6 +50,18 @@ describe('settings of several instances', () => {
     assertRefused('DB_POOL_MAX', ['1', '0', '-3', '2.5', 'twenty', '100000']);
   });
 
+  it('names the whole numbers a setting takes when it is refused, negative, fractional, no number or out of range alike', () => {
+    for (const bad of ['-3', '2.5', 'twenty', '1', '100000']) {
+      assert.throws(
+        () => loadAppConfig({ DB_POOL_MAX: bad }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          error.message === `DB_POOL_MAX must be a whole number from 2 to 10000, got "${bad}"`,
+        bad,
+      );
+    }
+  });
+
   it('waits DB_CONNECT_TIMEOUT_SECONDS (default 10) for a database connection and refuses anything but 1 to 600 whole seconds', () => {
     assert.equal(loadAppConfig({}).dbConnectTimeoutMs, 10_000);
     assert.equal(loadAppConfig({ DB_CONNECT_TIMEOUT_SECONDS: '3' }).dbConnectTimeoutMs, 3_000);
