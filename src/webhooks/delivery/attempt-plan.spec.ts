@@ -45,6 +45,19 @@ void describe('planAfterAttempt', () => {
     assert.equal(plan(0, 429, 'Thu, 01 Jan 2026 00:00:10 GMT').retryInMs, 10_000);
   });
 
+  void it('never lets a Retry-After make the schedule run faster: a shorter ask waits the scheduled time, a longer one its own', () => {
+    // The fourth attempt's scheduled wait is 8 s.
+    assert.equal(plan(3, 503, '2').retryInMs, 8_000);
+    assert.equal(plan(3, 429, 'Thu, 01 Jan 2026 00:00:02 GMT').retryInMs, 8_000);
+    assert.equal(plan(3, 429, '30').retryInMs, 30_000);
+    // However often a receiver asks for a short wait, the retries span what the schedule spans.
+    let total = 0;
+    for (let attemptsBefore = 0; attemptsBefore < schedule.maxAttempts - 1; attemptsBefore += 1) {
+      total += plan(attemptsBefore, 503, '1').retryInMs ?? 0;
+    }
+    assert.equal(total, 1_000 + 2_000 + 4_000 + 8_000);
+  });
+
   void it('ignores Retry-After on other statuses and when it cannot be read', () => {
     assert.equal(plan(0, 500, '30').retryInMs, 1_000);
     assert.equal(plan(0, 429, 'soon').retryInMs, 1_000);

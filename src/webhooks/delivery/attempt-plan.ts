@@ -24,9 +24,12 @@ export function isAcknowledged(outcome: AttemptOutcome): boolean {
  * that resolves to a refused address is dropped: retrying cannot make it
  * allowed, and every retry would be one more probe of the network. Other
  * failures retry on the backoff schedule until `maxAttempts`, except that a
- * 429 or 503 with Retry-After sets the wait itself, clamped to the schedule's
- * bounds so a receiver can neither make us hammer it nor park a delivery
- * past the schedule.
+ * 429 or 503 with Retry-After may lengthen the wait, up to the schedule's
+ * longest: a receiver can ask for more time, never for the schedule to run
+ * faster. Were a short Retry-After (a maintenance page's 60 s) taken as the
+ * wait, every attempt would follow it, a delivery's three days of retries
+ * would end in two hours, and a receiver that politely said when to come
+ * back would be disabled first.
  */
 export function planAfterAttempt(input: {
   attemptsBefore: number;
@@ -41,15 +44,12 @@ export function planAfterAttempt(input: {
   if (outcome === 'blocked_host') return { succeeded: false, status: 'dropped', retryInMs: null };
   const attempt = input.attemptsBefore + 1;
   if (attempt >= schedule.maxAttempts) return { succeeded: false, status: 'failed', retryInMs: null };
+  const scheduled = retryDelayMs(attempt, { baseMs: schedule.baseMs, maxMs: schedule.maxMs }, input.random);
   const asked =
     outcome === 429 || outcome === 503
       ? retryAfterDelayMs(input.retryAfter, input.now, { minMs: schedule.baseMs, maxMs: schedule.maxMs })
       : null;
-  return {
-    succeeded: false,
-    status: 'pending',
-    retryInMs: asked ?? retryDelayMs(attempt, { baseMs: schedule.baseMs, maxMs: schedule.maxMs }, input.random),
-  };
+  return { succeeded: false, status: 'pending', retryInMs: asked === null ? scheduled : Math.max(asked, scheduled) };
 }
 
 /**
