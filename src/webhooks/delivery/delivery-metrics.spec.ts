@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { DELIVERY_OUTCOMES } from './delivery-metrics';
+import { DELIVERY_OUTCOMES, deliveryOutcomeLabel } from './delivery-metrics';
 
 describe('webhook_deliveries_total', () => {
   it('starts at 0 for every outcome before the first attempt, so every rate has a baseline', () => {
@@ -20,5 +20,15 @@ describe('webhook_deliveries_total', () => {
     );
     assert.deepEqual([...samples.keys()].sort(), [...DELIVERY_OUTCOMES].sort(), text);
     for (const [outcome, value] of samples) assert.equal(value, '0', outcome);
+  });
+
+  it('counts every attempt under one of its documented outcomes: a final status outside 200 to 599 is http_other', () => {
+    assert.equal(deliveryOutcomeLabel(204), 'success');
+    assert.equal(deliveryOutcomeLabel(302), 'http_3xx');
+    assert.equal(deliveryOutcomeLabel(599), 'http_5xx');
+    for (const status of [101, 600, 999]) assert.equal(deliveryOutcomeLabel(status), 'http_other', String(status));
+    for (const outcome of [100, 200, 301, 404, 500, 600, 999, 'timeout', 'network_error', 'blocked_host'] as const) {
+      assert.ok(DELIVERY_OUTCOMES.includes(deliveryOutcomeLabel(outcome)), String(outcome));
+    }
   });
 });

@@ -4,7 +4,7 @@ import type { AttemptOutcome } from '../webhook-event-types';
 
 const webhookDeliveries = new Counter({
   name: 'webhook_deliveries_total',
-  help: 'Recorded webhook delivery attempts, by outcome (success, http_3xx/4xx/5xx, timeout, network_error, blocked_host).',
+  help: 'Recorded webhook delivery attempts, by outcome (success, http_3xx/4xx/5xx, http_other, timeout, network_error, blocked_host).',
   labelNames: ['outcome'] as const,
   registers: [metricsRegistry],
 });
@@ -15,6 +15,8 @@ export const DELIVERY_OUTCOMES = [
   'http_3xx',
   'http_4xx',
   'http_5xx',
+  // A final status outside 200 to 599 (a 1xx the receiver ended on, or 600 to 999): rare, in one series.
+  'http_other',
   'timeout',
   'network_error',
   'blocked_host',
@@ -38,10 +40,12 @@ export function recordClaimDuration(seconds: number): void {
   webhookClaimDuration.observe(seconds);
 }
 
-/** A bounded label for an attempt's outcome: an HTTP status is reduced to its class. */
-export function deliveryOutcomeLabel(outcome: AttemptOutcome): string {
+/** A bounded label for an attempt's outcome, one of DELIVERY_OUTCOMES: an HTTP status is reduced to its class. */
+export function deliveryOutcomeLabel(outcome: AttemptOutcome): (typeof DELIVERY_OUTCOMES)[number] {
   if (typeof outcome !== 'number') return outcome;
-  return outcome >= 200 && outcome <= 299 ? 'success' : `http_${Math.floor(outcome / 100)}xx`;
+  if (outcome >= 200 && outcome <= 299) return 'success';
+  if (outcome >= 300 && outcome <= 599) return `http_${Math.floor(outcome / 100) as 3 | 4 | 5}xx`;
+  return 'http_other';
 }
 
 export function countDeliveryAttempt(outcome: AttemptOutcome): void {
