@@ -19,7 +19,14 @@ export interface ReceivedRequest {
 
 /** How to answer one request. */
 export type Reply =
-  | { status: number; headers?: Record<string, string>; body?: string; delayMs?: number }
+  | {
+      status: number;
+      headers?: Record<string, string>;
+      body?: string;
+      delayMs?: number;
+      /** Sends the status, the headers and `body`, then never ends the body (until the receiver closes). */
+      stallBody?: boolean;
+    }
   /** Never answer (until the receiver closes). */
   | 'hang';
 
@@ -113,6 +120,11 @@ export async function startHttpsReceiver(
   const answer = (response: ServerResponse, reply: Exclude<Reply, 'hang'>): void => {
     if (response.destroyed) return;
     response.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
+    if (reply.stallBody === true) {
+      response.write(reply.body ?? '');
+      hanging.add(response);
+      return;
+    }
     response.end(reply.body ?? '');
   };
 

@@ -74,6 +74,15 @@ void describe('WebhookSender', () => {
     assert.deepEqual([empty.httpStatus, empty.responseExcerpt], [204, '']);
   });
 
+  void it('takes a status whose body stalls as the answer within a second of it, keeping what was read, not at the deadline', async () => {
+    receiver.reply(() => ({ status: 200, body: 'ok so far', stallBody: true }));
+    const result = await send('/in', { timeoutMs: 30_000 });
+    assert.equal(result.outcome, 200);
+    assert.equal(result.responseExcerpt, 'ok so far');
+    // The grace is BODY_GRACE_MS (1 s); the deadline, 30 s, is never reached.
+    assert.ok(result.durationMs >= 900 && result.durationMs < 10_000, `${result.durationMs} ms`);
+  });
+
   void it('gives up at the deadline with timeout', async () => {
     receiver.reply(() => ({ status: 200, delayMs: 500 }));
     const result = await send('/slow', { timeoutMs: 100 });

@@ -19,6 +19,14 @@ import type { AttemptOutcome } from '../webhook-event-types';
  * answers a line.
  */
 export const MAX_RESPONSE_BYTES = 1024;
+/**
+ * Once the status has come, how long the start of the body may take: the
+ * status is the answer, the body only the excerpt kept for the log. A body
+ * that stalls or trickles must not hold the attempt, its lease and one of
+ * the worker's slots until the deadline, nor stretch the attempt's duration
+ * (the subscription's health figures) to it.
+ */
+export const BODY_GRACE_MS = 1_000;
 
 export interface OutgoingWebhook {
   url: string;
@@ -201,8 +209,8 @@ export class WebhookSender {
 
 /**
  * One request and its answer. The status is the answer; the body is read to
- * MAX_RESPONSE_BYTES at most, and a body cut short (reset, deadline) still
- * leaves the status and what was read.
+ * MAX_RESPONSE_BYTES at most, within BODY_GRACE_MS of the status, and a body
+ * cut short (reset, deadline, grace) still leaves the status and what was read.
  */
 async function exchangeOver(
   pool: Pool,
@@ -231,6 +239,7 @@ async function exchangeOver(
   const retryAfter = response.headers['retry-after'];
   const chunks: Buffer[] = [];
   let received = 0;
+  const stalled = setTimeout(() => response.body.destroy(), BODY_GRACE_MS);
   try {
     for await (const chunk of response.body as AsyncIterable<Buffer>) {
       const room = MAX_RESPONSE_BYTES - received;
@@ -241,8 +250,9 @@ async function exchangeOver(
       if (received >= MAX_RESPONSE_BYTES) break;
     }
   } catch {
-    // The deadline or the receiver ended the body: what was read stands.
+    // The deadline, the grace or the receiver ended the body: what was read stands.
   } finally {
+    clearTimeout(stalled);
     if (!response.body.readableEnded) response.body.destroy();
   }
   return {
