@@ -259,6 +259,29 @@ describe('graceful shutdown on SIGTERM', () => {
     assert.equal(await running.exited, 0);
   });
 
+  it('lets a delivery attempt in flight end within its default 10 s deadline and records it: a receiver answering in 7 s gets it once, not again from another instance', async () => {
+    const slow = await startHttpsReceiver(() => ({ status: 200, delayMs: 7_000 }));
+    after(() => slow.close());
+    const service = await startTestService({ WEBHOOK_ALLOW_PRIVATE_CIDRS: '127.0.0.0/8', WEBHOOK_POLL_MS: '50' });
+    const make = fixtures(service);
+    const organiser = await make.organiser({ scopes: ['webhooks:write'] });
+    const hook = await make.webhook(organiser.key, `${slow.origin}/slow`, ['order.confirmed']);
+    await make.order((await make.event(organiser.id)).id);
+    await slow.waitFor((requests) => requests.length === 1, 10_000);
+    await service.close();
+    const db = await databaseClient(service.databaseUrl);
+    try {
+      const { rows } = await db.query<{ status: string; attempts: number }>(
+        'SELECT status, attempts FROM webhook_delivery_all WHERE subscription_id = $1',
+        [hook.id],
+      );
+      assert.deepEqual(rows, [{ status: 'succeeded', attempts: 1 }], 'recorded by the stopping instance');
+    } finally {
+      await db.end();
+    }
+    assert.equal(slow.requests.length, 1);
+  });
+
   it('in-flight requests are bounded by SHUTDOWN_TIMEOUT_MS: a request that never completes is cut when it runs out', async () => {
     const service = await startTestService({ SHUTDOWN_TIMEOUT_MS: '400' });
     // The key is checked before the body is read, so the request needs a valid one to be left waiting for it.

@@ -31,8 +31,14 @@ const MAX_IN_FLIGHT = 64;
 export const MAX_IN_FLIGHT_PER_SUBSCRIPTION = 4;
 /** A lease outlives the attempt's deadline by this much, for the write that records it. */
 const LEASE_MARGIN_MS = 5_000;
-/** How long shutdown waits for attempts in flight before cutting them short. */
-const SHUTDOWN_GRACE_MS = 5_000;
+/**
+ * How long shutdown waits at most for attempts in flight before cutting them
+ * short: the contract's 10 s acknowledgement window and the record's write.
+ * An attempt cut short is sent again by another instance, and its receiver,
+ * which may have acted on it, sees it twice; with the default
+ * WEBHOOK_TIMEOUT_MS every attempt in flight ends on its own first.
+ */
+const SHUTDOWN_GRACE_MS = 10_500;
 const USER_AGENT = 'Service-Webhooks/1.0';
 
 interface InFlight {
