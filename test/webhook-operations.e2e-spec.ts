@@ -318,16 +318,16 @@ describe('webhook operations', () => {
     assert.equal(typeof shown.health.p50Ms, 'number');
     assert.ok(shown.health.p99Ms >= shown.health.p50Ms);
 
-    // Each warning is also one structured log line operators can alert on.
+    // Each warning is also one structured log line operators can alert on, with the last attempt's outcome.
     const logged = logLines
       .filter((line) => line['webhookId'] === hook.id && typeof line['webhookWarning'] === 'string')
-      .map((line) => [line['webhookWarning'], line['consecutiveFailures'], line['level']]);
+      .map((line) => [line['webhookWarning'], line['consecutiveFailures'], line['level'], line['lastOutcome']]);
     assert.deepEqual(logged, [
-      ['failing', 5, 40],
-      ['failing', 10, 40],
-      ['failing', 15, 40],
-      ['disabled', 20, 40],
-      ['recovered', 0, 40],
+      ['failing', 5, 40, 'http_5xx'],
+      ['failing', 10, 40, 'http_5xx'],
+      ['failing', 15, 40, 'http_5xx'],
+      ['disabled', 20, 40, 'http_5xx'],
+      ['recovered', 0, 40, 'success'],
     ]);
   });
 

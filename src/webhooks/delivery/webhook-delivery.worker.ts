@@ -11,7 +11,7 @@ import {
 } from '../../../libs/webhooks';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config';
 import { roleDuties } from '../../config/service-role';
-import { countDeliveryAttempt, recordClaimDuration } from './delivery-metrics';
+import { countDeliveryAttempt, deliveryOutcomeLabel, recordClaimDuration } from './delivery-metrics';
 import { WebhookSecretCipher } from '../secrets/webhook-secret.cipher';
 import type { AttemptTrigger } from '../webhook-event-types';
 import type { ClaimedDelivery } from './claimed-delivery';
@@ -295,7 +295,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     });
     countDeliveryAttempt(result.outcome);
     for (const warning of recorded.warnings) {
-      // One line per warning with stable fields, so operators can alert on `webhookWarning`.
+      // One line per warning with stable fields, so operators can alert on `webhookWarning`; with the last
+      // attempt's outcome, and for a network error what failed (an expired certificate, a refused connection),
+      // which the attempt log cannot tell apart.
       this.logger.warn({
         msg: `webhook ${delivery.subscriptionId}: ${warning.kind} (${warning.consecutiveFailures} consecutive failures)`,
         webhookWarning: warning.kind,
@@ -303,6 +305,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         consecutiveFailures: warning.consecutiveFailures,
         deliveryId: delivery.id,
         traceId: delivery.traceId,
+        lastOutcome: deliveryOutcomeLabel(result.outcome),
+        ...(result.networkError === null ? {} : { networkError: result.networkError }),
       });
     }
     if (!recorded.deliveryUpdated) {

@@ -135,6 +135,23 @@ void describe('WebhookSender', () => {
     assert.equal(receiver.requests.length, before);
   });
 
+  void it('says for the operators’ log what a network error was: a certificate for another name, a refused connection', async () => {
+    const port = new URL(receiver.origin).port;
+    const wrongName = await sender.send(
+      { url: `https://hooks.example.test:${port}/in`, body, headers: {} },
+      { timeoutMs: 1_000, allowedPrivate: loopback, lookup: async () => [{ address: '127.0.0.1', family: 4 }] },
+    );
+    assert.equal(wrongName.outcome, 'network_error');
+    assert.match(wrongName.networkError ?? '', /^ERR_TLS_CERT_ALTNAME_INVALID: .*hooks\.example\.test/);
+    const refused = await sender.send(
+      { url: 'https://127.0.0.1:1/in', body, headers: {} },
+      { timeoutMs: 1_000, allowedPrivate: loopback },
+    );
+    assert.match(refused.networkError ?? '', /^ECONNREFUSED: /);
+    receiver.reply(() => ({ status: 503 }));
+    assert.equal((await send('/in')).networkError, null, 'an answer is no network error');
+  });
+
   void it('reports a refused connection as network_error', async () => {
     const result = await sender.send(
       { url: 'https://127.0.0.1:1/in', body, headers: {} },

@@ -57,6 +57,25 @@ export interface SendResult {
   httpStatus: number | null;
   /** The first MAX_RESPONSE_BYTES of the response body as text (invalid UTF-8 replaced); null without a response. */
   responseExcerpt: string | null;
+  /**
+   * Why a `network_error` had no answer, for the operators' log: the error's
+   * code and message (`CERT_HAS_EXPIRED: certificate has expired`,
+   * `ECONNREFUSED: …`); null for every other outcome. Never recorded with the
+   * attempt: it is this instance's view of the network, not the receiver's answer.
+   */
+  networkError: string | null;
+}
+
+/** At most this much of a network error's message is kept: a code and its sentence. */
+const NETWORK_ERROR_CHARS = 200;
+
+/** `CODE: message` of a failed exchange, its cause's when undici wraps one (a TLS or socket error). */
+function networkErrorOf(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause;
+  const source = typeof cause === 'object' && cause !== null ? cause : error;
+  const { code, message } = source as { code?: unknown; message?: unknown };
+  const text = typeof message === 'string' ? message : String(source);
+  return (typeof code === 'string' ? `${code}: ${text}` : text).slice(0, NETWORK_ERROR_CHARS);
 }
 
 interface Answer {
@@ -122,6 +141,7 @@ export class WebhookSender {
       aborted,
       httpStatus: null,
       responseExcerpt: null,
+      networkError: null,
     });
     // A function, not a narrowed property: the signal can fire during any await below.
     const callerAborted = (): boolean => options.signal?.aborted === true;
@@ -162,7 +182,7 @@ export class WebhookSender {
       };
       const exchange = await exchangeOver(pool, request, deadline.signal);
       if (exchange === 'aborted') return result('timeout', undefined, callerAborted());
-      if (exchange === 'network_error') return result('network_error');
+      if ('networkError' in exchange) return { ...result('network_error'), networkError: exchange.networkError };
       return {
         ...result(exchange.status, exchange.retryAfter),
         httpStatus: exchange.status,
@@ -216,7 +236,7 @@ async function exchangeOver(
   pool: Pool,
   request: Dispatcher.RequestOptions,
   deadline: AbortSignal,
-): Promise<Answer | 'aborted' | 'network_error'> {
+): Promise<Answer | 'aborted' | { networkError: string }> {
   let response: Dispatcher.ResponseData;
   try {
     // Raced with the deadline: undici may still be connecting when it passes (see poolFor), and the
@@ -233,8 +253,8 @@ async function exchangeOver(
       return 'aborted';
     }
     response = answered;
-  } catch {
-    return deadline.aborted ? 'aborted' : 'network_error';
+  } catch (error) {
+    return deadline.aborted ? 'aborted' : { networkError: networkErrorOf(error) };
   }
   const retryAfter = response.headers['retry-after'];
   const chunks: Buffer[] = [];
