@@ -72,4 +72,22 @@ describe('npm run ops -- webhooks:*', () => {
     assert.equal(resent.json?.data?.id, deliveryId, JSON.stringify(resent.json));
     assert.equal(resent.json.data.status, 'succeeded');
   });
+
+  it('says on stderr when a resend was refused by the CLI’s own address rules, which dropped the delivery', async () => {
+    const deliveryId = String(nth(receiving.requests, 0, 'received deliveries').headers['service-delivery']);
+    // The service reaches its loopback receiver; a CLI run without the service's setting does not.
+    const bare = { ...env };
+    delete bare['WEBHOOK_ALLOW_PRIVATE_CIDRS'];
+    const resent = await runOps(['webhooks:resend', '--webhook', webhookId, '--delivery', deliveryId], bare);
+    assert.equal(resent.code, 0, resent.stderr);
+    assert.equal(resent.json.data.lastStatus, 'blocked_host');
+    assert.equal(resent.json.data.status, 'dropped');
+    assert.match(
+      resent.stderr,
+      /refused by this command's own address rules \(blocked_host\).*WEBHOOK_ALLOW_PRIVATE_CIDRS/,
+    );
+    const again = await ops(['webhooks:resend', '--webhook', webhookId, '--delivery', deliveryId]);
+    assert.equal(again.json.data.status, 'succeeded');
+    assert.equal(again.stderr, '', 'no note for an attempt the receiver answered');
+  });
 });

@@ -72,7 +72,9 @@ export async function runOpsCommand(app: INestApplicationContext, args: OpsArgum
   const refusal = command.refusal === undefined ? null : await command.refusal(app);
   if (refusal !== null) return { code: 2, stdout: '', stderr: `${refusal}\n` };
   try {
-    return { code: 0, stdout: json({ data: await command.run(app, args) }), stderr: '' };
+    const result = await command.run(app, args);
+    const note = command.note?.(result) ?? null;
+    return { code: 0, stdout: json({ data: result }), stderr: note === null ? '' : `${note}\n` };
   } catch (error) {
     if (error instanceof DomainError) {
       return { code: 1, stdout: json({ error: error.code, message: error.message }), stderr: '' };

@@ -103,7 +103,26 @@ function jsonBodyFlag(args: OpsArguments, route: string): object {
  * domain events are emitted. Output is JSON; secrets other than a newly
  * minted key are never printed.
  */
-export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand; refusal?: OpsRefusal }> = {
+/** A line for stderr about what the command did, beside its JSON (which stays the command's only stdout); null: none. */
+export type OpsNote = (result: unknown) => string | null;
+
+/**
+ * A resend runs its attempt in the CLI's process, under the CLI's own address
+ * rules: without the service's WEBHOOK_ALLOW_PRIVATE_CIDRS (or
+ * WEBHOOK_ALLOWED_PORTS) a receiver the service reaches is refused, and the
+ * refusal ends the delivery as `dropped`. That is said, not left to be read
+ * from the JSON of an exit code 0.
+ */
+function resendNote(delivery: unknown): string | null {
+  if ((delivery as { lastStatus?: unknown } | null)?.lastStatus !== 'blocked_host') return null;
+  return (
+    "webhooks:resend: the attempt was refused by this command's own address rules (blocked_host), which ends the " +
+    'delivery as dropped; if the service reaches this receiver, run the command with its WEBHOOK_ALLOW_PRIVATE_CIDRS ' +
+    'and WEBHOOK_ALLOWED_PORTS, and resend again'
+  );
+}
+
+export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand; refusal?: OpsRefusal; note?: OpsNote }> = {
   'organisers:create': {
     usage: '--name <name> [--placeholder]',
     run: async (app, args) => {
@@ -208,6 +227,7 @@ export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand; refu
       await app.get(WebhookDeliveryWorker).idle();
       return operations.delivery(webhookId, deliveryId);
     },
+    note: resendNote,
   },
   'webhooks:recover': {
     usage: '--webhook <webhookId> --since <instant> [--until <instant>]',
