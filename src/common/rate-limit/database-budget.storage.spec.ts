@@ -181,4 +181,29 @@ describe('the database budget storage (RATE_LIMIT_STORE=database)', () => {
     );
     assert.ok(servedAlone > 0, 'each instance still serves its share of what was left: never closed');
   });
+
+  it('serves the units it holds once across an outage: an instance alone on an account serves at most the limit however long the counter stays out of reach', async () => {
+    const limit = 1_000;
+    const key = 'held-across-outage';
+    let clock = Date.now();
+    const target = new SwitchableTarget(database);
+    const storage = new DatabaseBudgetStorage(target, { liveApiInstances: () => 1 }, HOUR_MS / 1000, () => clock);
+    const serve = async (k: string, requests: number): Promise<number> => {
+      let served = 0;
+      for (let request = 0; request < requests; request += 1) {
+        if (!(await storage.incrementNow(k, HOUR_MS, limit)).isBlocked) served += 1;
+      }
+      return served;
+    };
+    // One request reserves a block; another key's failed reservation then starts the fallback.
+    let served = await serve(key, 1);
+    target.unreachable = true;
+    await serve('other-account', 1);
+    served += await serve(key, 2 * limit);
+    // Past the retry interval the held units are served from the reservation, then the fallback resumes.
+    clock += FALLBACK_RETRY_MS + 1;
+    served += await serve(key, limit);
+    assert.ok(served <= limit, `${served} served of ${limit} by the only instance`);
+    assert.ok(served >= limit - 1, `${served} served`);
+  });
 });

@@ -116,7 +116,7 @@ interface Fallback {
  *
  * When the counter cannot be reached (an error, or no answer within
  * RESERVE_TIMEOUT_MS), the instance counts locally, in windows of the
- * database clock as last seen, allowing the units it holds and
+ * database clock as last seen, allowing
  * `floor(left / live instances)` (at least 1 while any is left; never
  * unlimited), `left` being what the window had left at its last grant (the
  * limit in a window it had no grant in), says so once in the log and in
@@ -313,20 +313,20 @@ export class DatabaseBudgetStorage implements CountingStorage {
   }
 
   /**
-   * What this instance may serve of a budget alone in the current window: the
-   * units it holds, and its share (`floor(left / N)`, at least 1 while any is
-   * left) of what the window had left when it last reached the counter. A
-   * window it reserved nothing in counts as untouched (`left` is the limit).
-   * The instances that served an account before the outage then share the
-   * rest of its window, not a whole limit more.
+   * What this instance may serve of a budget alone in the current window: its
+   * share (`floor(left / N)`, at least 1 while any is left) of what the
+   * window had left when it last reached the counter. A window it reserved
+   * nothing in counts as untouched (`left` is the limit). The instances that
+   * served an account before the outage then share the rest of its window,
+   * not a whole limit more. The units it still holds are not in it: they are
+   * counted in the shared row already, and served from the reservation when
+   * a request next tries the counter.
    */
   private fallbackShare(key: string, limit: number): number {
     const reservation = this.reservations.get(key);
     const known = reservation !== undefined && this.databaseNow() < reservation.windowEndMs;
-    const held = known ? reservation.held : 0;
     const left = known ? Math.max(0, limit - reservation.usedAtGrant) : limit;
-    const share = left === 0 ? 0 : Math.max(1, Math.floor(left / this.instances.liveApiInstances()));
-    return held + share;
+    return left === 0 ? 0 : Math.max(1, Math.floor(left / this.instances.liveApiInstances()));
   }
 
   private fallBack(error: unknown): Fallback {
