@@ -465,17 +465,19 @@ void describe('resolvePublicAddress', () => {
     });
   });
 
-  void it('reports a failed lookup or an empty answer as network_error', async () => {
+  void it('reports a failed lookup or an empty answer as network_error, saying why', async () => {
     const failing: AddressLookup = async () => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
     };
     assert.deepEqual(await resolvePublicAddress('gone.example.com', [], failing), {
       ok: false,
       reason: 'network_error',
+      error: 'ENOTFOUND: getaddrinfo ENOTFOUND',
     });
     assert.deepEqual(await resolvePublicAddress('empty.example.com', [], fixed()), {
       ok: false,
       reason: 'network_error',
+      error: 'no address for empty.example.com',
     });
   });
 

@@ -124,9 +124,11 @@ function parseHttpDate(value: string, now: Date): number | null {
 }
 
 /**
- * A receiver's `Retry-After` (on a 429 or 503) replaces the computed delay,
- * clamped so that a receiver can neither make us hammer it nor park a
- * delivery for longer than the schedule allows. Null means "use the schedule".
+ * A receiver's `Retry-After` (on a 429 or 503) as a delay, clamped to
+ * `bounds` so that a receiver can neither make us hammer it nor park a
+ * delivery for longer than the schedule allows (the worker then waits the
+ * longer of it and the attempt's scheduled wait). Null means "use the
+ * schedule".
  */
 export function retryAfterDelayMs(headerValue: string | undefined, now: Date, bounds: RetryAfterBounds): number | null {
   assertDuration('minMs', bounds.minMs);

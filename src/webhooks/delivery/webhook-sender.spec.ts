@@ -148,6 +148,20 @@ void describe('WebhookSender', () => {
       { timeoutMs: 1_000, allowedPrivate: loopback },
     );
     assert.match(refused.networkError ?? '', /^ECONNREFUSED: /);
+    const unresolved = await sender.send(
+      { url: 'https://hooks.example.invalid/in', body, headers: {} },
+      {
+        timeoutMs: 1_000,
+        allowedPrivate: loopback,
+        lookup: async () => {
+          throw Object.assign(new Error('getaddrinfo ENOTFOUND hooks.example.invalid'), { code: 'ENOTFOUND' });
+        },
+      },
+    );
+    assert.deepEqual(
+      [unresolved.outcome, unresolved.networkError],
+      ['network_error', 'ENOTFOUND: getaddrinfo ENOTFOUND hooks.example.invalid'],
+    );
     receiver.reply(() => ({ status: 503 }));
     assert.equal((await send('/in')).networkError, null, 'an answer is no network error');
   });

@@ -20,7 +20,8 @@ import type { AttemptOutcome } from '../webhook-event-types';
  */
 export const MAX_RESPONSE_BYTES = 1024;
 /**
- * Once the status has come, how long the start of the body may take: the
+ * Once the status has come, how long the body may take (the whole of what is
+ * read of it, not each chunk): the
  * status is the answer, the body only the excerpt kept for the log. A body
  * that stalls or trickles must not hold the attempt, its lease and one of
  * the worker's slots until the deadline, nor stretch the attempt's duration
@@ -151,7 +152,7 @@ export class WebhookSender {
     try {
       url = new URL(webhook.url);
     } catch {
-      return result('network_error');
+      return { ...result('network_error'), networkError: 'not a URL' };
     }
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 
@@ -165,6 +166,9 @@ export class WebhookSender {
         new Promise<null>((resolve) => deadline.signal.addEventListener('abort', () => resolve(null), { once: true })),
       ]);
       if (resolution === null) return result('timeout', undefined, callerAborted());
+      if (!resolution.ok && resolution.reason === 'network_error') {
+        return { ...result('network_error'), networkError: resolution.error.slice(0, NETWORK_ERROR_CHARS) };
+      }
       if (!resolution.ok) return result(resolution.reason);
       const port = portOf(url);
       // Checked again here: the setting may have changed since the subscription was made.
