@@ -2,6 +2,10 @@ import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
 import { DEFAULT_RETRY_SCHEDULE } from '../../libs/webhooks/retry-backoff';
 
+/** PORT when unset: the public listener's. */
+export const DEFAULT_PORT = 3000;
+/** PUBLIC_WEB_URL when unset: the public listener at its default port on this machine. */
+export const DEFAULT_PUBLIC_WEB_URL = 'http://localhost:3000';
 /** DB_POOL_MAX when unset: the connections an instance's pool may open. */
 export const DEFAULT_DB_POOL_MAX = 20;
 /** DB_CONNECT_TIMEOUT_SECONDS when unset: how long a statement waits for a connection. */
@@ -463,7 +467,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
   const adminTokenRefused = adminToken === null ? null : adminTokenProblem(adminToken, 'ADMIN_TOKEN');
   if (adminTokenRefused !== null) throw new ConfigError(adminTokenRefused);
   const webhookSecrets = webhookSecretSettings(env, secretKey);
-  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const port = integer(env, 'PORT', DEFAULT_PORT, 0, 65535);
   const role = serviceRole(env, adminToken);
   return {
     databaseUrl: databaseUrl(env),
@@ -475,7 +479,7 @@ export function loadAppConfig(env: Env = process.env): AppConfig {
     adminHost: listenHost(env, 'ADMIN_HOST', '127.0.0.1'),
     adminPort: integer(env, 'ADMIN_PORT', 3001, 0, 65535),
     adminToken,
-    publicWebUrl: url(env, 'PUBLIC_WEB_URL', 'http://localhost:3000', { query: 'refused' }),
+    publicWebUrl: url(env, 'PUBLIC_WEB_URL', DEFAULT_PUBLIC_WEB_URL, { query: 'refused' }),
     logLevel: logLevel(env),
     logFormat: logFormat(env),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { AppConfig } from './app-config';
+import { DEFAULT_PORT, DEFAULT_PUBLIC_WEB_URL, type AppConfig } from './app-config';
 import { roleDuties } from './service-role';
 
 function isLoopback(host: string): boolean {
@@ -18,27 +18,27 @@ export function startupWarnings(config: AppConfig): string[] {
         'token) is reachable from the network; keep it on 127.0.0.1 behind a private tunnel or proxy',
     );
   }
-  const webUrlPort = publicWebUrlOnOtherLocalPort(config);
-  if (webUrlPort !== null) {
+  if (publicWebUrlLeftBehind(config)) {
     warnings.push(
-      `PUBLIC_WEB_URL is ${config.publicWebUrl}, port ${webUrlPort}, while the public API listens on port ${config.port} ` +
-        "of this machine: the events' and venues' url fields, GET /v1's docs link and the API reference's server " +
-        `point at port ${webUrlPort}; set PUBLIC_WEB_URL to the address clients reach this service at`,
+      `PUBLIC_WEB_URL is unset (${DEFAULT_PUBLIC_WEB_URL}) while the public API listens on port ${config.port}: ` +
+        "the events' and venues' url fields, GET /v1's docs link and the API reference's server point at port " +
+        `${DEFAULT_PORT}; set PUBLIC_WEB_URL to the address clients reach this service at`,
     );
   }
   return warnings;
 }
 
 /**
- * The port of a PUBLIC_WEB_URL on this machine (a loopback host) that is not
- * the public listener's: a `PORT` moved without it, as a newcomer does when
- * 3000 is taken. A URL on another host is a proxy's or a domain's, and says
- * nothing about the port this process listens on; nor does an OS-chosen one.
+ * `PORT` moved and `PUBLIC_WEB_URL` left at its default, as a newcomer does
+ * when 3000 is taken. A PUBLIC_WEB_URL that is set is the operator's word
+ * (a TLS proxy, a mapped port), whatever port it names; an OS-chosen port
+ * says nothing.
  */
-function publicWebUrlOnOtherLocalPort(config: AppConfig): number | null {
-  if (!roleDuties(config).servesApi || config.port === 0) return null;
-  const url = new URL(config.publicWebUrl);
-  if (!isLoopback(url.hostname)) return null;
-  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-  return port === config.port ? null : port;
+function publicWebUrlLeftBehind(config: AppConfig): boolean {
+  return (
+    roleDuties(config).servesApi &&
+    config.port !== 0 &&
+    config.port !== DEFAULT_PORT &&
+    config.publicWebUrl === DEFAULT_PUBLIC_WEB_URL
+  );
 }
