@@ -84,10 +84,12 @@ async function main(): Promise<void> {
       // DB_POOL_MAX is a setting to change, as a configuration error's is.
       return stop.fail(error instanceof ConnectionBudgetRefusal ? 2 : 1);
     });
+  // Loaded: the service started from it.
+  const { seedDemoIfEmpty, InstanceRegistry } = await loading;
   const demo =
     embedded === null
       ? null
-      : await stop.step(loading.then(({ seedDemoIfEmpty }) => seedDemoIfEmpty(service.app))).catch((error: unknown) => {
+      : await stop.step(seedDemoIfEmpty(service.app)).catch((error: unknown) => {
           reportFatal(logger, error, 'the service failed to start');
           return stop.fail(1);
         });
@@ -99,7 +101,7 @@ async function main(): Promise<void> {
     embeddedDataDir: embedded === null ? null : config.dataDir,
     generatedAdminToken: adminToken?.created === true ? adminToken.value : null,
     adminTokenFromSetting: config.adminToken !== null,
-    instance: instanceOf(service.app.get((await loading).InstanceRegistry)),
+    instance: instanceOf(service.app.get(InstanceRegistry)),
     demo,
     // Since the process started (performance's time origin): loading the application included.
     readyInMs: Math.round(performance.now()),

@@ -34,8 +34,8 @@ export type AddressLookup = (hostname: string) => Promise<ResolvedAddress[]>;
 export type PublicAddressResolution =
   | { ok: true; address: string; family: 4 | 6 }
   | { ok: false; reason: 'blocked_host' }
-  /** `error`: why the name did not resolve (`ENOTFOUND: …`), for the operators' log. */
-  | { ok: false; reason: 'network_error'; error: string };
+  /** `error`: why the name did not resolve (the lookup's error, or none of its answers), for the operators' log. */
+  | { ok: false; reason: 'network_error'; error: unknown };
 
 const IPV4_MAPPED = 0xffffn << 32n;
 const LOW_32_BITS = 0xffffffffn;
@@ -402,12 +402,10 @@ export async function resolvePublicAddress(
   try {
     resolved = await lookup(host);
   } catch (error) {
-    const { code, message } = error as { code?: unknown; message?: unknown };
-    const text = typeof message === 'string' ? message : String(error);
-    return { ok: false, reason: 'network_error', error: typeof code === 'string' ? `${code}: ${text}` : text };
+    return { ok: false, reason: 'network_error', error };
   }
   const first = resolved[0];
-  if (first === undefined) return { ok: false, reason: 'network_error', error: `no address for ${host}` };
+  if (first === undefined) return { ok: false, reason: 'network_error', error: new Error(`no address for ${host}`) };
   if (!resolved.every((entry) => isPublicAddress(entry.address, allow))) return { ok: false, reason: 'blocked_host' };
   // The family comes from the address itself, not from what the lookup claimed.
   return { ok: true, address: first.address, family: isIP(first.address) === 6 ? 6 : 4 };

@@ -147,12 +147,17 @@ export class WebhookSender {
     // A function, not a narrowed property: the signal can fire during any await below.
     const callerAborted = (): boolean => options.signal?.aborted === true;
     if (callerAborted()) return result('network_error', undefined, true);
+    /** A `network_error` with what failed, for the operators' log. */
+    const failed = (error: unknown): SendResult => ({
+      ...result('network_error'),
+      networkError: networkErrorOf(error),
+    });
 
     let url: URL;
     try {
       url = new URL(webhook.url);
-    } catch {
-      return { ...result('network_error'), networkError: 'not a URL' };
+    } catch (error) {
+      return failed(error);
     }
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 
@@ -166,10 +171,8 @@ export class WebhookSender {
         new Promise<null>((resolve) => deadline.signal.addEventListener('abort', () => resolve(null), { once: true })),
       ]);
       if (resolution === null) return result('timeout', undefined, callerAborted());
-      if (!resolution.ok && resolution.reason === 'network_error') {
-        return { ...result('network_error'), networkError: resolution.error.slice(0, NETWORK_ERROR_CHARS) };
-      }
-      if (!resolution.ok) return result(resolution.reason);
+      if (!resolution.ok)
+        return resolution.reason === 'network_error' ? failed(resolution.error) : result('blocked_host');
       const port = portOf(url);
       // Checked again here: the setting may have changed since the subscription was made.
       if (!isPortAllowed(port, resolution.address, options.allowedPrivate, options.allowedPorts)) {
@@ -186,7 +189,7 @@ export class WebhookSender {
       };
       const exchange = await exchangeOver(pool, request, deadline.signal);
       if (exchange === 'aborted') return result('timeout', undefined, callerAborted());
-      if ('networkError' in exchange) return { ...result('network_error'), networkError: exchange.networkError };
+      if ('failure' in exchange) return failed(exchange.failure);
       return {
         ...result(exchange.status, exchange.retryAfter),
         httpStatus: exchange.status,
@@ -240,7 +243,7 @@ async function exchangeOver(
   pool: Pool,
   request: Dispatcher.RequestOptions,
   deadline: AbortSignal,
-): Promise<Answer | 'aborted' | { networkError: string }> {
+): Promise<Answer | 'aborted' | { failure: unknown }> {
   let response: Dispatcher.ResponseData;
   try {
     // Raced with the deadline: undici may still be connecting when it passes (see poolFor), and the
@@ -258,7 +261,7 @@ async function exchangeOver(
     }
     response = answered;
   } catch (error) {
-    return deadline.aborted ? 'aborted' : { networkError: networkErrorOf(error) };
+    return deadline.aborted ? 'aborted' : { failure: error };
   }
   const retryAfter = response.headers['retry-after'];
   const chunks: Buffer[] = [];
