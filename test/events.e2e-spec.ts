@@ -144,6 +144,18 @@ describe('events', () => {
       assert.equal(created.body.data.startTime, '2027-07-04T09:30:00.000Z');
     });
 
+    it('refuses a startTime or endTime string of digits (an ISO year or basic form), never storing it as epoch milliseconds of 1970', async () => {
+      for (const startTime of ['2027', '20270101', '1800000000000']) {
+        const refused = await create({ startTime });
+        assertErrorBody(refused, 400, 'invalid_argument');
+        assert.match(
+          refused.body.message,
+          /startTime must be an ISO 8601 date-time string or integer epoch milliseconds/,
+        );
+      }
+      assertErrorBody(await create({ startTime: '2027-06-03T10:00:00Z', endTime: '99999' }), 400, 'invalid_argument');
+    });
+
     it('stores a dateOnly event at noon in the time zone of its location', async () => {
       const created = await create({
         startTime: '2027-07-10T03:00:00Z',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseInstant } from './instant';
+import { parseInstant, parseInstantText } from './instant';
 
 describe('parseInstant', () => {
   it('reads ISO 8601 with Z, with an offset, and without one (as UTC)', () => {
@@ -17,9 +17,15 @@ describe('parseInstant', () => {
     assert.equal(parseInstant('2026-12-07t19:14:10+01:00')?.toISOString(), '2026-12-07T18:14:10.000Z');
   });
 
-  it('reads epoch milliseconds as a number or a string of digits', () => {
+  it('reads epoch milliseconds as a number in a body, and as a string of digits where every value is text', () => {
     assert.equal(parseInstant(1_800_000_000_000)?.getTime(), 1_800_000_000_000);
-    assert.equal(parseInstant('1800000000000')?.getTime(), 1_800_000_000_000);
+    assert.equal(parseInstantText('1800000000000')?.getTime(), 1_800_000_000_000);
+    assert.equal(parseInstantText(' 2027-05-01T18:00:00Z ')?.toISOString(), '2027-05-01T18:00:00.000Z');
+  });
+
+  it('never reads a string of digits in a body as epoch milliseconds: an ISO year or basic form is refused, not stored as 1970', () => {
+    for (const value of ['2027', '20270101', '99999', '1800000000000', '-5'])
+      assert.equal(parseInstant(value), null, value);
   });
 
   it('rejects what it cannot read exactly instead of guessing', () => {

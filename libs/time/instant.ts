@@ -1,7 +1,9 @@
 /**
  * The one parser for timestamps in requests: an ISO 8601 string or epoch
- * milliseconds (a number, or a string of digits, as in a query string).
- * It returns null for anything it cannot read exactly; it never guesses.
+ * milliseconds. In a JSON body the milliseconds are a number and a string is
+ * ISO 8601 (parseInstant); where every value is text, a query string or an
+ * HTML form, a string of digits is milliseconds (parseInstantText). Both
+ * return null for anything they cannot read exactly; they never guess.
  *
  * Accepted ISO forms: `YYYY-MM-DD` (midnight UTC), and
  * `YYYY-MM-DDTHH:MM[:SS[.fraction]]` with `Z` or `±HH:MM`/`±HHMM`; without an
@@ -68,10 +70,21 @@ function fromIso(value: string): Date | null {
   return fromEpochMs(utc);
 }
 
+/**
+ * A timestamp in a JSON body: a number is epoch milliseconds, a string ISO
+ * 8601 only. A string of digits there is an ISO year (`"2027"`) or basic
+ * form (`"20270101"`), neither of which this parser reads: it is refused,
+ * never taken for milliseconds and stored as an instant of 1970.
+ */
 export function parseInstant(value: unknown): Date | null {
   if (typeof value === 'number') return fromEpochMs(value);
   if (typeof value !== 'string') return null;
-  const trimmed = value.trim();
+  return fromIso(value.trim());
+}
+
+/** A timestamp where every value is text (a query string, an HTML form): digits are epoch milliseconds. */
+export function parseInstantText(text: string): Date | null {
+  const trimmed = text.trim();
   if (/^-?\d+$/.test(trimmed)) return fromEpochMs(Number(trimmed));
   return fromIso(trimmed);
 }

@@ -1,4 +1,4 @@
-import { parseInstant } from '../../libs/time/instant';
+import { parseInstant, parseInstantText } from '../../libs/time/instant';
 import { DomainError } from '../common/errors/domain-error';
 import { instant as shownInstant, instantFieldText } from '../common/html/html-format';
 import type { Page } from '../common/envelope/page';
@@ -68,8 +68,8 @@ export function readRecoverWindowFields(
   sinceText: string | null,
   untilText: string | null,
 ): { since: Date; until?: Date } {
-  const since = sinceText === null ? null : parseInstant(instantFieldText(sinceText));
-  const until = untilText === null ? undefined : parseInstant(instantFieldText(untilText));
+  const since = sinceText === null ? null : parseInstantText(instantFieldText(sinceText));
+  const until = untilText === null ? undefined : parseInstantText(instantFieldText(untilText));
   if (since === null) {
     throw DomainError.invalidArgument(
       'Since must be an instant, e.g. 2026-11-23T18:00:00Z or 2026-11-23 18:00:00 UTC as the log shows times.',

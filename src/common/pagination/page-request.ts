@@ -1,4 +1,4 @@
-import { parseInstant } from '../../../libs/time/instant';
+import { parseInstantText } from '../../../libs/time/instant';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 
@@ -36,7 +36,7 @@ export function pageRequestOf(query: Record<string, unknown>): PageRequest {
   const rawUpdatedAfter = query['updated_after'];
   let updatedAfter: Date | null = null;
   if (rawUpdatedAfter !== undefined) {
-    updatedAfter = parseInstant(rawUpdatedAfter);
+    updatedAfter = typeof rawUpdatedAfter === 'string' ? parseInstantText(rawUpdatedAfter) : null;
     if (updatedAfter === null) {
       throw DomainError.invalidArgument('updated_after must be an ISO 8601 timestamp or epoch milliseconds.');
     }
