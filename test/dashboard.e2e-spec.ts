@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import {
   assertRefreshAnnounced,
@@ -480,6 +481,36 @@ describe('dashboard over HTTP', () => {
     });
     assert.match(page, /Portal link made: it opens once, until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC, and is shown/);
     assert.doesNotMatch(page, /until \d{4}-\d{2}-\d{2}T/);
+  });
+
+  it('shows every portal link made before the account page was shown, each labelled with what it allows: a second link neither hides the first nor appears under its message', async () => {
+    const { organiserId } = await webhook();
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/organisers/${organiserId}/portal-link`;
+    assert.equal((await client.post(path, { ttlSeconds: '120', readOnly: 'true' }, csrf)).status, 303);
+    assert.equal((await client.post(path, { ttlSeconds: '300' }, csrf)).status, 303);
+    const page = (await client.get(`/internal/dashboard/organisers/${organiserId}`)).html;
+    const shown = [
+      ...page.matchAll(
+        /<label for="(new-portal-link[^"]*)">Portal link, ([a-z ]+):[^<]*<\/label>\s*<input id="\1"[^>]*value="([^"]+)"/g,
+      ),
+    ];
+    assert.equal(shown.length, 2, page);
+    for (const [, , label, url] of shown) {
+      const token = decodeURIComponent(new URL(url!.replaceAll('&amp;', '&')).hash.replace(/^#token=/, ''));
+      const { rows } = await app.db.query<{ read_only: boolean }>(
+        'SELECT read_only FROM portal_link WHERE token_hash = $1',
+        [createHash('sha256').update(token).digest('hex')],
+      );
+      assert.equal(rows[0]?.read_only, label === 'read only', `${label}: ${url}`);
+    }
+    assert.deepEqual(shown.map(([, , label]) => label).sort(), ['full access', 'read only']);
+    assert.doesNotMatch(
+      (await client.get(`/internal/dashboard/organisers/${organiserId}`)).html,
+      /new-portal-link/,
+      'shown once',
+    );
   });
 
   it('rotates with no grace period only with its box ticked: the old secret must not stop signing by a slip', async () => {

@@ -15,6 +15,7 @@ import { DashboardPages } from './dashboard-pages';
 import { dashboardPath, withQuery } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
 import { DashboardSessionsService } from './dashboard-sessions.service';
+import { madePortalLinkOf, type MadePortalLink } from './made-portal-link';
 
 const LIST_LIMIT = 25;
 const ACCOUNTS = dashboardPath('accounts');
@@ -165,7 +166,7 @@ export class DashboardAccountsController {
     const view = await this.accounts.organiserPage(organiserId);
     return this.pages.send(request, reply, 'organiser', {
       ...view,
-      portalLink: this.newPortalLink(request, dashboardPath('organisers', organiserId)),
+      portalLinks: this.newPortalLinks(request, dashboardPath('organisers', organiserId)),
     });
   }
 
@@ -178,13 +179,13 @@ export class DashboardAccountsController {
     const view = await this.accounts.venuePage(venueId);
     return this.pages.send(request, reply, 'venue', {
       ...view,
-      portalLink: this.newPortalLink(request, dashboardPath('venues', venueId)),
+      portalLinks: this.newPortalLinks(request, dashboardPath('venues', venueId)),
     });
   }
 
-  /** A portal link just made for this account page, on its first GET only (a HEAD shows nothing, so takes nothing). */
-  private newPortalLink(request: FastifyRequest, accountPath: string): string | null {
-    return request.method === 'GET' ? this.sessions.takeFlash(request, accountPath) : null;
+  /** The portal links just made for this account page, on its first GET only (a HEAD shows nothing, so takes nothing). */
+  private newPortalLinks(request: FastifyRequest, accountPath: string): MadePortalLink[] {
+    return request.method === 'GET' ? this.sessions.takeEachFlash(request, accountPath).map(madePortalLinkOf) : [];
   }
 
   @Post('venues/:venueId/locations')

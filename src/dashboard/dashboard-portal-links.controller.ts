@@ -12,6 +12,7 @@ import { DashboardPages } from './dashboard-pages';
 import { dashboardPath } from './dashboard-paths';
 import { DashboardRedirect } from './dashboard-redirect';
 import { DashboardSessionsService } from './dashboard-sessions.service';
+import { madePortalLinkText } from './made-portal-link';
 
 /** The account pages' path segment, and the kind of account each names. */
 const ACCOUNT_KINDS = new Map([
@@ -75,7 +76,9 @@ export class DashboardPortalLinksController {
       // A venue's id under /organisers/ (or the reverse) is not found: the link would wait for a page that is not there.
       const link = await this.links.mint({ accountId, accountType, readOnly: typed.readOnly, ttlSeconds });
       // The link is a credential until opened: it is kept sealed, like a new key, never in a message's plain text.
-      this.sessions.putFlash(request, dashboardPath(accountKind, accountId), link.url);
+      // Each link made is kept beside any other still waiting for the page (two tabs, two instances), with what
+      // it allows: a second link must neither hide the first nor be shown under the first one's message.
+      this.sessions.addFlash(request, dashboardPath(accountKind, accountId), madePortalLinkText(link));
       this.sessions.flash(request, {
         kind: 'success',
         text: `Portal link${link.readOnly ? ' (read only)' : ''} made: it opens once, until ${instant(link.expiresAt)}, and is shown below once.`,
@@ -92,7 +95,7 @@ export class DashboardPortalLinksController {
         request,
         reply,
         accountType,
-        { ...view, portalLink: null, portalLinkForm: typed, portalLinkErrors },
+        { ...view, portalLinks: [], portalLinkForm: typed, portalLinkErrors },
         error.status,
       );
     }

@@ -25,10 +25,12 @@ import { OneTimeSeal } from './one-time-seal';
 import {
   change,
   dropFlashes,
+  eachOnceKey,
   keepFlash,
   keepOnce,
   newFlash,
   takeOnce,
+  waitsFor,
   type DashboardSession,
   type Flash,
   type SessionState,
@@ -205,6 +207,28 @@ export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
     change(found.session, (state) => keepOnce(state, path, sealed));
   }
 
+  /**
+   * Keeps one more value for the page at `path`, beside any it already waits
+   * for (putFlash's replaces): a page that shows each of several values, as
+   * the account page shows every portal link made since it was last shown.
+   */
+  addFlash(request: FastifyRequest, path: string, value: string): void {
+    this.putFlash(request, eachOnceKey(path, randomBytes(6).toString('hex')), value);
+  }
+
+  /** Every value kept for the page at `path` (addFlash's and putFlash's), oldest first, forgotten as they are read. */
+  takeEachFlash(request: FastifyRequest, path: string): string[] {
+    const found = attachedSession(request);
+    if (found === null) return [];
+    const seal = new OneTimeSeal(found.cookieValue);
+    const keys = [...found.session.oneTime.keys()].filter((key) => waitsFor(key, path));
+    return keys.flatMap((key) => {
+      const sealed = takeOnce(found.session, key);
+      const opened = sealed === null ? null : seal.open(key, sealed);
+      return opened === null ? [] : [opened];
+    });
+  }
+
   /** The value kept for the page at `path`, forgotten as it is read: a second request of that page gets null. */
   takeFlash(request: FastifyRequest, path: string): string | null {
     const found = attachedSession(request);
@@ -254,9 +278,13 @@ export class DashboardSessionsService implements DashboardAccess, OnModuleInit {
     const claimed = new Map<string, string>();
     if (request.method !== 'GET') return claimed;
     const path = request.url.split('?', 1)[0] ?? '';
-    if (!state.oneTime.has(path)) return claimed;
-    const sealed = await this.sessions.modify(tokenHash, (stored) => takeOnce(stored, path));
-    if (sealed !== null) claimed.set(path, sealed);
+    if (![...state.oneTime.keys()].some((key) => waitsFor(key, path))) return claimed;
+    const taken = await this.sessions.modify(tokenHash, (stored) =>
+      [...stored.oneTime.keys()]
+        .filter((key) => waitsFor(key, path))
+        .map((key) => [key, takeOnce(stored, key)] as const),
+    );
+    for (const [key, sealed] of taken ?? []) if (sealed !== null) claimed.set(key, sealed);
     return claimed;
   }
 

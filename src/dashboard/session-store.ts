@@ -54,6 +54,20 @@ export function keepOnce(session: SessionState, path: string, value: string): vo
   }
 }
 
+/**
+ * The key of one of several values kept for the same page (portal links made
+ * in two tabs before that page was shown): the page's path, `#` (never part
+ * of a request's path) and a tag of the value's own.
+ */
+export function eachOnceKey(path: string, tag: string): string {
+  return `${path}#${tag}`;
+}
+
+/** Whether the value kept under `key` waits for the page at `path`: its own, or one of several (eachOnceKey). */
+export function waitsFor(key: string, path: string): boolean {
+  return key === path || key.startsWith(`${path}#`);
+}
+
 /** The value kept for the page at `path`, forgotten as it is read. */
 export function takeOnce(session: SessionState, path: string): string | null {
   const value = session.oneTime.get(path);
