@@ -66,8 +66,10 @@ export class AppModule {
         // 3. a portal session (its own account only), required on every /portal route but the link's entry page;
         { provide: APP_GUARD, useClass: PortalSessionGuard },
         // 4. the account's rate budget (API keys and portal sessions alike), before scopes so that refused
-        //    (403) requests cost the account too;
-        { provide: APP_GUARD, useClass: AccountRateLimitGuard },
+        //    (403) requests cost the account too; an API key's request was counted already, before its body
+        //    was read (installAccountBudgetBeforeBody, which bootstrap.ts installs with this same instance);
+        AccountRateLimitGuard,
+        { provide: APP_GUARD, useExisting: AccountRateLimitGuard },
         // 5. scope and principal type, read from @RequireAccess; a route without it is refused;
         { provide: APP_GUARD, useClass: ScopeGuard },
         // 6. unknown query parameters, counted against the budget like any request.

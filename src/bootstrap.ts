@@ -14,6 +14,7 @@ import { HtmlSections } from './common/html/html-sections';
 import { EnvelopingFastifyAdapter } from './common/envelope/enveloping-fastify-adapter';
 import { adminTokenMatcher } from './common/auth-context/admin-token';
 import { installRequestAuthentication } from './common/auth-context/request-authentication';
+import { AccountRateLimitGuard, installAccountBudgetBeforeBody } from './common/rate-limit/account-rate-limit.guard';
 import { installHttpConventions } from './common/http/http-conventions';
 import { requestLoggerFactory } from './common/logging/request-logger';
 import { ID_LESS_DELETE_PATHS, routeIdLessDelete } from './common/http/id-less-delete';
@@ -250,6 +251,7 @@ async function serve(
   const { servesApi } = roleDuties(config);
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
   installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService), adminTokenMatcher(config.adminToken));
+  installAccountBudgetBeforeBody(adapter.getInstance(), app.get(AccountRateLimitGuard));
   refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));
   emptyBodies.accept(app.get(RouteCatalogue).routesWithoutRequiredBody());
   refuseUnvalidatedInputs(app);

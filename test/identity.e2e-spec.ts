@@ -477,6 +477,27 @@ describe('per-account rate limits', () => {
     assert.equal(Number(header('x-ratelimit-reset')) % 60, 0, 'windows are aligned to the minute');
   });
 
+  it('counts a write whose body is refused as it is read (malformed JSON, a type that is not JSON) against the account, with the budget’s headers, and answers 429 once the budget is spent', async () => {
+    const writer = await fixtures(service).organiser({ scopes: ['events:read', 'events:write'] });
+    const post = (options: { rawBody: string; headers: Record<string, string> }) =>
+      api('POST', '/v1/events', {
+        key: writer.key,
+        ...options,
+        headers: { 'idempotency-key': `budget-${Math.random()}`, ...options.headers },
+      });
+    const malformed = await post({ rawBody: '{', headers: { 'content-type': 'application/json' } });
+    assertErrorBody(malformed, 400, 'invalid_argument');
+    assert.equal(malformed.headers.get('x-ratelimit-limit'), '2');
+    assert.equal(malformed.headers.get('x-ratelimit-remaining'), '1');
+    const notJson = await post({ rawBody: 'title=x', headers: { 'content-type': 'text/plain' } });
+    assert.equal(notJson.status, 415);
+    assert.equal(notJson.headers.get('x-ratelimit-remaining'), '0');
+    const spent = await post({ rawBody: '{', headers: { 'content-type': 'application/json' } });
+    assertErrorBody(spent, 429, 'rate_limited');
+    assert.match(spent.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal((await api('GET', '/v1/me', { key: writer.key })).status, 200, 'reads have their own budget');
+  });
+
   it('sends the X-RateLimit headers on successful responses too', async () => {
     const reader = await fixtures(service).organiser();
     const result = await api('GET', '/v1/me', { key: reader.key });

@@ -878,7 +878,7 @@ export interface components {
   headers: {
     /** @description On every response. Echoes a caller-supplied `X-Request-Id` when it is 1 to 64 characters of `A-Z a-z 0-9 - _ . : + / =`; otherwise a fresh UUID. Equals `request_id` in error bodies. */
     'X-Request-Id': string;
-    /** @description The account's budget in the current 60-second window (reads: GET, HEAD; writes: POST, PATCH, DELETE). Sent on every response to an authenticated request that reached the budget: not on a `401`, a route miss (404, 405), nor a body refused as it is read (malformed JSON, 413, 415), which are not counted. */
+    /** @description The account's budget in the current 60-second window (reads: GET, HEAD; writes: POST, PATCH, DELETE). Sent on every response to an authenticated request that reached the budget (a body refused as it is read, malformed JSON, 413 or 415, included: the request is counted before its body is read); not on a `401` nor a route miss (404, 405), which are not counted. */
     'X-RateLimit-Limit': number;
     /** @description Requests left in the current window. */
     'X-RateLimit-Remaining': number;

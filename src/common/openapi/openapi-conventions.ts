@@ -29,7 +29,7 @@ export const HEADER_COMPONENTS = {
     schema: { type: 'string', pattern: PLAUSIBLE_REQUEST_ID.source },
   },
   'X-RateLimit-Limit': integerHeader(
-    "The account's budget in the current 60-second window (reads: GET, HEAD; writes: POST, PATCH, DELETE). Sent on every response to an authenticated request that reached the budget: not on a `401`, a route miss (404, 405), nor a body refused as it is read (malformed JSON, 413, 415), which are not counted.",
+    "The account's budget in the current 60-second window (reads: GET, HEAD; writes: POST, PATCH, DELETE). Sent on every response to an authenticated request that reached the budget (a body refused as it is read, malformed JSON, 413 or 415, included: the request is counted before its body is read); not on a `401` nor a route miss (404, 405), which are not counted.",
     false,
   ),
   'X-RateLimit-Remaining': integerHeader('Requests left in the current window.', false),

@@ -1,4 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import {
   InjectThrottlerOptions,
   InjectThrottlerStorage,
@@ -6,7 +7,7 @@ import {
   type ThrottlerOptions,
   type ThrottlerStorage,
 } from '@nestjs/throttler';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { accountOf, type Principal } from '../auth-context/access';
 import { authContextOf } from '../auth-context/auth.decorator';
 import { portalAccountOf } from '../auth-context/portal-access';
@@ -60,6 +61,10 @@ function budgetAccountOf(request: FastifyRequest): Principal | null {
   return null;
 }
 
+/** Set on a request once its account budget has counted it: a request draws one unit, whichever path counts it. */
+const BUDGET_COUNTED = Symbol('account budget counted');
+type CountedRequest = FastifyRequest & { [BUDGET_COUNTED]?: true };
+
 function failOpen(request: FastifyRequest, error: unknown): true {
   request.log.warn({ error: loggableError(error) }, 'rate-limit counter unavailable; serving the request (fail open)');
   return true;
@@ -100,12 +105,29 @@ export class AccountRateLimitGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
+    // An API key's request was counted before its body was read (installAccountBudgetBeforeBody).
+    if ((request as CountedRequest)[BUDGET_COUNTED] === true) return true;
+    return this.count(request, context.switchToHttp().getResponse<FastifyReply>(), context);
+  }
+
+  /**
+   * Draws one unit of the request's account budget and sets the budget's
+   * headers, or throws `429 rate_limited`; true for a request outside the
+   * budgets. Once per request: a second call counts nothing.
+   */
+  count(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    context: ExecutionContext = new ExecutionContextHost([request, reply]),
+  ): true | Promise<true> {
     const principal = budgetAccountOf(request);
     if (principal === null) return true;
     // The reads and writes budgets skip each other's methods: a request draws on one of them (or none).
     const budget = this.budgets.find((candidate) => !candidate.skipIf(context));
     if (budget === undefined) return true;
-    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    const marked = request as CountedRequest;
+    if (marked[BUDGET_COUNTED] === true) return true;
+    marked[BUDGET_COUNTED] = true;
     const key = `${budget.name}:${accountOf(principal)}`;
     if (!countsImmediately(this.storage)) {
       return this.storage.increment(key, budget.ttl, budget.limit, budget.ttl, budget.name).then(
@@ -148,4 +170,33 @@ export class AccountRateLimitGuard implements CanActivate {
     void reply.headers(headers);
     return true;
   }
+}
+
+/**
+ * Counts a request with an accepted API key against its account's budget
+ * before Fastify reads its body (`preParsing`, after the key was accepted in
+ * `onRequest`): a write whose body is then refused as it is read (malformed
+ * JSON, not UTF-8, 413, 415) is one of the account's writes like any other,
+ * carries the budget's headers, and gets `429` once the budget is spent,
+ * instead of being parsed without end. The guard then finds it counted;
+ * requests it does not see here (the portal's, whose session its guard
+ * resolves) are counted by the guard.
+ */
+export function installAccountBudgetBeforeBody(fastify: FastifyInstance, budgets: AccountRateLimitGuard): void {
+  fastify.addHook('preParsing', (request, reply, payload, done) => {
+    if (audienceOfRequest(request)?.credential !== 'api-key' || authContextOf(request) === undefined) {
+      return done(null, payload);
+    }
+    let counted: true | Promise<true>;
+    try {
+      counted = budgets.count(request, reply);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (counted === true) return done(null, payload);
+    counted.then(
+      () => done(null, payload),
+      (error: unknown) => done(error as Error),
+    );
+  });
 }
