@@ -207,6 +207,16 @@ describe('paging rules (events list)', () => {
       }
     });
 
+    it('keeps “at or after” for an updated_after finer than milliseconds: a row a fraction of a millisecond before it is not returned', async () => {
+      const finer = `${new Date(BASE + 3000).toISOString().slice(0, -1)}4Z`;
+      const result = await api('GET', `/v1/events?updated_after=${encodeURIComponent(finer)}`, { key: organiser.key });
+      assert.equal(result.status, 200, finer);
+      assert.deepEqual(
+        result.body.data.map((event: { id: string }) => event.id),
+        rows.slice(4).map((row) => row.id),
+      );
+    });
+
     it('refuses an unparseable updated_after with 400 invalid_argument', async () => {
       for (const value of ['yesterday', '2027-13-01', '12:00']) {
         assertErrorBody(

@@ -23,6 +23,22 @@ describe('parseInstant', () => {
     assert.equal(parseInstantText(' 2027-05-01T18:00:00Z ')?.toISOString(), '2027-05-01T18:00:00.000Z');
   });
 
+  it('drops a fraction’s digits past the millisecond, and a lower bound rounds them up so no earlier instant passes it', () => {
+    assert.equal(parseInstantText('2026-12-07T23:13:31.8405Z')?.toISOString(), '2026-12-07T23:13:31.840Z');
+    assert.equal(
+      parseInstantText('2026-12-07T23:13:31.8405Z', 'rounded up')?.toISOString(),
+      '2026-12-07T23:13:31.841Z',
+    );
+    assert.equal(
+      parseInstantText('2026-12-07T23:13:31.8400Z', 'rounded up')?.toISOString(),
+      '2026-12-07T23:13:31.840Z',
+    );
+    assert.equal(
+      parseInstantText('2026-12-31T23:59:59.9999Z', 'rounded up')?.toISOString(),
+      '2027-01-01T00:00:00.000Z',
+    );
+  });
+
   it('never reads a string of digits in a body as epoch milliseconds: an ISO year or basic form is refused, not stored as 1970', () => {
     for (const value of ['2027', '20270101', '99999', '1800000000000', '-5'])
       assert.equal(parseInstant(value), null, value);

@@ -22,6 +22,9 @@ const ISO_8601 =
 export const EARLIEST_INSTANT_MS = -62_135_596_800_000; // 0001-01-01T00:00:00.000Z
 export const LATEST_INSTANT_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 
+/** What becomes of an ISO fraction's digits past the millisecond. */
+export type BeyondMilliseconds = 'dropped' | 'rounded up';
+
 function fromEpochMs(value: number): Date | null {
   if (!Number.isFinite(value) || !Number.isInteger(value)) return null;
   if (value < EARLIEST_INSTANT_MS || value > LATEST_INSTANT_MS) return null;
@@ -44,7 +47,7 @@ function utcMs(year: number, month: number, day: number, hour: number, minute: n
   return date.getTime();
 }
 
-function fromIso(value: string): Date | null {
+function fromIso(value: string, beyondMs: BeyondMilliseconds = 'dropped'): Date | null {
   const match = ISO_8601.exec(value);
   if (match === null) return null;
   const [, y, mo, d, h = '0', mi = '0', s = '0', fraction = '', offset = 'Z'] = match;
@@ -56,7 +59,8 @@ function fromIso(value: string): Date | null {
   const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 59) return null;
-  const millis = Number(fraction.padEnd(3, '0').slice(0, 3));
+  const roundedUp = beyondMs === 'rounded up' && /[1-9]/.test(fraction.slice(3));
+  const millis = Number(fraction.padEnd(3, '0').slice(0, 3)) + (roundedUp ? 1 : 0);
   let offsetMinutes = 0;
   if (offset !== 'Z' && offset !== 'z') {
     const sign = offset.startsWith('-') ? -1 : 1;
@@ -82,9 +86,14 @@ export function parseInstant(value: unknown): Date | null {
   return fromIso(value.trim());
 }
 
-/** A timestamp where every value is text (a query string, an HTML form): digits are epoch milliseconds. */
-export function parseInstantText(text: string): Date | null {
+/**
+ * A timestamp where every value is text (a query string, an HTML form):
+ * digits are epoch milliseconds. Instants are kept to the millisecond; a
+ * lower bound (`updated_after`, "at or after") rounds finer digits up, so
+ * that no instant before the one written passes it.
+ */
+export function parseInstantText(text: string, beyondMs: BeyondMilliseconds = 'dropped'): Date | null {
   const trimmed = text.trim();
   if (/^-?\d+$/.test(trimmed)) return fromEpochMs(Number(trimmed));
-  return fromIso(trimmed);
+  return fromIso(trimmed, beyondMs);
 }

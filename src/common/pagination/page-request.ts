@@ -36,7 +36,8 @@ export function pageRequestOf(query: Record<string, unknown>): PageRequest {
   const rawUpdatedAfter = query['updated_after'];
   let updatedAfter: Date | null = null;
   if (rawUpdatedAfter !== undefined) {
-    updatedAfter = typeof rawUpdatedAfter === 'string' ? parseInstantText(rawUpdatedAfter) : null;
+    // "At or after": a fraction finer than the stored milliseconds rounds up, never letting an earlier row in.
+    updatedAfter = typeof rawUpdatedAfter === 'string' ? parseInstantText(rawUpdatedAfter, 'rounded up') : null;
     if (updatedAfter === null) {
       throw DomainError.invalidArgument('updated_after must be an ISO 8601 timestamp or epoch milliseconds.');
     }
