@@ -1001,6 +1001,42 @@ describe('the webhook portal', () => {
       assert.match(page.html, /can be recovered once the subscription is enabled again/);
     });
 
+    it('says in the page’s words, never the API’s force or recover, that a subscription was disabled after its page was shown, sending and queuing nothing', async () => {
+      const owner = await app.make.organiser({ name: 'disabled since', scopes: ['webhooks:read', 'webhooks:write'] });
+      const created = await app.api('POST', '/v1/webhooks', {
+        key: owner.key,
+        body: { url: `${receiver.origin}/disabled-since`, events: ['order.confirmed'] },
+      });
+      assert.equal(created.status, 201, created.text);
+      const webhookId: string = created.body.data.id;
+      const deliveryId = 'dlv_disabled_since_0001';
+      await insertFailedHistoryDeliveries(app.db, webhookId, 'dlv_disabled_since_', 1);
+      const client = await opened(owner.id);
+      const page = await client.get(`/portal/subscriptions/${webhookId}`);
+      assert.match(page.html, /action="[^"]*\/recover"/);
+      // Disabled as twenty failures in a row disable it, between the page's load and the person's click.
+      await app.db.query('UPDATE webhook_subscription SET enabled = false WHERE id = $1', [webhookId]);
+      const queued = async () =>
+        Number(
+          (await app.db.query('SELECT count(*) AS n FROM webhook_delivery WHERE subscription_id = $1', [webhookId]))
+            .rows[0].n,
+        );
+      const resent = await client.postFrom(page, `/portal/subscriptions/${webhookId}/deliveries/${deliveryId}/resend`);
+      assert.equal(resent.status, 303);
+      const resentSaid = (await client.get(resent.location ?? '')).html;
+      assert.match(resentSaid, /disabled after the page was shown: nothing was sent/);
+      assert.doesNotMatch(resentSaid, /with force/);
+      const recovered = await client.postFrom(page, `/portal/subscriptions/${webhookId}/recover`, {
+        since: '',
+        until: '',
+      });
+      assert.equal(recovered.status, 303);
+      const recoveredSaid = (await client.get(recovered.location ?? '')).html;
+      assert.match(recoveredSaid, /disabled after the page was shown: nothing was queued/);
+      assert.doesNotMatch(recoveredSaid, /Since must|with recover\)/);
+      assert.equal(await queued(), 0, 'nothing sent or queued');
+    });
+
     it('reads a recovery window written as the log shows times, while the JSON API keeps to ISO 8601 and epoch milliseconds', async () => {
       const client = await opened(ours.id);
       const webhookId = ours.webhookIds[0] ?? '';

@@ -10,7 +10,6 @@ import { HtmlForm } from '../common/html/html-form';
 import { webhookName } from '../common/html/html-format';
 import {
   pageAfterAction,
-  readRecoverWindowFields,
   readRecoverWindowForm,
   readRotateSecretForm,
   recoveredMessage,
@@ -29,6 +28,14 @@ import { PortalSubscriptionViews } from './portal-subscription-views.service';
 function accountOf(session: PortalSessionRow): PortalAccount {
   return { type: session.account_type, id: session.account_id };
 }
+
+/** A resend posted from a page that showed the subscription enabled, reaching it disabled: in the page's words. */
+const RESEND_TO_DISABLED =
+  'This subscription was disabled after the page was shown: nothing was sent. Its page now offers “Resend anyway”, or re-enable it first.';
+
+/** A recovery window posted to a subscription disabled since its page was shown. */
+const RECOVER_WHILE_DISABLED =
+  'This subscription was disabled after the page was shown: nothing was queued. Re-enable it, with “Also send what it missed while disabled” ticked, then recover a window.';
 
 /**
  * The portal's pages for a signed-in account: its subscriptions, each one's
@@ -95,7 +102,10 @@ export class PortalSubscriptionsController {
   ): Promise<never> {
     const form = new HtmlForm(request);
     const force = form.checked('force');
-    await this.act(request, webhookId, async () => {
+    const webhook = await this.actionable(request, webhookId);
+    await this.report(request, async () => {
+      // The page offered "Resend" while the subscription was enabled: disabled since, it is said in the page's words.
+      if (!webhook.enabled && !force) throw DomainError.conflict(RESEND_TO_DISABLED);
       await this.operations.resend(webhookId, deliveryId, { force });
       return `Delivery ${deliveryId} is being sent again.`;
     });
@@ -126,11 +136,11 @@ export class PortalSubscriptionsController {
       }
       recoverWindow = read.window;
     }
-    await this.report(request, async () =>
-      recoveredMessage(
-        await this.operations.recover(webhookId, recoverWindow ?? readRecoverWindowFields(sinceText, untilText)),
-      ),
-    );
+    await this.report(request, async () => {
+      // Disabled since the page was shown (its form is not on a disabled one's page): said before any field is read.
+      if (recoverWindow === null) throw DomainError.conflict(RECOVER_WHILE_DISABLED);
+      return recoveredMessage(await this.operations.recover(webhookId, recoverWindow));
+    });
     throw new PortalRedirect(await this.pageOf(webhookId, form));
   }
 
