@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { loopbackPortIsFree } from '../../libs/net/free-port';
@@ -27,14 +27,36 @@ export interface OpenEmbeddedOptions {
   keep?: { warn: (message: string) => void };
 }
 
-async function reachable(url: string): Promise<boolean> {
+const DATA_DIRECTORY = defineStatement<NoParams, { directory: string }>(
+  () => sql`SELECT current_setting('data_directory') AS directory`,
+  { prepared: false },
+);
+
+function realPathOrAsIs(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Whether the server at `url` answers and runs the cluster in `directory`.
+ * pg-url names a port, and a port names whatever server holds it now: the
+ * data folder's own, or, for a copy of the folder (a backup restored beside
+ * the live one, an upgrade rehearsed on a copy), the live folder's server,
+ * which must never be taken for this folder's and written to.
+ */
+export async function servesCluster(url: string, directory: string): Promise<boolean> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 1000 });
   try {
     await client.connect();
-    await client.end();
-    return true;
+    const row = await DATA_DIRECTORY.one(NO_PARAMS, { sqlConnection: () => client });
+    return row !== null && realPathOrAsIs(row.directory) === realPathOrAsIs(directory);
   } catch {
     return false;
+  } finally {
+    await client.end().catch(() => undefined);
   }
 }
 
@@ -122,7 +144,7 @@ export async function openEmbeddedDefault(
   const serverOptions: EmbeddedPostgresOptions = { directory, persistent: true, home, log, ownProcessGroup: true };
   const lastUrl = existsSync(addressFile) ? readFileSync(addressFile, 'utf8').trim() : null;
   const lastPort = lastPortOf(lastUrl);
-  if (lastUrl !== null && lastPort !== undefined && (await reachable(lastUrl))) {
+  if (lastUrl !== null && lastPort !== undefined && (await servesCluster(lastUrl, directory))) {
     if (options.keep === undefined) return { url: lastUrl, owned: false, stop: async () => undefined };
     const keeper = await EmbeddedKeeper.keep({
       maintenanceUrl: withDatabase(lastUrl, 'postgres'),
