@@ -338,6 +338,23 @@ describe('GET /internal/metrics', () => {
     }
   });
 
+  it('answers the scrape in time while the instance registry cannot be read: service_instances is NaN, the rest still read', async () => {
+    const locker = await databaseClient(service.databaseUrl);
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE service_instance IN ACCESS EXCLUSIVE MODE');
+      const started = Date.now();
+      const samples = await scrape();
+      const took = Date.now() - started;
+      assert.ok(took < 5_000, `the scrape took ${took} ms`);
+      assert.ok(Number.isNaN(valueOf(samples, 'service_instances') ?? 0), 'instances unknown, not a count');
+      assert.ok(!Number.isNaN(valueOf(samples, 'webhook_queue_dead_rows') ?? Number.NaN), 'other figures still read');
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
+  });
+
   it('the scrape still answers while the database refuses connections: readiness 0 naming database, webhook gauges and service_instances NaN, process metrics present', async () => {
     const databaseName = new URL(service.databaseUrl).pathname.slice(1);
     const admin = await databaseClient(process.env['TEST_PG_ADMIN_URL'] ?? '');

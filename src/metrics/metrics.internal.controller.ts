@@ -3,7 +3,8 @@ import { ApiResponse } from '@nestjs/swagger';
 import { InternalOperations } from '../common/openapi/internal-operations.decorator';
 import { headerRefs } from '../common/openapi/openapi-conventions';
 import type { FastifyReply } from 'fastify';
-import { ReadinessService } from '../health/readiness.service';
+import { CHECK_TIMEOUT_MS, ReadinessService } from '../health/readiness.service';
+import { within } from '../../libs/time/within';
 import { InstanceRegistry } from '../database/instances/instance-registry';
 import { ScheduledJobs } from '../database/jobs/scheduled-jobs';
 import { DatabaseMetricsCollector } from './database-metrics.collector';
@@ -49,7 +50,8 @@ export class MetricsInternalController {
    * reads as instances still alive.
    */
   private async collectInstances(): Promise<void> {
-    const live = await this.instances.listLive().catch(() => null);
+    // Given up after CHECK_TIMEOUT_MS as the other database reads are: a registry that hangs must not hang the scrape.
+    const live = await within(this.instances.listLive(), CHECK_TIMEOUT_MS, 'the instance registry').catch(() => null);
     serviceInstancesGauge.set(live === null ? Number.NaN : live.length);
   }
 
