@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { stopServerProcess } from './server-stop';
 
 /** The OS user the server runs as: null for the current one, else the ids of the `postgres` OS user (as root). */
 export type RunAs = { uid: number; gid: number } | null;
@@ -76,7 +77,7 @@ export async function initialiseCluster(options: PostgresProcessOptions, passwor
 }
 
 export interface PostgresProcess {
-  /** Fast shutdown; resolves once the server has exited. */
+  /** Fast shutdown; resolves once the server has exited, or has answered no shutdown in time (stopServerProcess). */
   stop(): Promise<void>;
 }
 
@@ -102,8 +103,7 @@ export function startPostgres(options: PostgresProcessOptions, port: number): Pr
         started = true;
         ready({
           async stop(): Promise<void> {
-            if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
-            await exited;
+            await stopServerProcess(child, exited, options.log);
           },
         });
       }
