@@ -770,10 +770,14 @@ describe('the webhook portal', () => {
       assert.equal((await client.get('/portal/subscriptions')).status, 200, 'the session is still live');
     });
 
-    it('refuses every action of a read-only link and shows no form for one', async () => {
+    it('refuses every action of a read-only link and shows no form for one, saying where the actions would be that the link is read only', async () => {
       const client = await opened(ours.id, { readOnly: true });
       const page = await client.get(`/portal/subscriptions/${ours.webhookIds[0]}`);
       assert.doesNotMatch(page.html, /rotate-secret|\/resend|\/recover/);
+      assert.match(
+        page.html,
+        /<h2 id="actions-heading">Actions<\/h2>\s*<p>This link is read only: it shows everything and changes nothing/,
+      );
       const stateBefore = await webhookState(app.db);
       const refused = await client.postFrom(page, `/portal/subscriptions/${ours.webhookIds[0]}/rotate-secret`);
       assert.equal(refused.status, 403);
