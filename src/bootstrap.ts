@@ -9,7 +9,7 @@ import { AppModule } from './app.module';
 import { ApiKeysService } from './identity/api-keys.service';
 import { listensOnEveryAddress, type AppConfig } from './config/app-config';
 import { roleDuties } from './config/service-role';
-import { frameworkErrorAnswer } from './common/errors/framework-errors';
+import { frameworkErrorAnswer, type FrameworkAnswers } from './common/errors/framework-errors';
 import { HtmlSections } from './common/html/html-sections';
 import { EnvelopingFastifyAdapter } from './common/envelope/enveloping-fastify-adapter';
 import { adminTokenMatcher } from './common/auth-context/admin-token';
@@ -197,6 +197,8 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
   // The dashboard and the portal add themselves once built; the router's errors (below) are answered before that.
   const sections = new HtmlSections();
   const failures = new ClientFailureBudget(config.rateLimit.failuresPerClient, config.rateLimit.windowSeconds);
+  // The router's own refusals (a malformed or overlong URL) are recorded as every answer is, once that is installed.
+  const frameworkAnswers: FrameworkAnswers = { record: null };
   let handler: RequestHandler | undefined;
   const adapter = new EnvelopingFastifyAdapter({
     serverFactory: (fastifyHandler: RequestHandler) => {
@@ -208,7 +210,7 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
     childLoggerFactory: requestLoggerFactory,
     genReqId: requestIdFor,
-    frameworkErrors: frameworkErrorAnswer(sections),
+    frameworkErrors: frameworkErrorAnswer(sections, frameworkAnswers),
     clientErrorHandler: clientErrorsAnsweredByListener,
     bodyLimit: config.bodyLimitBytes,
     rewriteUrl: (request: IncomingMessage) => {
@@ -220,7 +222,12 @@ export async function startService(config: AppConfig, logger: Logger): Promise<R
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     return503OnClosing: true,
   });
-  installHttpConventions(adapter.getInstance(), routes, failures, adminTokenMatcher(config.adminToken));
+  frameworkAnswers.record = installHttpConventions(
+    adapter.getInstance(),
+    routes,
+    failures,
+    adminTokenMatcher(config.adminToken),
+  );
   for (const path of ID_LESS_DELETE_PATHS) routes.record('DELETE', path);
   const emptyBodies = new EmptyBodyRoutes();
   installJsonBodyParser(adapter.getInstance(), config, emptyBodies);

@@ -105,6 +105,20 @@ describe('GET /internal/metrics', () => {
     assert.equal(valueOf(samples, 'db_pool_max_connections'), 20);
   });
 
+  it('counts and logs a URL the router refuses (malformed, an overlong segment) as every answer is, once each', async () => {
+    const count = async (status: string) =>
+      (await scrape())
+        .filter((sample) => sample.name === 'http_requests_total' && sample.labels['status'] === status)
+        .reduce((sum, sample) => sum + sample.value, 0);
+    const before = { long: await count('414'), malformed: await count('400') };
+    const long = await publicApi(service)('GET', `/v1/events/${'a'.repeat(5000)}`, { key: organiser.key });
+    assert.equal(long.status, 414);
+    assert.equal(long.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(await count('414'), before.long + 1);
+    assert.equal((await publicApi(service)('GET', '/v1/events/%E0%A4%A', { key: organiser.key })).status, 400);
+    assert.equal(await count('400'), before.malformed + 1);
+  });
+
   it('uses no label Prometheus gives every series it scrapes (job, instance), which it would rename to exported_*', async () => {
     const samples = await scrape();
     assert.ok(

@@ -12,8 +12,18 @@ import { ErrorCode } from './error-code';
  */
 export function frameworkErrorAnswer(
   sections: HtmlSections,
+  answered: FrameworkAnswers,
 ): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void {
-  return (error, request, reply) => answerFrameworkError(error, request, reply, sections);
+  return (error, request, reply) => {
+    // No hook runs for these: the answer is timed, counted and logged as the onResponse hook does for the rest.
+    reply.raw.once('finish', () => answered.record?.(request, reply));
+    answerFrameworkError(error, request, reply, sections);
+  };
+}
+
+/** Where the router's refusals are recorded, set once the conventions' hooks are installed (they record the rest). */
+export interface FrameworkAnswers {
+  record: ((request: FastifyRequest, reply: FastifyReply) => void) | null;
 }
 
 function answerFrameworkError(
@@ -28,6 +38,7 @@ function answerFrameworkError(
     ? 'A path segment of the URL is too long.'
     : 'The URL is not valid (malformed percent-encoding).';
   void reply.header(REQUEST_ID_HEADER, String(request.id));
+  void reply.header('x-content-type-options', 'nosniff');
   const section = sections.of(request);
   if (section !== null) return answerRefusal(section, request, reply, { status, message, headers: {} });
   const body: ErrorBody = { error: ErrorCode.InvalidArgument, message, request_id: String(request.id) };

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAnsweredRequest } from './http-metrics';
 import { DomainError } from '../errors/domain-error';
 import type { Admission, ClientFailureBudget } from '../rate-limit/client-failure-budget';
@@ -47,7 +47,7 @@ export function installHttpConventions(
   routes: RouteTable,
   failures: ClientFailureBudget,
   isAdminToken: (authorization: string | undefined) => boolean,
-): void {
+): AnswerRecorder {
   fastify.addHook('onRoute', (route) => {
     routes.record(route.method, route.url ?? route.path);
   });
@@ -108,7 +108,7 @@ export function installHttpConventions(
 
   // The one place requests are timed, counted (by route pattern, never the raw path) and logged.
   const logAccess = accessLogOf(fastify.log);
-  fastify.addHook('onResponse', (request, reply, done) => {
+  const recordAnswer: AnswerRecorder = (request, reply) => {
     const marked = request as MarkedRequest;
     // Settled in onSend already, unless the reply skipped it.
     countOutcome(request, reply.statusCode, failures);
@@ -130,9 +130,20 @@ export function installHttpConventions(
       },
       request.log,
     );
+  };
+  fastify.addHook('onResponse', (request, reply, done) => {
+    recordAnswer(request, reply);
     done();
   });
+  return recordAnswer;
 }
+
+/**
+ * Times, counts and logs an answered request: the `onResponse` hook's work,
+ * also done for the router's own refusals (framework-errors.ts), which no
+ * hook sees.
+ */
+export type AnswerRecorder = (request: FastifyRequest, reply: FastifyReply) => void;
 
 /** Settles the request with the failure budget, once: answers of `401` and route misses are failures. */
 function countOutcome(request: FastifyRequest, statusCode: number, failures: ClientFailureBudget): void {
