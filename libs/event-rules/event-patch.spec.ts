@@ -172,11 +172,12 @@ void describe('parseEventPatch: times', () => {
     assert.deepEqual(accept({ hideLocation: true }, 'internal'), { hideLocation: true });
   });
 
-  void it('parses ISO 8601 strings and epoch milliseconds into Dates', () => {
+  void it('parses ISO 8601 strings and epoch milliseconds (a number) into Dates, never a string of digits as milliseconds', () => {
     const expected = Date.UTC(2025, 5, 1, 8, 0, 0);
     assert.equal(accept({ startTime: '2025-06-01T10:00:00+02:00' }).startTime!.getTime(), expected);
     assert.equal(accept({ startTime: expected }).startTime!.getTime(), expected);
-    assert.equal(accept({ endTime: String(expected) }).endTime!.getTime(), expected);
+    assert.equal(accept({ endTime: expected }).endTime!.getTime(), expected);
+    invalidNaming({ endTime: String(expected) }, 'endTime');
   });
 
   void it('keeps the calendar day of a date given without a time of day, as midnight UTC for an instant', () => {
