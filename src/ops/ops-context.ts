@@ -16,6 +16,6 @@ export function openOpsContext(config: AppConfig, logger: Logger): Promise<INest
   return NestFactory.createApplicationContext(
     AppModule.forRoot({ ...config, runBackgroundWork: false, schemaMigrations: 'refuse-pending' }, new RouteTable()),
     // A refused start (a schema behind this build) is thrown to the CLI, which says it and stops its database.
-    { logger: new PinoNestLogger(logger), abortOnError: false },
+    { logger: new PinoNestLogger(logger, { errorsThrownToCaller: true }), abortOnError: false },
   );
 }

@@ -133,7 +133,16 @@ const NEST_STARTUP_CONTEXTS = new Set([
  * `warn`), as Fastify's request lines do.
  */
 export class PinoNestLogger implements LoggerService {
-  constructor(private readonly logger: Logger) {}
+  /**
+   * `errorsThrownToCaller`: a failed start's error, which Nest's
+   * ExceptionHandler logs before it throws it, goes to debug: the caller
+   * (the CLI) says it in its one plain line, and a JSON line of the same
+   * error on the terminal would say it twice.
+   */
+  constructor(
+    private readonly logger: Logger,
+    private readonly options: { errorsThrownToCaller?: boolean } = {},
+  ) {}
 
   log(message: unknown, context?: string): void {
     if (context !== undefined && NEST_STARTUP_CONTEXTS.has(context)) {
@@ -144,6 +153,10 @@ export class PinoNestLogger implements LoggerService {
   }
 
   error(message: unknown, trace?: string, context?: string): void {
+    if (this.options.errorsThrownToCaller === true && context === 'ExceptionHandler') {
+      this.logger.debug({ context, trace }, String(message));
+      return;
+    }
     this.logger.error({ context, trace }, String(message));
   }
 
