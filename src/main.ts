@@ -1,3 +1,5 @@
+// First: every library loaded after it comes from the vendor bundle when there is one (libs/modules/vendor-bundle.ts).
+import '../libs/modules/use-vendor-bundle';
 import 'reflect-metadata';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -14,6 +16,7 @@ import type { InstanceRegistry } from './database/instances/instance-registry';
 import { settingsRefusal } from './database/settings-refusal';
 import { withEmbeddedDefault } from './database/with-embedded-default';
 import { startupBanner, type StartupFacts } from './startup-banner';
+import { saveVendorCodeCache } from '../libs/modules/vendor-bundle';
 
 /**
  * The application itself (Nest, Fastify, TypeORM and every context), which
@@ -110,6 +113,8 @@ async function main(): Promise<void> {
   // start (gathered in the log's buffer), so the two keep their order.
   await flushed(logger);
   process.stdout.write(`\n${banner.join('\n')}\n\n`);
+  // After the start, so the cache holds what a start compiles; the next start reads it instead.
+  saveVendorCodeCache();
 }
 
 /** A setting (or the data folder's file standing in for one) that cannot be used: one plain line on stderr. */

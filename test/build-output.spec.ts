@@ -32,6 +32,7 @@ describe('the build leaves no compiled file whose source is gone', () => {
       touch(root, 'ormconfig.ts');
       touch(root, 'dist/ormconfig.js');
       touch(root, 'dist/.tsbuildinfo');
+      touch(root, 'dist/vendor/vendor.js');
 
       const removed = (await pruneTool()).pruneDist(root);
 
@@ -39,7 +40,12 @@ describe('the build leaves no compiled file whose source is gone', () => {
         'dist/src/database/migrations/2-Deleted.js',
         'dist/src/database/migrations/2-Deleted.js.map',
       ]);
-      for (const kept of ['dist/src/database/migrations/1-Kept.js', 'dist/ormconfig.js', 'dist/.tsbuildinfo']) {
+      for (const kept of [
+        'dist/src/database/migrations/1-Kept.js',
+        'dist/ormconfig.js',
+        'dist/.tsbuildinfo',
+        'dist/vendor/vendor.js',
+      ]) {
         assert.ok(existsSync(join(root, kept)), kept);
       }
     } finally {

@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import ts from 'typescript';
+import { bundleVendor } from './bundle-vendor.mjs';
 import { pruneDist } from './prune-dist.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -80,7 +81,8 @@ if (program === null) {
   process.exit(2);
 }
 pruneDist(root);
-say('type-checked and compiled; tests started');
+await bundleVendor(root);
+say('type-checked, compiled and bundled; tests started');
 const tests = runTests();
 // Only this process's main thread, where ESLint runs; the tests started above keep their priority.
 setPriority(10);

@@ -19,6 +19,8 @@ export function pruneDist(root) {
   const visit = (folder) => {
     for (const name of readdirSync(folder)) {
       const path = join(folder, name);
+      // dist/vendor is the libraries' bundle (tools/bundle-vendor.mjs), which has no source of its own.
+      if (path === join(dist, 'vendor')) continue;
       if (statSync(path).isDirectory()) visit(path);
       else if (EMITTED.test(name)) {
         const source = join(root, relative(dist, path)).replace(EMITTED, '.ts');

@@ -1,3 +1,5 @@
+// First: every library loaded after it comes from the vendor bundle when there is one (libs/modules/vendor-bundle.ts).
+import '../../libs/modules/use-vendor-bundle';
 import 'reflect-metadata';
 import pino from 'pino';
 import { ConfigError, loadAppConfig } from '../config/app-config';
