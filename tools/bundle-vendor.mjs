@@ -89,7 +89,11 @@ const dynamicImportsThroughRequire = {
       const source = await readFile(args.path, 'utf8');
       if (!DYNAMIC_IMPORT.test(source)) return undefined;
       DYNAMIC_IMPORT.lastIndex = 0;
-      return { contents: source.replace(DYNAMIC_IMPORT, '__vendorImport('), loader: 'js', resolveDir: dirname(args.path) };
+      return {
+        contents: source.replace(DYNAMIC_IMPORT, '__vendorImport('),
+        loader: 'js',
+        resolveDir: dirname(args.path),
+      };
     });
   },
 };
