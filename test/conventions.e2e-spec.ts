@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
-import { internalApi, publicApi } from './support/http-client';
+import { internalApi, publicApi, roundTrip } from './support/http-client';
 import { sendRawBytes } from './support/raw-bytes';
 import { load } from 'js-yaml';
 import pino from 'pino';
@@ -252,6 +252,18 @@ describe('conventions every response shares', () => {
       assert.equal(replayed.headers.get('location'), `/v1/events/${created.body.data.id}`);
       const followed = await api('GET', created.headers.get('location')!, { key: writer.key });
       assert.equal(followed.status, 200);
+    });
+
+    it('echoes only a prefix of plain path segments in a Location: one that looks like a host (//evil.example) is left out', async () => {
+      const writer = await fixtures(service).organiser({ scopes: ['events:read', 'events:write'] });
+      const created = await roundTrip(
+        `${service.publicUrl}//evil.example/v1/events`,
+        'POST',
+        { authorization: `Bearer ${writer.key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        JSON.stringify({ startTime: '2027-05-01T10:00:00Z' }),
+      );
+      assert.equal(created.status, 201, created.text);
+      assert.match(created.headers.get('location') ?? '', /^\/v1\/events\/evt_/);
     });
   });
 

@@ -29,6 +29,14 @@ describe('prefixBeforeVersion', () => {
     assert.equal(prefixBeforeVersion('/v1/events'), '');
     assert.equal(prefixBeforeVersion('/api/v10/me'), '');
   });
+
+  it('gives no prefix that is not plain path segments, so a Location never names another host', () => {
+    assert.equal(prefixBeforeVersion('//evil.example/v1/events'), '');
+    assert.equal(prefixBeforeVersion('http://evil.example/v1/events'), '');
+    assert.equal(prefixBeforeVersion('/a//b/v1/events'), '');
+    assert.equal(prefixBeforeVersion('/a\\b/v1/events'), '');
+    assert.equal(prefixBeforeVersion('/api/v2beta/v1/events'), '/api/v2beta');
+  });
 });
 
 describe('audienceOfRoute', () => {

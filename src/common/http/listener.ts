@@ -106,9 +106,19 @@ export function stripPrefixBeforeVersion(url: string): string {
   return `/${segments.slice(versionAt).join('/')}${query}`;
 }
 
-/** The path prefix in front of the v1 segment a request was sent with (`/api` for `/api/v1/me`), or ''. */
+/** A prefix of plain path segments: no empty one (`//host`), no scheme (`http://x`), no backslash. */
+const PLAIN_PATH_PREFIX = /^(?:\/[^/\\:]+)+$/;
+
+/**
+ * The path prefix in front of the v1 segment a request was sent with (`/api`
+ * for `/api/v1/me`), or ''. Echoed in a `Location`, so only a prefix of
+ * plain path segments is: `//evil.example/v1/…` or an absolute-form request
+ * target (`http://x/v1/…`) routes all the same, and gets '' here, never a
+ * header that sends its reader to another host.
+ */
 export function prefixBeforeVersion(url: string): string {
-  return url.slice(0, url.length - stripPrefixBeforeVersion(url).length);
+  const prefix = url.slice(0, url.length - stripPrefixBeforeVersion(url).length);
+  return PLAIN_PATH_PREFIX.test(prefix) ? prefix : '';
 }
 
 /** The audience of the route a request matched; null when it matched none (a 404 or 405 follows). */
