@@ -145,8 +145,10 @@ function refuseFramingOfTheReferencePage(app: NestFastifyApplication, page: stri
     .getHttpAdapter()
     .getInstance()
     .addHook('onSend', (request, reply, payload, done) => {
+      // As written, or as the router matched it: `/%64ocs` is the same page.
       const path = request.url.split('?', 1)[0] ?? '';
-      if (path === page || path.startsWith(`${page}/`)) {
+      const pattern = request.routeOptions.url ?? '';
+      if ([path, pattern].some((seen) => seen === page || seen.startsWith(`${page}/`))) {
         void reply.headers({ 'content-security-policy': "frame-ancestors 'none'", 'x-frame-options': 'DENY' });
       }
       done(null, payload);

@@ -592,6 +592,8 @@ describe('the webhook portal', () => {
         await client.get('/portal/assets/portal.js'),
         await new PortalClient(app.service.publicUrl).get('/portal/subscriptions'),
         await client.get('/portal/no-such-page'),
+        // Written percent-encoded, the router's decoded match is the portal all the same.
+        await client.get('/p%6Frtal/assets/portal.js'),
       ];
       for (const answer of answers) {
         assert.equal(answer.headers.get('cache-control'), 'no-store');
@@ -601,6 +603,19 @@ describe('the webhook portal', () => {
         assert.doesNotMatch(csp, /unsafe-inline/);
       }
       assert.doesNotMatch((await client.get('/portal')).html, /<script>/, 'no inline script');
+    });
+
+    it('reads no more than a form’s limit of any body on its routes, JSON included, before a session is checked', async () => {
+      const wide = JSON.stringify({ fields: 'x'.repeat(100 * 1024) });
+      const answer = await roundTrip(
+        `${app.service.publicUrl}/portal/subscriptions/wh_any/enable`,
+        'POST',
+        {
+          'content-type': 'application/json',
+        },
+        wide,
+      );
+      assert.equal(answer.status, 413);
     });
 
     it('sends a form once while its answer is pending, as the dashboard does: every page loads the same script from the portal itself', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppConfig } from '../config/app-config';
-import { pathOf } from '../common/http/listener';
+import { isPortalRoute, pathOf } from '../common/http/listener';
 import { PORTAL_BASE } from './portal-paths';
 
 /**
@@ -22,9 +22,10 @@ export function portalHeaders(config: AppConfig): Record<string, string> {
   };
 }
 
-function isPortalPath(url: string): boolean {
+/** Under `/portal` as the request was written, or as the router matched it (`/p%6Frtal/…` decoded). */
+function isPortalRequest(url: string, matchedPattern: string | undefined): boolean {
   const path = pathOf(url);
-  return path === PORTAL_BASE || path.startsWith(`${PORTAL_BASE}/`);
+  return path === PORTAL_BASE || path.startsWith(`${PORTAL_BASE}/`) || isPortalRoute(matchedPattern ?? '');
 }
 
 /**
@@ -35,7 +36,7 @@ function isPortalPath(url: string): boolean {
 export function installPortalHeaders(fastify: FastifyInstance, config: AppConfig): void {
   const headers = portalHeaders(config);
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    if (isPortalPath(request.url)) void reply.headers(headers);
+    if (isPortalRequest(request.url, request.routeOptions.url)) void reply.headers(headers);
     done(null, payload);
   });
 }

@@ -17,10 +17,13 @@ export const FORM_BODY_LIMIT = 16 * 1024;
 /**
  * What each write route needs, never more than BODY_LIMIT_BYTES. Event and
  * order writes (free-form objects up to 64 KiB each, line items) get the full
- * BODY_LIMIT_BYTES; anything not listed gets it too.
+ * BODY_LIMIT_BYTES; anything not listed gets it too, but the pages' routes.
  */
 function routeBodyLimit(method: string, url: string, configured: number): number {
   if (method === 'DELETE') return Math.min(SMALL_BODY_LIMIT, configured);
+  // The dashboard's and the portal's pages post short forms (and the portal's link, a short JSON body), read
+  // before their session is checked: no more than a form's limit, in any media type.
+  if (acceptsFormBodies(url)) return Math.min(FORM_BODY_LIMIT, configured);
   if (method === 'POST' && ['/v1/webhooks', '/internal/organisers', '/internal/keys'].includes(url)) {
     return Math.min(FORM_BODY_LIMIT, configured);
   }
