@@ -140,9 +140,15 @@ function writeBatchFiles(runFolder: string, files: readonly string[]): string[] 
   const planFile = join(runFolder, 'batches.json');
   writeFileSync(planFile, JSON.stringify(plan));
   const batchModule = join(__dirname, 'test-batch.js');
+  // First, as the service's entry points do: the in-process services load their libraries as a started one does.
+  const vendorBundle = join(distRoot, 'libs', 'modules', 'use-vendor-bundle.js');
   return planned.map((_, index) => {
     const entry = join(runFolder, `batch-${index + 1}.js`);
-    writeFileSync(entry, `require(${JSON.stringify(batchModule)}).runBatch(${JSON.stringify(planFile)}, ${index});\n`);
+    writeFileSync(
+      entry,
+      `require(${JSON.stringify(vendorBundle)});\n` +
+        `require(${JSON.stringify(batchModule)}).runBatch(${JSON.stringify(planFile)}, ${index});\n`,
+    );
     return entry;
   });
 }
