@@ -62,3 +62,20 @@ describe('the build leaves no compiled file whose source is gone', () => {
     assert.match(readFileSync(join(repository, 'tools', 'compile-lint-test.mjs'), 'utf8'), /\npruneDist\(root\);\n/);
   });
 });
+
+describe('the libraries’ bundle is built only when what it is built from changed', () => {
+  it('keeps dist/vendor, its code caches included, when the lock, the tool and the imports are unchanged', async () => {
+    const { bundleVendor } = (await import(pathToFileURL(join(repository, 'tools', 'bundle-vendor.mjs')).href)) as {
+      bundleVendor(this: void, root: string): Promise<string[]>;
+    };
+    await bundleVendor(repository);
+    const marker = join(repository, 'dist', 'vendor', 'vendor.kept-by-the-build.cache');
+    writeFileSync(marker, '');
+    try {
+      await bundleVendor(repository);
+      assert.ok(existsSync(marker), 'an up-to-date bundle is not rebuilt');
+    } finally {
+      rmSync(marker, { force: true });
+    }
+  });
+});

@@ -12,10 +12,10 @@
  * what the bundle serves and the package-lock.json it was built from: a
  * bundle built for other packages is not used (vendor-bundle.ts).
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -35,7 +35,11 @@ const packageOf = (specifier) =>
     .slice(0, specifier.startsWith('@') ? 2 : 1)
     .join('/');
 
-/** Every bare import of the service's sources (src/ and libs/, tests aside). */
+/**
+ * Every bare static import of the service's sources (src/ and libs/, tests
+ * aside). A dynamic `import()` in the service's code stays Node's own ESM
+ * import, which never asks the bundle: its library is left out.
+ */
 function importedPackages(root) {
   const found = new Set();
   const visit = (folder) => {
@@ -43,7 +47,9 @@ function importedPackages(root) {
       const path = join(folder, name);
       if (statSync(path).isDirectory()) visit(path);
       else if (name.endsWith('.ts') && !name.endsWith('.spec.ts') && !name.endsWith('.d.ts')) {
-        for (const match of readFileSync(path, 'utf8').matchAll(/(?:from|import|require)\s*\(?\s*'([^'.][^']*)'/g)) {
+        // Type-only imports are erased by the compile: no library is loaded for them.
+        const code = readFileSync(path, 'utf8').replace(/^(?:import|export) type [^;]*;/gm, '');
+        for (const match of code.matchAll(/(?:\bfrom|^import|\brequire\()\s*'([^'.][^']*)'/gm)) {
           found.add(match[1]);
         }
       }
@@ -73,72 +79,97 @@ const missingStaysExternal = {
   },
 };
 
-/**
- * A library's `import(name)` of a name only known when it runs (Nest's and
- * Terminus's loaders of optional packages) would go to Node's ESM loader,
- * which knows nothing of the bundle, and load a second copy of a library
- * the bundle serves (`@nestjs/typeorm` for Terminus's database check, whose
- * tokens then match nothing). Inside the bundle it goes through `require`
- * instead, which the bundle's loader serves, with `import()`'s result shape.
- */
-const DYNAMIC_IMPORT = /\bimport\((?=\s*[A-Za-z_$])/g;
-const dynamicImportsThroughRequire = {
-  name: 'dynamic-imports-through-require',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async (args) => {
-      const source = await readFile(args.path, 'utf8');
-      if (!DYNAMIC_IMPORT.test(source)) return undefined;
-      DYNAMIC_IMPORT.lastIndex = 0;
-      return {
-        contents: source.replace(DYNAMIC_IMPORT, '__vendorImport('),
-        loader: 'js',
-        resolveDir: dirname(args.path),
-      };
-    });
-  },
-};
+const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
+/**
+ * What the bundle is built from: the package-lock, this tool, and each name
+ * with the file it resolves to from the project (relative), which the
+ * loader compares with what a `require` resolves to (a nested copy of
+ * another version is not the bundle's).
+ */
+function bundleInputs(root, names) {
+  const resolveFromRoot = createRequire(join(root, 'package.json'));
+  return {
+    lock: sha256(readFileSync(join(root, 'package-lock.json'))),
+    tool: sha256(readFileSync(fileURLToPath(import.meta.url))),
+    names: Object.fromEntries(names.map((name) => [name, relative(root, resolveFromRoot.resolve(name))])),
+  };
+}
+
+/** The bundle in place was built from these inputs and is whole: kept, with its code caches. */
+function upToDate(folder, inputs) {
+  try {
+    const manifest = JSON.parse(readFileSync(join(folder, 'manifest.json'), 'utf8'));
+    return (
+      manifest.lock === inputs.lock &&
+      manifest.tool === inputs.tool &&
+      JSON.stringify(manifest.names) === JSON.stringify(inputs.names) &&
+      manifest.bundle === sha256(readFileSync(join(folder, 'vendor.js')))
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Builds dist/vendor unless it is up to date (so `npm start`'s build keeps
+ * the code caches). A new bundle is written beside it and swapped in whole:
+ * a process starting meanwhile reads the old bundle or the new one, and one
+ * that finds neither, or a file that is not its manifest's, loads its
+ * libraries from node_modules (vendor-bundle.ts).
+ */
 export async function bundleVendor(root) {
   const folder = join(root, 'dist', 'vendor');
-  rmSync(folder, { recursive: true, force: true });
-  mkdirSync(folder, { recursive: true });
   const names = importedPackages(root);
-  const entry = join(folder, 'entry.cjs');
-  writeFileSync(
-    entry,
-    `module.exports = {\n${names.map((name) => `  ${JSON.stringify(name)}: () => require(${JSON.stringify(name)}),\n`).join('')}};\n`,
-  );
-  await esbuild.build({
-    entryPoints: [entry],
-    absWorkingDir: root,
-    nodePaths: [join(root, 'node_modules')],
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    outfile: join(folder, 'vendor.js'),
-    minify: true,
-    // Nest names providers, modules and log contexts after their classes.
-    keepNames: true,
-    legalComments: 'none',
-    logLevel: 'error',
-    external: [...EXTERNAL, ...EXTERNAL.map((name) => `${name}/*`)],
-    plugins: [missingStaysExternal, dynamicImportsThroughRequire],
-    // ESM libraries read import.meta (createRequire, import.meta.resolve): the bundle's own file stands for theirs.
-    define: { 'import.meta': '__vendorImportMeta' },
-    banner: {
-      js:
-        "const __vendorImportMeta = { url: require('url').pathToFileURL(__filename).href, filename: __filename, " +
-        "dirname: __dirname, resolve: (s) => require('url').pathToFileURL(require.resolve(s)).href };" +
-        'const __vendorImport = (s) => Promise.resolve().then(() => { const m = require(s); ' +
-        "return m !== null && typeof m === 'object' && m.__esModule ? m : Object.assign({}, m, { default: m }); });",
-    },
-  });
-  rmSync(entry);
-  const lock = createHash('sha256')
-    .update(readFileSync(join(root, 'package-lock.json')))
-    .digest('hex');
-  writeFileSync(join(folder, 'manifest.json'), `${JSON.stringify({ lock, names }, null, 2)}\n`);
+  const inputs = bundleInputs(root, names);
+  if (upToDate(folder, inputs)) return names;
+  const building = join(root, 'dist', `vendor-building-${randomBytes(6).toString('hex')}`);
+  mkdirSync(building, { recursive: true });
+  try {
+    const entry = join(building, 'entry.cjs');
+    writeFileSync(
+      entry,
+      `module.exports = {\n${names.map((name) => `  ${JSON.stringify(name)}: () => require(${JSON.stringify(name)}),\n`).join('')}};\n`,
+    );
+    await esbuild.build({
+      entryPoints: [entry],
+      absWorkingDir: root,
+      nodePaths: [join(root, 'node_modules')],
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      outfile: join(building, 'vendor.js'),
+      minify: true,
+      // Nest names providers, modules and log contexts after their classes.
+      keepNames: true,
+      legalComments: 'none',
+      logLevel: 'error',
+      external: [...EXTERNAL, ...EXTERNAL.map((name) => `${name}/*`)],
+      plugins: [missingStaysExternal],
+      // Every `import()` inside the bundle (Nest's and Terminus's loaders of optional packages) becomes a
+      // `require` of the bundle's, which its loader serves: Node's ESM loader knows nothing of the bundle and
+      // would load a second copy of a library it serves (Terminus's `@nestjs/typeorm`, whose tokens then match
+      // nothing).
+      supported: { 'dynamic-import': false },
+      // ESM libraries read import.meta (createRequire, import.meta.resolve): the bundle's own file stands for theirs.
+      define: { 'import.meta': '__vendorImportMeta' },
+      banner: {
+        js:
+          "const __vendorImportMeta = { url: require('url').pathToFileURL(__filename).href, filename: __filename, " +
+          "dirname: __dirname, resolve: (s) => require('url').pathToFileURL(require.resolve(s)).href };",
+      },
+    });
+    rmSync(entry);
+    const bundle = sha256(readFileSync(join(building, 'vendor.js')));
+    writeFileSync(join(building, 'manifest.json'), `${JSON.stringify({ ...inputs, bundle }, null, 2)}\n`);
+    const retired = `${folder}-retired-${randomBytes(6).toString('hex')}`;
+    if (existsSync(folder)) renameSync(folder, retired);
+    renameSync(building, folder);
+    rmSync(retired, { recursive: true, force: true });
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
   return names;
 }
 

@@ -1,43 +1,108 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { bundleMatches } from './vendor-bundle';
 
 const projectRoot = join(__dirname, '..', '..', '..');
+const builtFolder = join(projectRoot, 'dist', 'vendor');
 
-/** A fresh process that installs the bundle as main.ts does, requires `library`, and says where it came from. */
-function loadIn(library: string): { fromNodeModules: boolean; used: boolean; cache: string } {
-  const script = `
-    require(${JSON.stringify(join(__dirname, 'use-vendor-bundle.js'))});
-    require(${JSON.stringify(library)});
-    const bundle = require(${JSON.stringify(join(__dirname, 'vendor-bundle.js'))});
-    const fromNodeModules = Object.keys(require.cache).some((file) => file.includes('/node_modules/${library}/'));
-    const state = bundle.vendorBundleState();
-    bundle.saveVendorCodeCache();
-    process.stdout.write(JSON.stringify({ fromNodeModules, ...state }));`;
-  return JSON.parse(
-    execFileSync(process.execPath, ['--no-warnings', '-e', script], { cwd: projectRoot, encoding: 'utf8' }),
-  ) as {
-    fromNodeModules: boolean;
-    used: boolean;
-    cache: string;
-  };
+interface Loaded {
+  fromNodeModules: boolean;
+  used: boolean;
+  cache: string;
+  refusal?: string;
+  sameAsNested?: boolean;
 }
 
+/**
+ * A fresh process that installs the bundle from `folder` as main.ts does,
+ * runs `then` and says where typeorm came from (`then` may set `out.*`).
+ */
+function loadIn(folder: string, then = ''): Loaded {
+  const script = `
+    const out = {};
+    const bundle = require(${JSON.stringify(join(__dirname, 'vendor-bundle.js'))});
+    bundle.useVendorBundle(${JSON.stringify(folder)});
+    require('typeorm');
+    ${then}
+    out.fromNodeModules = Object.keys(require.cache).some((file) => file.includes('/node_modules/typeorm/'));
+    Object.assign(out, bundle.vendorBundleState());
+    bundle.saveVendorCodeCache();
+    process.stdout.write(JSON.stringify(out));`;
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: projectRoot, encoding: 'utf8' })) as Loaded;
+}
+
+/** A copy of the built bundle's folder, its manifest changed by `edit`, and vendor.js by `bundle`. */
+function copiedFolder(edit: (manifest: Record<string, unknown>) => void, bundle?: (source: string) => string): string {
+  const folder = mkdtempSync(join(tmpdir(), 'vendor-bundle-'));
+  folders.push(folder);
+  const manifest = JSON.parse(readFileSync(join(builtFolder, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+  edit(manifest);
+  writeFileSync(join(folder, 'manifest.json'), JSON.stringify(manifest));
+  if (bundle === undefined) copyFileSync(join(builtFolder, 'vendor.js'), join(folder, 'vendor.js'));
+  else writeFileSync(join(folder, 'vendor.js'), bundle(readFileSync(join(builtFolder, 'vendor.js'), 'utf8')));
+  return folder;
+}
+
+const folders: string[] = [];
+after(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
 describe('the vendor bundle (libraries from one file, compiled from V8’s code cache)', () => {
-  it('is used only when built from this package-lock.json: another lock leaves every library to node_modules', () => {
+  it('compares a manifest’s package-lock hash with the lock in place', () => {
     const lock = Buffer.from('{"lockfileVersion":3}');
-    const manifest = { lock: createHash('sha256').update(lock).digest('hex'), names: ['typeorm'] };
+    const manifest = { lock: createHash('sha256').update(lock).digest('hex') };
     assert.equal(bundleMatches(manifest, lock), true);
     assert.equal(bundleMatches(manifest, Buffer.from('{"lockfileVersion":3,"packages":{}}')), false);
   });
 
   it('serves a library the service imports from the bundle, not node_modules, and a later process compiles it from the code cache', () => {
-    const first = loadIn('typeorm');
+    const folder = copiedFolder(() => undefined);
+    const first = loadIn(folder);
     assert.equal(first.used, true);
     assert.equal(first.fromNodeModules, false, 'typeorm came from the bundle');
-    assert.equal(loadIn('typeorm').cache, 'accepted');
+    assert.equal(first.cache, 'none');
+    assert.equal(loadIn(folder).cache, 'accepted');
+  });
+
+  it('leaves every library to node_modules when the bundle was built from another package-lock.json', () => {
+    const loaded = loadIn(copiedFolder((manifest) => (manifest['lock'] = '0'.repeat(64))));
+    assert.deepEqual([loaded.used, loaded.fromNodeModules], [false, true]);
+  });
+
+  it('leaves every library to node_modules, without failing, when vendor.js is not the file its manifest describes or is missing (a build under way)', () => {
+    const other = loadIn(
+      copiedFolder(
+        () => undefined,
+        (source) => `${source}\n// another build`,
+      ),
+    );
+    assert.deepEqual([other.used, other.fromNodeModules], [false, true]);
+    const missing = copiedFolder(() => undefined);
+    rmSync(join(missing, 'vendor.js'));
+    const none = loadIn(missing);
+    assert.deepEqual([none.used, none.fromNodeModules], [false, true]);
+  });
+
+  it('serves a nested copy of another version as node_modules has it, never the bundle’s', () => {
+    const loaded = loadIn(
+      copiedFolder(() => undefined),
+      `const nested = require('node:module').createRequire(require.resolve('@redocly/openapi-core'))('js-yaml');
+       out.sameAsNested = nested === require('js-yaml');`,
+    );
+    assert.equal(loaded.sameAsNested, false);
+  });
+
+  it('refuses a file of a bundled library that the bundle does not hold, naming the build to run, instead of loading a second copy', () => {
+    const loaded = loadIn(
+      copiedFolder(() => undefined),
+      `try { require('@nestjs/core/injector/modules-container'); } catch (error) { out.refusal = error.message; }`,
+    );
+    assert.match(loaded.refusal ?? '', /not in the libraries' bundle, which is older than the code: run npm run build/);
   });
 });
