@@ -21,7 +21,7 @@ import { ID_LESS_DELETE_PATHS, routeIdLessDelete } from './common/http/id-less-d
 import { RouteCatalogue } from './common/http/route-catalogue';
 import { ClientFailureBudget } from './common/rate-limit/client-failure-budget';
 import { EmptyBodyRoutes, installJsonBodyParser } from './common/http/json-body';
-import { listenerOf, markAdminRequest, stripPrefixBeforeVersion } from './common/http/listener';
+import { listenerOf, markAdminRequest, requestIsUnder, stripPrefixBeforeVersion } from './common/http/listener';
 import { clientErrorsAnsweredByListener, listenerServer } from './common/http/listener-server';
 import { RouteTable } from './common/http/route-table';
 import { serveOpenApiDefinitions } from './common/openapi/openapi-definitions';
@@ -145,10 +145,7 @@ function refuseFramingOfTheReferencePage(app: NestFastifyApplication, page: stri
     .getHttpAdapter()
     .getInstance()
     .addHook('onSend', (request, reply, payload, done) => {
-      // As written, or as the router matched it: `/%64ocs` is the same page.
-      const path = request.url.split('?', 1)[0] ?? '';
-      const pattern = request.routeOptions.url ?? '';
-      if ([path, pattern].some((seen) => seen === page || seen.startsWith(`${page}/`))) {
+      if (requestIsUnder(request, page)) {
         void reply.headers({ 'content-security-policy': "frame-ancestors 'none'", 'x-frame-options': 'DENY' });
       }
       done(null, payload);

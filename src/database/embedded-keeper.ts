@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import type { EmbeddedDatabase } from './embedded-postgres';
 import { failureName } from './failure-name';
+import { serverByPid, stopServerProcess } from './server-stop';
 import { sql } from './sql/sql-fragment';
 import { defineStatement, NO_PARAMS, type NoParams } from './sql/sql-statement';
 
@@ -73,24 +74,14 @@ export function processRuns(pid: number): boolean {
   }
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * A server this process did not start (it took over a folder's server that
- * had no runner): a fast shutdown, as `pg_ctl stop` sends it, waited for
- * until the postmaster has exited.
+ * had no runner), stopped as one it started is (stopServerProcess).
  */
 async function stopByPid(directory: string, log: KeeperLog): Promise<void> {
   const pid = postmasterPid(directory);
   if (pid === null || !processRuns(pid)) return;
-  process.kill(pid, 'SIGINT');
-  for (let waited = 0; processRuns(pid); waited += 50) {
-    if (waited >= 60_000) {
-      log.warn(`the embedded PostgreSQL server (pid ${pid}) has not stopped within 60 s of its fast shutdown`);
-      return;
-    }
-    await sleep(50);
-  }
+  await stopServerProcess(serverByPid(pid, processRuns), (message) => log.warn(message));
 }
 
 /**

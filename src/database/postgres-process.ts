@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { stopServerProcess } from './server-stop';
+import { childServer, stopServerProcess } from './server-stop';
 
 /** The OS user the server runs as: null for the current one, else the ids of the `postgres` OS user (as root). */
 export type RunAs = { uid: number; gid: number } | null;
@@ -103,7 +103,7 @@ export function startPostgres(options: PostgresProcessOptions, port: number): Pr
         started = true;
         ready({
           async stop(): Promise<void> {
-            await stopServerProcess(child, exited, options.log);
+            await stopServerProcess(childServer(child, exited), options.log);
           },
         });
       }

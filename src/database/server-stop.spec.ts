@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { stopServerProcess } from './server-stop';
+import { childServer, serverByPid, stopServerProcess } from './server-stop';
 
 /** A stand-in server: a node process that does what `onSignals` says with SIGINT and SIGQUIT. */
 function server(onSignals: string) {
@@ -19,7 +19,7 @@ describe('stopServerProcess (a server that does not stop never keeps the service
     await up;
     const said: string[] = [];
     assert.equal(
-      await stopServerProcess(child, exited, (m) => said.push(m), { fastMs: 5_000, immediateMs: 5_000 }),
+      await stopServerProcess(childServer(child, exited), (m) => said.push(m), { fastMs: 5_000, immediateMs: 5_000 }),
       true,
     );
     assert.deepEqual(said, []);
@@ -32,7 +32,7 @@ describe('stopServerProcess (a server that does not stop never keeps the service
     await up;
     const said: string[] = [];
     assert.equal(
-      await stopServerProcess(child, exited, (m) => said.push(m), { fastMs: 300, immediateMs: 5_000 }),
+      await stopServerProcess(childServer(child, exited), (m) => said.push(m), { fastMs: 300, immediateMs: 5_000 }),
       true,
     );
     assert.equal(said.length, 1);
@@ -46,7 +46,7 @@ describe('stopServerProcess (a server that does not stop never keeps the service
     try {
       const started = Date.now();
       assert.equal(
-        await stopServerProcess(child, exited, (m) => said.push(m), { fastMs: 200, immediateMs: 200 }),
+        await stopServerProcess(childServer(child, exited), (m) => said.push(m), { fastMs: 200, immediateMs: 200 }),
         false,
       );
       assert.ok(Date.now() - started < 2_000);
@@ -54,5 +54,25 @@ describe('stopServerProcess (a server that does not stop never keeps the service
     } finally {
       child.kill('SIGKILL');
     }
+  });
+
+  it('stops a server known by its pid alone (one taken over from a killed instance) by the same steps', async () => {
+    const { child, up } = server(`process.on('SIGINT', () => {}); process.on('SIGQUIT', () => process.exit(0))`);
+    await up;
+    const runs = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const said: string[] = [];
+    const stopped = await stopServerProcess(serverByPid(child.pid!, runs), (m) => said.push(m), {
+      fastMs: 300,
+      immediateMs: 5_000,
+    });
+    assert.equal(stopped, true);
+    assert.match(said[0] ?? '', /asking for an immediate one/);
   });
 });

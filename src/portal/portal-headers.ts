@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppConfig } from '../config/app-config';
-import { isPortalRoute, pathOf } from '../common/http/listener';
+import { requestIsUnder } from '../common/http/listener';
 import { PORTAL_BASE } from './portal-paths';
 
 /**
@@ -22,12 +22,6 @@ export function portalHeaders(config: AppConfig): Record<string, string> {
   };
 }
 
-/** Under `/portal` as the request was written, or as the router matched it (`/p%6Frtal/…` decoded). */
-function isPortalRequest(url: string, matchedPattern: string | undefined): boolean {
-  const path = pathOf(url);
-  return path === PORTAL_BASE || path.startsWith(`${PORTAL_BASE}/`) || isPortalRoute(matchedPattern ?? '');
-}
-
 /**
  * Sets the portal's headers on every response under `/portal`, whoever
  * answered it (a page, a redirect, a refusal from a guard or a hook, a
@@ -36,7 +30,7 @@ function isPortalRequest(url: string, matchedPattern: string | undefined): boole
 export function installPortalHeaders(fastify: FastifyInstance, config: AppConfig): void {
   const headers = portalHeaders(config);
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    if (isPortalRequest(request.url, request.routeOptions.url)) void reply.headers(headers);
+    if (requestIsUnder(request, PORTAL_BASE)) void reply.headers(headers);
     done(null, payload);
   });
 }

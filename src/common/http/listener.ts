@@ -126,3 +126,17 @@ export function audienceOfRequest(request: { routeOptions: { url?: string | unde
   const pattern = request.routeOptions.url;
   return pattern === undefined ? null : audienceOfRoute(pattern);
 }
+
+/**
+ * Whether a request is for `base` or below it, as its URL was written or as
+ * the router matched it (which decodes it first: `/%64ocs` is `/docs`).
+ * For hooks that add a section's headers to every answer under it.
+ */
+export function requestIsUnder(
+  request: { url: string; routeOptions: { url?: string | undefined } },
+  base: string,
+): boolean {
+  return [pathOf(request.url), request.routeOptions.url ?? ''].some(
+    (path) => path === base || path.startsWith(`${base}/`),
+  );
+}

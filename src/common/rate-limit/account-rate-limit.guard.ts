@@ -104,10 +104,9 @@ export class AccountRateLimitGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
-    // An API key's request was counted before its body was read (installAccountBudgetBeforeBody).
-    if ((request as CountedRequest)[BUDGET_COUNTED] === true) return true;
-    return this.count(request, context.switchToHttp().getResponse<FastifyReply>(), context);
+    // An API key's request was counted before its body was read (installAccountBudgetBeforeBody): count() knows.
+    const http = context.switchToHttp();
+    return this.count(http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>(), context);
   }
 
   /**
