@@ -157,6 +157,23 @@ describe('log writes', () => {
     }
   });
 
+  it('a flush resolves only once every buffered line is written, also when it comes during a write', async () => {
+    // What the start does before its banner: lines that fill a batch begin a write, a few more wait
+    // behind it, and the flush comes while the write is under way. A flush that resolved when that
+    // write ended left the waiting lines for the periodic flush, after the banner.
+    const { stream, lines, close } = onFile();
+    try {
+      const line = `${JSON.stringify({ level: 30, msg: 'fills the batch' })}\n`;
+      const filling = Math.ceil(LOG_BATCH_BYTES / line.length) + 1;
+      for (let i = 0; i < filling; i += 1) stream.write(line);
+      for (let i = 0; i < 3; i += 1) stream.write(`${JSON.stringify({ level: 30, msg: 'waits behind it', i })}\n`);
+      await new Promise<void>((flushed) => stream.flush(() => flushed()));
+      assert.equal(lines().length, filling + 3, 'every line written when the flush resolves');
+    } finally {
+      await close();
+    }
+  });
+
   it('a lone log line is written by the periodic flush, with no line or flush after it', async () => {
     const { stream, lines, close } = onFile();
     try {
