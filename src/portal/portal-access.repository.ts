@@ -217,11 +217,17 @@ export class PortalAccessRepository {
     await END_SESSION.affected({ id }, tx ?? this.database);
   }
 
-  /** Ends every live session and unopened link of the account; how many of each. */
+  /**
+   * Ends every live session and unopened link of the account; how many of each. Links first: a link
+   * being opened at that moment is held by its opening until the opening commits, so the link's
+   * statement waits for it, and the sessions' statement after it (a statement of its own, a snapshot
+   * of its own) sees the session the opening made and ends it too. Sessions first, it would not see
+   * that session, and the link, opened by then, would be left alone: a session outliving its revocation.
+   */
   async revokeAccount(account: PortalAccount, tx: Transaction): Promise<{ sessions: number; links: number }> {
     const params = { accountType: account.type, accountId: account.id };
-    const sessions = await REVOKE_SESSIONS.affected(params, tx);
     const links = await REVOKE_LINKS.affected(params, tx);
+    const sessions = await REVOKE_SESSIONS.affected(params, tx);
     return { sessions, links };
   }
 

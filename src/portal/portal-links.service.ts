@@ -125,8 +125,10 @@ export class PortalLinksService implements OnModuleInit {
     });
   }
 
-  /** Ends every session and unopened link of the account; other instances see it on their next request. */
-  /** Ends every session and unopened link of the account; with `accountType`, an account of the other kind is 404. */
+  /**
+   * Ends every session and unopened link of the account, also one opened at the same moment; other
+   * instances see it on their next request. With `accountType`, an account of the other kind is 404.
+   */
   async revoke(
     accountId: string,
     accountType?: PortalAccount['type'],
