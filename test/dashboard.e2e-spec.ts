@@ -573,6 +573,32 @@ describe('dashboard over HTTP', () => {
     assert.notEqual(rotated.body.data.secret, inGrace.body.data.secret);
   });
 
+  it('refuses the second of two rotation forms posted at once without the box: the grace the first began keeps the original secret signing', async () => {
+    const { webhookId } = await webhook();
+    const admin = internalApi(service);
+    const original = await admin('GET', `/internal/webhooks/${webhookId}`);
+    const client = new DashboardClient(service.adminUrl);
+    const csrf = await client.signIn(service.adminToken);
+    const path = `/internal/dashboard/webhooks/${webhookId}/rotate-secret`;
+    // Both read the webhook with no grace running, as two tabs of one page would.
+    const posted = await Promise.all([
+      client.post(path, { graceSeconds: '86400' }, csrf),
+      client.post(path, { graceSeconds: '86400' }, csrf),
+    ]);
+    assert.deepEqual(
+      posted.map((answer) => answer.status).sort(),
+      [303, 400],
+      posted.map((answer) => answer.html.slice(0, 200)).join('\n'),
+    );
+    assert.match(
+      posted.find((answer) => answer.status === 400)?.html ?? '',
+      /id="confirm-no-grace-error" class="field-error">The secret replaced by the last rotation still signs until/,
+    );
+    const rotatedOnce = await admin('GET', `/internal/webhooks/${webhookId}`);
+    assert.notEqual(rotatedOnce.body.data.secret, original.body.data.secret);
+    assert.notEqual(rotatedOnce.body.data.secretRotation, null, 'the original secret still signs through its grace');
+  });
+
   it('focuses the first field a refused form marks invalid, described by its refusal, and nothing else', async () => {
     const { webhookId } = await webhook();
     const venue = await fixtures(service).venue();

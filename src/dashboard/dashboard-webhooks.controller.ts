@@ -131,18 +131,22 @@ export class DashboardWebhooksController {
       secretRotation?.previousExpiresAt ?? null,
     );
     // Shown again beside the seconds or the box that would have confirmed them, with what was typed.
-    if (read.refused !== undefined) {
-      const { field, error } = read.refused;
+    const showRefused = async (field: 'grace' | 'confirm', error: DomainError): Promise<FastifyReply> => {
       const view = await this.viewOfPostedPage(webhookId, form);
-      return this.pages.send(
-        request,
-        reply,
-        'webhook',
-        { ...view, [`${field}Error`]: error.message, graceValue: graceText },
-        error.status,
-      );
-    }
-    const rotated = await this.operations.rotateSecret(webhookId, { graceSeconds: read.graceSeconds });
+      const page = { ...view, [`${field}Error`]: error.message, graceValue: graceText };
+      return this.pages.send(request, reply, 'webhook', page, error.status);
+    };
+    if (read.refused !== undefined) return showRefused(read.refused.field, read.refused.error);
+    // Unless the box was ticked, the rotation itself refuses while an earlier grace runs: another form posted at
+    // the same moment may have begun one since the webhook was read above.
+    const keepEarlierGrace = !form.checked('confirmNoGrace');
+    const rotated = await this.operations
+      .rotateSecret(webhookId, { graceSeconds: read.graceSeconds, keepEarlierGrace })
+      .catch((error: unknown) => {
+        if (error instanceof DomainError && error.status === 400) return error;
+        throw error;
+      });
+    if (rotated instanceof DomainError) return showRefused('confirm', rotated);
     this.sessions.putFlash(request, newSecretPath(webhookId), rotated.secret);
     throw new DashboardRedirect(newSecretPath(webhookId));
   }

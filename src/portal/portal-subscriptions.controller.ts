@@ -177,9 +177,12 @@ export class PortalSubscriptionsController {
     if (read.refused !== undefined) {
       return this.showRefused(request, reply, webhookId, form, read.refused, { graceValue: graceText });
     }
+    // Unless the box was ticked, the rotation itself refuses while an earlier grace runs (said on the page): another
+    // form posted at the same moment may have begun one since the subscription was read above.
+    const keepEarlierGrace = !form.checked('confirmNoGrace');
     let rotated = false;
     await this.report(request, async () => {
-      await this.operations.rotateSecret(webhookId, { graceSeconds: read.graceSeconds });
+      await this.operations.rotateSecret(webhookId, { graceSeconds: read.graceSeconds, keepEarlierGrace });
       await this.sessions.allowSecretReveal(session, webhookId);
       rotated = true;
       return 'Secret rotated.';

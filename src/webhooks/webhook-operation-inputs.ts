@@ -1,10 +1,15 @@
 import { parseInstant, parseInstantText } from '../../libs/time/instant';
 import { DomainError } from '../common/errors/domain-error';
-import { instant as shownInstant, instantFieldText } from '../common/html/html-format';
+import { instantFieldText } from '../common/html/html-format';
 import type { Page } from '../common/envelope/page';
 import { ErrorCode } from '../common/errors/error-code';
 import type { WebhookDeliveryResponseDto } from './dto/webhook.dto';
-import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, type WebhookOperationsService } from './webhook-operations.service';
+import {
+  DEFAULT_GRACE_SECONDS,
+  earlierGraceRuns,
+  MAX_GRACE_SECONDS,
+  type WebhookOperationsService,
+} from './webhook-operations.service';
 
 /**
  * Internal API bodies, read into the typed options of
@@ -175,11 +180,7 @@ export function assertNoGraceConfirmed(graceSeconds: number, confirmed: boolean)
  * rotates as its contract says, without asking.
  */
 export function assertGraceEndConfirmed(previousExpiresAt: string | null, confirmed: boolean): void {
-  if (previousExpiresAt !== null && !confirmed) {
-    throw DomainError.invalidArgument(
-      `The secret replaced by the last rotation still signs until ${shownInstant(previousExpiresAt)}: rotating again stops it at once and every receiver still on it fails. Tick the box to confirm, or rotate after that time.`,
-    );
-  }
+  if (previousExpiresAt !== null && !confirmed) throw earlierGraceRuns(previousExpiresAt);
 }
 
 /** A rotation read from a form, or its refusal and the field it is shown beside (the seconds, or the box). */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { generateWebhookSecret } from '../../libs/webhooks';
 import { Page } from '../common/envelope/page';
 import { DomainError } from '../common/errors/domain-error';
+import { instant as shownInstant } from '../common/html/html-format';
 import { APP_CONFIG, type AppConfig } from '../config/app-config';
 import { afterCommit } from '../database/connection-unavailable';
 import { UnitOfWork } from '../database/unit-of-work';
@@ -248,15 +249,29 @@ export class WebhookOperationsService {
    * without a window of failures. A rotation during a grace period ends the
    * older secret's grace at once: at most two secrets sign at a time.
    */
-  async rotateSecret(webhookId: string, options: { graceSeconds?: number } = {}): Promise<RotatedWebhookResponseDto> {
+  /**
+   * `keepEarlierGrace`: the pages' rule, unless their box is ticked. Refuses (400) while the secret
+   * replaced by the last rotation still signs, decided in the rotating statement, so that of two forms
+   * posted at once the second is refused instead of ending the grace the first began. The internal API
+   * and the CLI rotate as the contract says, without asking.
+   */
+  async rotateSecret(
+    webhookId: string,
+    options: { graceSeconds?: number; keepEarlierGrace?: boolean } = {},
+  ): Promise<RotatedWebhookResponseDto> {
     const grace = options.graceSeconds ?? DEFAULT_GRACE_SECONDS;
     if (!Number.isSafeInteger(grace) || grace < 0 || grace > MAX_GRACE_SECONDS) {
       throw DomainError.invalidArgument(`graceSeconds must be a whole number from 0 to ${MAX_GRACE_SECONDS}.`);
     }
-    const sealed = this.cipher.seal(webhookId, generateWebhookSecret());
-    const row = await this.unitOfWork.run((tx) => this.subscriptions.rotateSecret(webhookId, sealed, grace, tx));
-    if (row === null) throw DomainError.notFound('Webhook');
-    return this.rotated(row);
+    const rotation = {
+      newSecretSealed: this.cipher.seal(webhookId, generateWebhookSecret()),
+      graceSeconds: grace,
+      mayEndGrace: options.keepEarlierGrace !== true,
+    };
+    const outcome = await this.unitOfWork.run((tx) => this.subscriptions.rotateSecret(webhookId, rotation, tx));
+    if (outcome === null) throw DomainError.notFound('Webhook');
+    if ('graceRunsUntil' in outcome) throw earlierGraceRuns(outcome.graceRunsUntil.toISOString());
+    return this.rotated(outcome.rotated);
   }
 
   /**
@@ -311,6 +326,13 @@ export class WebhookOperationsService {
       secretRotation: inGrace ? { previousExpiresAt: graceEnds.toISOString() } : null,
     };
   }
+}
+
+/** The refusal of a page's rotation, unconfirmed, while the secret replaced by the last one still signs. */
+export function earlierGraceRuns(previousExpiresAt: string): DomainError {
+  return DomainError.invalidArgument(
+    `The secret replaced by the last rotation still signs until ${shownInstant(previousExpiresAt)}: rotating again stops it at once and every receiver still on it fails. Tick the box to confirm, or rotate after that time.`,
+  );
 }
 
 function presentDelivery(row: DeliveryRow): WebhookDeliveryResponseDto {

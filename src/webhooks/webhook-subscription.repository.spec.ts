@@ -141,17 +141,38 @@ describe('WebhookSubscriptionRepository', () => {
 
   it('rotates a secret: the old one signs during the grace period, none with no grace, a deleted one is not found', async () => {
     const id = await insertSubscription(tables.dataSource);
-    const rotated = await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(id, 'sealed-2', 60, tx));
-    assert.equal(rotated?.secretSealed, 'sealed-2');
-    assert.equal(rotated?.previousSecretSealed, 'sealed');
-    assert.ok((rotated?.previousSecretExpiresAt?.getTime() ?? 0) > Date.now() + 50_000);
-    const again = await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(id, 'sealed-3', 0, tx));
+    const rotate = (subscriptionId: string, newSecretSealed: string, graceSeconds: number) =>
+      tables.unitOfWork.run((tx) =>
+        subscriptions.rotateSecret(subscriptionId, { newSecretSealed, graceSeconds, mayEndGrace: true }, tx),
+      );
+    const rotated = rotatedRow(await rotate(id, 'sealed-2', 60));
+    assert.equal(rotated.secretSealed, 'sealed-2');
+    assert.equal(rotated.previousSecretSealed, 'sealed');
+    assert.ok((rotated.previousSecretExpiresAt?.getTime() ?? 0) > Date.now() + 50_000);
+    const again = rotatedRow(await rotate(id, 'sealed-3', 0));
     assert.deepEqual(
-      [again?.secretSealed, again?.previousSecretSealed, again?.previousSecretExpiresAt],
+      [again.secretSealed, again.previousSecretSealed, again.previousSecretExpiresAt],
       ['sealed-3', null, null],
     );
     const gone = await insertSubscription(tables.dataSource, { deleted: true });
-    assert.equal(await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(gone, 'sealed-4', 60, tx)), null);
+    assert.equal(await rotate(gone, 'sealed-4', 60), null);
+  });
+
+  it('refuses a rotation asked to keep an earlier grace while it runs, also the second of two at once, and changes nothing', async () => {
+    const id = await insertSubscription(tables.dataSource);
+    const rotate = (newSecretSealed: string) =>
+      tables.unitOfWork.run((tx) =>
+        subscriptions.rotateSecret(id, { newSecretSealed, graceSeconds: 60, mayEndGrace: false }, tx),
+      );
+    // No grace runs before: each would rotate alone. Together, the second waits for the first's row lock and then
+    // finds the grace it began.
+    const outcomes = await Promise.all([rotate('sealed-a'), rotate('sealed-b')]);
+    const refused = outcomes.filter((outcome) => outcome !== null && 'graceRunsUntil' in outcome);
+    const rotated = outcomes.filter((outcome) => outcome !== null && 'rotated' in outcome);
+    assert.deepEqual([rotated.length, refused.length], [1, 1], JSON.stringify(outcomes));
+    const row = await subscriptions.findLive(id);
+    assert.equal(row?.previousSecretSealed, 'sealed', 'the original secret still signs through its grace');
+    assert.deepEqual(refused[0], { graceRunsUntil: row?.previousSecretExpiresAt });
   });
 
   it('keeps the health of a disabled subscription: the attempts that disabled it count, past the skipped deliveries made since', async () => {
@@ -207,7 +228,8 @@ describe('WebhookSubscriptionRepository', () => {
     const [stored] = await subscriptions.sealedSecretsAfter('', 1);
     assert.ok(stored);
     const resealed = { id: a, secretSealed: 'resealed', previousSecretSealed: null };
-    await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(a, 'rotated meanwhile', 60, tx));
+    const rotation = { newSecretSealed: 'rotated meanwhile', graceSeconds: 60, mayEndGrace: true };
+    await tables.unitOfWork.run((tx) => subscriptions.rotateSecret(a, rotation, tx));
     assert.equal(await subscriptions.replaceSealedSecrets(stored, resealed), false, 'a rotation in between wins');
     const [current] = await subscriptions.sealedSecretsAfter('', 1);
     assert.ok(current);
@@ -380,3 +402,11 @@ describe('WebhookSubscriptionRepository', () => {
     });
   });
 });
+
+/** The row a rotation left; fails the test when it was refused or found nothing. */
+function rotatedRow(
+  outcome: { rotated: WebhookSubscriptionEntity } | { graceRunsUntil: Date } | null,
+): WebhookSubscriptionEntity {
+  assert.ok(outcome !== null && 'rotated' in outcome, `not rotated: ${JSON.stringify(outcome)}`);
+  return outcome.rotated;
+}

@@ -153,14 +153,26 @@ const ENABLE = defineStatement<
   { prepared: false },
 );
 
-const ROTATE_SECRET = defineStatement<{ subscriptionId: string; newSecretSealed: string; graceSeconds: number }>(
+/**
+ * With `mayEndGrace` false, a secret replaced by an earlier rotation that still signs refuses the
+ * rotation: checked in the update itself, so of two such rotations at once the second, which waits for
+ * the first's row lock, finds the grace the first began and changes nothing.
+ */
+const ROTATE_SECRET = defineStatement<{
+  subscriptionId: string;
+  newSecretSealed: string;
+  graceSeconds: number;
+  mayEndGrace: boolean;
+}>(
   (p) => sql`UPDATE webhook_subscription
           SET previous_secret_sealed = CASE WHEN ${p.graceSeconds} > 0 THEN secret_sealed END,
               previous_secret_expires_at = CASE WHEN ${p.graceSeconds} > 0
                                                 THEN now() + ${p.graceSeconds} * interval '1 second' END,
               secret_sealed = ${p.newSecretSealed},
               updated_at = now()
-        WHERE id = ${p.subscriptionId} AND deleted_at IS NULL`,
+        WHERE id = ${p.subscriptionId} AND deleted_at IS NULL
+          AND (${p.mayEndGrace} OR previous_secret_sealed IS NULL OR previous_secret_expires_at IS NULL
+               OR previous_secret_expires_at <= now())`,
   { prepared: false },
 );
 
@@ -359,19 +371,24 @@ export class WebhookSubscriptionRepository {
   /**
    * A new current secret; the old one signs too until `graceSeconds` from
    * now (none with 0). A secret still in an earlier grace period stops
-   * signing at once: at most two secrets sign at a time. The row is read
-   * back in the rotating transaction, under the update's lock: a rotation
-   * made at the same moment cannot slip in between, so each caller gets the
-   * secrets its own rotation left.
+   * signing at once (at most two secrets sign at a time), or, with
+   * `mayEndGrace` false, the rotation is refused and says until when that
+   * secret signs. The row is read back in the rotating transaction, under
+   * the update's lock: a rotation made at the same moment cannot slip in
+   * between, so each caller gets the secrets its own rotation left. Null: no
+   * such live subscription.
    */
   async rotateSecret(
     subscriptionId: string,
-    newSecretSealed: string,
-    graceSeconds: number,
+    rotation: { newSecretSealed: string; graceSeconds: number; mayEndGrace: boolean },
     tx: Transaction,
-  ): Promise<WebhookSubscriptionEntity | null> {
-    const rotated = await ROTATE_SECRET.affected({ subscriptionId, newSecretSealed, graceSeconds }, tx);
-    return rotated === 0 ? null : tx.manager.findOne(WebhookSubscriptionEntity, { where: { id: subscriptionId } });
+  ): Promise<{ rotated: WebhookSubscriptionEntity } | { graceRunsUntil: Date } | null> {
+    const changed = await ROTATE_SECRET.affected({ subscriptionId, ...rotation }, tx);
+    const row = await tx.manager.findOne(WebhookSubscriptionEntity, { where: { id: subscriptionId } });
+    if (row === null || row.deletedAt !== null) return null;
+    if (changed === 1) return { rotated: row };
+    // Live and unchanged: only a running grace refuses a rotation.
+    return { graceRunsUntil: row.previousSecretExpiresAt ?? new Date() };
   }
 
   /** Newest first. */
