@@ -195,6 +195,48 @@ describe('DeliveryHistoryRepository', () => {
     );
   });
 
+  it('refuses a recovery once a deletion it waited for commits: nothing is queued for a deleted subscription', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const skipped = await insertDelivery(tables.dataSource, { subscriptionId, status: 'skipped' });
+    const deleting = tables.dataSource.createQueryRunner();
+    await deleting.connect();
+    try {
+      await deleting.startTransaction();
+      // As SOFT_DELETE does: the row locked FOR UPDATE, then marked deleted, committed a moment later.
+      await deleting.query(`SELECT id FROM webhook_subscription WHERE id = $1 FOR UPDATE`, [subscriptionId]);
+      await deleting.query(`UPDATE webhook_subscription SET deleted_at = now(), enabled = false WHERE id = $1`, [
+        subscriptionId,
+      ]);
+      const window = { since: new Date(Date.now() - 3_600_000), until: null };
+      const recovering = history.requeueWindow(subscriptionId, window, 10, { refuseDisabled: true });
+      await eventually(async () => {
+        const [waits] = await tables.dataSource.query<Array<{ n: number }>>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return (waits?.n ?? 0) > 0 ? true : undefined;
+      }, 'the recovery to wait for the deletion’s lock');
+      await deleting.commitTransaction();
+      assert.equal(await recovering, 'deleted');
+    } finally {
+      await deleting.release();
+    }
+    assert.equal((await deliveryRow(tables.dataSource, skipped))?.status, 'skipped', 'nothing queued after the delete');
+  });
+
+  it('refuses a recovery of a subscription disabled since the request read it, unless a re-enable asks for it', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const failed = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
+    await tables.dataSource.query(`UPDATE webhook_subscription SET enabled = false WHERE id = $1`, [subscriptionId]);
+    const window = { since: new Date(Date.now() - 3_600_000), until: null };
+    assert.equal(await history.requeueWindow(subscriptionId, window, 10, { refuseDisabled: true }), 'disabled');
+    assert.equal((await deliveryRow(tables.dataSource, failed))?.status, 'failed');
+    assert.deepEqual(await history.requeueWindow(subscriptionId, window, 10, { refuseDisabled: false }), {
+      queued: 1,
+      remaining: 0,
+    });
+  });
+
   it('refuses a resend without force to a subscription disabled since the request read it, and leases it with force', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
     const final = await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed' });
@@ -235,7 +277,10 @@ describe('DeliveryHistoryRepository', () => {
     const enabled = await tables.unitOfWork.run((tx) => subscriptions.enable(subscriptionId, tx));
     assert.ok(enabled?.disabledSince != null && enabled.skippedAfterSeq !== null);
     const window = { since: enabled.disabledSince, until: null, skippedAfterSeq: enabled.skippedAfterSeq };
-    assert.deepEqual(await history.requeueWindow(subscriptionId, window, 10), { queued: 1, remaining: 0 });
+    assert.deepEqual(await history.requeueWindow(subscriptionId, window, 10, { refuseDisabled: false }), {
+      queued: 1,
+      remaining: 0,
+    });
     assert.equal((await deliveryRow(tables.dataSource, late))?.status, 'pending');
     assert.equal((await deliveryRow(tables.dataSource, earlier))?.status, 'skipped', 'skipped before it was disabled');
   });
@@ -257,20 +302,29 @@ describe('DeliveryHistoryRepository', () => {
               (SELECT created_at FROM webhook_delivery_history WHERE id = $2) AS until`,
       [first, atUntil],
     );
-    assert.deepEqual(await history.requeueWindow(subscriptionId, { since, until }, 2), { queued: 2, remaining: 1 });
+    assert.deepEqual(await history.requeueWindow(subscriptionId, { since, until }, 2, { refuseDisabled: true }), {
+      queued: 2,
+      remaining: 1,
+    });
     const statusOf = async (id: string) => (await deliveryRow(tables.dataSource, id))?.status;
     assert.deepEqual(
       [await statusOf(first), await statusOf(second), await statusOf(third)],
       ['pending', 'pending', 'failed'],
     );
-    assert.deepEqual(await history.requeueWindow(subscriptionId, { since, until }, 2), { queued: 1, remaining: 0 });
-    assert.equal(await statusOf(before), 'failed', 'before `since` is outside the window');
-    assert.equal(await statusOf(atUntil), 'failed', '`until` itself is outside the window');
-    assert.equal(await statusOf(succeeded), 'succeeded');
-    assert.deepEqual(await history.requeueWindow(subscriptionId, { since, until: null }, 10), {
+    assert.deepEqual(await history.requeueWindow(subscriptionId, { since, until }, 2, { refuseDisabled: true }), {
       queued: 1,
       remaining: 0,
     });
+    assert.equal(await statusOf(before), 'failed', 'before `since` is outside the window');
+    assert.equal(await statusOf(atUntil), 'failed', '`until` itself is outside the window');
+    assert.equal(await statusOf(succeeded), 'succeeded');
+    assert.deepEqual(
+      await history.requeueWindow(subscriptionId, { since, until: null }, 10, { refuseDisabled: true }),
+      {
+        queued: 1,
+        remaining: 0,
+      },
+    );
     assert.equal(await statusOf(atUntil), 'pending', 'no `until`: up to now');
     const [replay] = await tables.dataSource.query(
       `SELECT bool_and(replay) AS all FROM webhook_delivery WHERE status = 'pending'`,
@@ -290,7 +344,7 @@ describe('DeliveryHistoryRepository', () => {
     try {
       await other.startTransaction();
       await other.query(`SELECT pg_advisory_xact_lock(hashtext('webhook recovery'), hashtext($1))`, [subscriptionId]);
-      const waiting = history.requeueWindow(subscriptionId, { since, until: null }, 10);
+      const waiting = history.requeueWindow(subscriptionId, { since, until: null }, 10, { refuseDisabled: true });
       const first = await Promise.race([waiting, new Promise((resolve) => setTimeout(() => resolve('waiting'), 300))]);
       assert.equal(first, 'waiting', 'a recovery waits while another of the subscription runs');
       await other.commitTransaction();
@@ -305,9 +359,13 @@ describe('DeliveryHistoryRepository', () => {
     for (let i = 0; i < 5; i += 1) {
       await insertDelivery(tables.dataSource, { subscriptionId, status: 'failed', createdDaysAgo: 1 });
     }
-    const answers = await Promise.all(
-      Array.from({ length: 6 }, () => history.requeueWindow(subscriptionId, { since, until: null }, 10)),
-    );
+    const answers = (
+      await Promise.all(
+        Array.from({ length: 6 }, () =>
+          history.requeueWindow(subscriptionId, { since, until: null }, 10, { refuseDisabled: true }),
+        ),
+      )
+    ).map(queuedCounts);
     assert.equal(
       answers.reduce((sum, answer) => sum + answer.queued, 0),
       5,
@@ -338,3 +396,12 @@ describe('DeliveryHistoryRepository', () => {
     assert.equal((await deliveryRow(tables.dataSource, pending))?.status, 'pending');
   });
 });
+
+/** A recovery's counts; fails the test when it was refused. */
+function queuedCounts(answer: { queued: number; remaining: number } | 'deleted' | 'disabled'): {
+  queued: number;
+  remaining: number;
+} {
+  assert.ok(typeof answer !== 'string', `refused: ${JSON.stringify(answer)}`);
+  return answer;
+}

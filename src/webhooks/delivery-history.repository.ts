@@ -165,13 +165,14 @@ const LOCK_TURN_FOR_RESEND = defineStatement<{ subscriptionId: string }, { locke
 );
 
 /**
- * A resend's lock on its subscription, taken first, for the rest of its transaction: FOR KEY SHARE conflicts
- * with the FOR UPDATE of a deletion (SOFT_DELETE) and of a re-enable, so a deletion that committed first is seen
- * here (no row: the resend is refused), and one that comes later waits for this lease and then finds it in
- * flight (DROP_PENDING leaves it to finish). It never waits for a claim or an attempt's record (their locks do
- * not conflict with it), nor for a publication (KEY SHARE too).
+ * A resend's or a recovery's lock on its subscription, taken first, for the rest of its transaction: FOR KEY
+ * SHARE conflicts with the FOR UPDATE of a deletion (SOFT_DELETE) and of a re-enable, so a deletion that
+ * committed first is seen here (no row: refused), and one that comes later waits for this transaction and
+ * then finds its work: a resend's lease in flight (DROP_PENDING leaves it to finish), a recovery's deliveries
+ * queued (DROP_PENDING drops them with the rest). It never waits for a claim or an attempt's record (their
+ * locks do not conflict with it), nor for a publication (KEY SHARE too).
  */
-const LOCK_SUBSCRIPTION_FOR_RESEND = defineStatement<{ subscriptionId: string }, { enabled: boolean }>(
+const LOCK_LIVE_SUBSCRIPTION = defineStatement<{ subscriptionId: string }, { enabled: boolean }>(
   (p) => sql`SELECT s.enabled FROM webhook_subscription s WHERE s.id = ${p.subscriptionId} AND s.deleted_at IS NULL
          FOR KEY SHARE`,
   { prepared: false },
@@ -342,7 +343,7 @@ export class DeliveryHistoryRepository {
    * expires and the worker sends it on a fresh schedule (at least once).
    *
    * In one transaction, with the subscription locked against its deletion
-   * and re-enabling (LOCK_SUBSCRIPTION_FOR_RESEND) and its turn against
+   * and re-enabling (LOCK_LIVE_SUBSCRIPTION) and its turn against
    * claims, so what is checked still holds when the lease commits:
    * `'deleted'` when the subscription is gone, `'disabled'` when it is off
    * and `force` is not set, `'busy'` when it already has `maxInFlight`
@@ -357,7 +358,7 @@ export class DeliveryHistoryRepository {
     lease: { leaseMs: number; leaseToken: string; force: boolean; maxInFlight: number },
   ): Promise<ClaimedDelivery | 'pending' | 'deleted' | 'disabled' | 'busy' | null> {
     const claimed = await this.unitOfWork.run(async (tx) => {
-      const subscription = await LOCK_SUBSCRIPTION_FOR_RESEND.one({ subscriptionId }, tx);
+      const subscription = await LOCK_LIVE_SUBSCRIPTION.one({ subscriptionId }, tx);
       if (subscription === null) return 'deleted' as const;
       if (!subscription.enabled && !lease.force) return 'disabled' as const;
       await LOCK_TURN_FOR_RESEND.rows({ subscriptionId }, tx);
@@ -382,15 +383,24 @@ export class DeliveryHistoryRepository {
    * `skippedAfterSeq` (a re-enable's), also every skipped delivery numbered
    * above it, whenever it was created: what was skipped while the
    * subscription was off, including one whose publication began before it
-   * was disabled. Returns how many were queued and how many more match.
+   * was disabled. Returns how many were queued and how many more match;
+   * `'deleted'` (nothing queued) when the subscription is gone, and
+   * `'disabled'` when it is off and `refuseDisabled` is set, checked with the
+   * subscription locked against its deletion (LOCK_LIVE_SUBSCRIPTION): a
+   * deletion committed first is seen, and one that comes later drops what
+   * this queued.
    */
   async requeueWindow(
     subscriptionId: string,
     window: { since: Date; until: Date | null; skippedAfterSeq?: string | null },
     limit: number,
-  ): Promise<{ queued: number; remaining: number }> {
+    options: { refuseDisabled: boolean },
+  ): Promise<{ queued: number; remaining: number } | 'deleted' | 'disabled'> {
     return this.unitOfWork.run(async (tx) => {
       await LOCK_RECOVERY.rows({ subscriptionId }, tx);
+      const subscription = await LOCK_LIVE_SUBSCRIPTION.one({ subscriptionId }, tx);
+      if (subscription === null) return 'deleted' as const;
+      if (!subscription.enabled && options.refuseDisabled) return 'disabled' as const;
       const bounds = {
         subscriptionId,
         since: window.since,

@@ -146,10 +146,12 @@ export class WebhookOperationsService {
       if (options.recover === true && enabled.disabledSince !== null) {
         // Skipped deliveries by their queue number too: one whose publication began before the disabling attempt
         // but read the subscription after it is older than disabledSince, and was still missed while it was off.
+        // Deleted meanwhile: nothing is queued, and the read below answers 404.
         await this.deliveryRows.requeueWindow(
           webhookId,
           { since: enabled.disabledSince, until: null, skippedAfterSeq: enabled.skippedAfterSeq },
           MAX_RECOVERED_PER_CALL,
+          { refuseDisabled: false },
         );
       }
       this.worker.wake();
@@ -234,11 +236,15 @@ export class WebhookOperationsService {
     if (until !== null && until.getTime() < since.getTime()) {
       throw DomainError.invalidArgument('until must not be before since.');
     }
-    const subscription = await this.live(webhookId);
-    if (!subscription.enabled) {
+    // Checked where the deliveries are queued, under the subscription's lock: a deletion or a disable may commit
+    // meanwhile, and nothing may be queued for a subscription after DELETE answered.
+    const result = await this.deliveryRows.requeueWindow(webhookId, { since, until }, MAX_RECOVERED_PER_CALL, {
+      refuseDisabled: true,
+    });
+    if (result === 'deleted') throw DomainError.notFound('Webhook');
+    if (result === 'disabled') {
       throw DomainError.conflict('The webhook is disabled; enable it (optionally with recover) first.');
     }
-    const result = await this.deliveryRows.requeueWindow(webhookId, { since, until }, MAX_RECOVERED_PER_CALL);
     this.worker.wake();
     return result;
   }
@@ -248,11 +254,11 @@ export class WebhookOperationsService {
    * `graceSeconds` (0 to 604800, default 86400), so receivers can switch
    * without a window of failures. A rotation during a grace period ends the
    * older secret's grace at once: at most two secrets sign at a time.
-   */
-  /**
-   * `keepEarlierGrace`: the pages' rule, unless their box is ticked. Refuses (400) while the secret
-   * replaced by the last rotation still signs, decided in the rotating statement, so that of two forms
-   * posted at once the second is refused instead of ending the grace the first began. The internal API
+   *
+   * `keepEarlierGrace`, the pages' rule unless their box is ticked: refused
+   * (400) while the secret replaced by the last rotation still signs, decided
+   * in the rotating statement, so that of two forms posted at once the second
+   * is refused instead of ending the grace the first began. The internal API
    * and the CLI rotate as the contract says, without asking.
    */
   async rotateSecret(
