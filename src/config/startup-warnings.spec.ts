@@ -105,7 +105,18 @@ describe('a warning when ADMIN_HOST is not loopback', () => {
     for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) {
       assert.deepEqual(startupWarnings(loadAppConfig({ ADMIN_TOKEN: TOKEN, ADMIN_HOST: host })), [], host);
     }
-    assert.deepEqual(startupWarnings(loadAppConfig({ ADMIN_HOST: '0.0.0.0' })), []);
+    const noToken = {
+      ADMIN_HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://service@db.internal/events',
+      WEBHOOK_SECRETS_PLAINTEXT: '1',
+    };
+    assert.deepEqual(startupWarnings(loadAppConfig(noToken)), []);
+  });
+
+  it('warns on the embedded default too, whose token is kept in the data folder rather than set', () => {
+    const warnings = startupWarnings(loadAppConfig({ ADMIN_HOST: '0.0.0.0' }));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0] ?? '', /ADMIN_HOST is 0\.0\.0\.0, not a loopback address/);
   });
 
   it('warns when PORT moves the public API and PUBLIC_WEB_URL is left at its default, naming both', () => {

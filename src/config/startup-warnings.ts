@@ -12,7 +12,10 @@ function isLoopback(host: string): boolean {
 /** Settings that are valid but unwise; the service starts and logs each one. */
 export function startupWarnings(config: AppConfig): string[] {
   const warnings: string[] = [];
-  if (config.adminToken !== null && !isLoopback(config.adminHost)) {
+  // The internal listener is on with ADMIN_TOKEN, and always on the embedded default (its token is kept in the data
+  // folder, read after these warnings).
+  const internalListenerOn = config.adminToken !== null || config.databaseUrl === null;
+  if (internalListenerOn && !isLoopback(config.adminHost)) {
     warnings.push(
       `ADMIN_HOST is ${config.adminHost}, not a loopback address: the internal API (every tenant's data behind one ` +
         'token) is reachable from the network; keep it on 127.0.0.1 behind a private tunnel or proxy',
