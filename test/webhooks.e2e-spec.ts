@@ -222,6 +222,8 @@ describe('webhook subscriptions', () => {
       ['Teredo (2001::/32)', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/in'],
       ['2001::/23', 'https://[2001:1ff::1]/in'],
       ['a port outside WEBHOOK_ALLOWED_PORTS', 'https://hooks.example.com:22/in'],
+      ['a fragment, never sent to a receiver', 'https://hooks.example.com/in#section'],
+      ['port 0', 'https://hooks.example.com:0/in'],
     ];
     for (const [form, url] of refused) {
       it(`refuses ${form} (${url}) with 400 invalid_argument, naming no address`, async () => {
@@ -244,6 +246,19 @@ describe('webhook subscriptions', () => {
         result.body.data.url,
       );
       await api('DELETE', `/v1/webhooks/${result.body.data.id}`, { key: owner.key });
+    });
+
+    it('holds the url to 2048 characters as stored: one that percent-encoding makes longer is 400 invalid_argument', async () => {
+      // 2,033 characters as sent; each € becomes %E2%82%AC, 9 characters, when normalised.
+      const url = `${HOOK}/${'€'.repeat(2_000)}`;
+      assert.ok(url.length <= 2048);
+      const result = await create(owner.key, { url, events: ['order.confirmed'] });
+      assertErrorBody(result, 400, 'invalid_argument');
+      assert.match(result.body.message, /url must be at most 2048 characters once normalised/);
+      const fits = await create(owner.key, { url: `${HOOK}/${'€'.repeat(200)}`, events: ['order.confirmed'] });
+      assert.equal(fits.status, 201, fits.text);
+      assert.equal(fits.body.data.url, `${HOOK}/${'%E2%82%AC'.repeat(200)}`);
+      await api('DELETE', `/v1/webhooks/${fits.body.data.id}`, { key: owner.key });
     });
 
     it('accepts a public https url on a name or a public address', async () => {

@@ -269,6 +269,13 @@ void describe('checkWebhookUrl', () => {
     ['a non-web scheme', 'ftp://example.com/hook', 'url must use https'],
     ['a username in the url', 'https://user@example.com/hook', 'url must not contain a username or password'],
     ['a password in the url', 'https://user:pw@example.com/hook', 'url must not contain a username or password'],
+    [
+      'a fragment, which is never sent',
+      'https://example.com/hook#section',
+      'url must not contain a fragment (#…): it is never sent',
+    ],
+    ['an empty fragment', 'https://example.com/hook#', 'url must not contain a fragment (#…): it is never sent'],
+    ['port 0, which nothing listens on', 'https://example.com:0/hook', 'url port must be from 1 to 65535'],
     ['a loopback address', 'https://127.0.0.1/hook', 'url host is not allowed'],
     ['a loopback address with a port', 'https://127.0.0.2:8443/hook', 'url host is not allowed'],
     ['a decimal-spelled loopback address', 'https://2130706433/hook', 'url host is not allowed'],
@@ -353,6 +360,14 @@ void describe('checkWebhookUrl', () => {
     assert.deepEqual(checkWebhookUrl('https://10.0.0.1/hook', allow), { ok: false, reason: 'url host is not allowed' });
     assert.deepEqual(checkWebhookUrl('https://[::1]/hook', allow), { ok: false, reason: 'url host is not allowed' });
     assert.deepEqual(checkWebhookUrl('http://127.0.0.1/hook', allow), { ok: false, reason: 'url must use https' });
+  });
+
+  void it('refuses port 0 on an allow-listed address too, which is exempt from the port rule', () => {
+    const allow = parseCidrList(['127.0.0.0/8']);
+    assert.deepEqual(checkWebhookUrl('https://127.0.0.1:0/hook', allow), {
+      ok: false,
+      reason: 'url port must be from 1 to 65535',
+    });
   });
 });
 

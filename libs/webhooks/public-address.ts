@@ -262,6 +262,10 @@ function checkUrlShape(raw: unknown, allow: readonly ParsedCidr[]): WebhookUrlCh
   if (url.username !== '' || url.password !== '') {
     return { ok: false, reason: 'url must not contain a username or password' };
   }
+  // A fragment is never sent (a client keeps it), so a stored one would only mislead; `#` alone stays in href.
+  if (url.href.includes('#')) return { ok: false, reason: 'url must not contain a fragment (#…): it is never sent' };
+  // WHATWG URL takes port 0, which no receiver can listen on: every delivery would fail to connect.
+  if (url.port === '0') return { ok: false, reason: 'url port must be from 1 to 65535' };
   // WHATWG URL has already lowercased the host and rewritten every IPv4
   // spelling (2130706433, 0x7f.1, 0177.0.0.1, 127.1) as a dotted quad.
   let host = url.hostname;
