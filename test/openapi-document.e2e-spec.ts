@@ -292,6 +292,27 @@ describe('the OpenAPI documents', () => {
     assert.ok(checked.length > 40, `${checked.length} examples checked`);
   });
 
+  it('gives every example event and venue the url the service builds for it: /events/{id} and /venues/{id}', () => {
+    const urls: Array<[string, string]> = [];
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (value !== null && typeof value === 'object') {
+        const record = value as Record<string, unknown>;
+        if (typeof record['id'] === 'string' && typeof record['url'] === 'string') {
+          urls.push([record['id'], record['url']]);
+        }
+        Object.values(record).forEach(walk);
+      }
+    };
+    walk(publicDocument);
+    const resources = urls.filter(([id]) => /^(evt|ven)_/.test(id));
+    assert.ok(resources.length >= 4, `${resources.length} example urls`);
+    for (const [id, url] of resources) {
+      const path = id.startsWith('evt_') ? 'events' : 'venues';
+      assert.equal(new URL(url).pathname, `/${path}/${id}`, `the example url of ${id}`);
+    }
+  });
+
   it('documents 431 on every public operation, and Cache-Control: no-store on the webhook responses that carry secrets', () => {
     for (const { key, operation } of operationsOf(publicDocument)) {
       assert.ok(operation['responses']['431'], `${key} documents 431`);

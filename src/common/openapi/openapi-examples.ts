@@ -16,7 +16,7 @@ export const EVENT_EXAMPLE = {
   startTime: '2027-05-01T19:00:00.000Z',
   endTime: '2027-05-01T23:00:00.000Z',
   updatedAt: '2026-11-23T18:20:03.512Z',
-  url: 'https://events.example.com/e/evt_5f0c2a9d41b7e3c8a6d2f104',
+  url: 'https://events.example.com/events/evt_5f0c2a9d41b7e3c8a6d2f104',
 };
 
 export const EVENT_PATCH_EXAMPLE = {
@@ -50,7 +50,7 @@ export const VENUE_EXAMPLE = {
   websiteUrl: 'https://bluenote.example.com',
   category: 'club',
   claimStatus: 'claimed',
-  url: 'https://events.example.com/v/ven_9a8b7c6d5e4f3a2b1c0d9e8f',
+  url: 'https://events.example.com/venues/ven_9a8b7c6d5e4f3a2b1c0d9e8f',
   locations: [
     {
       id: 'loc_1a2b3c4d5e6f7a8b9c0d1e2f',

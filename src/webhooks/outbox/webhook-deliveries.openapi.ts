@@ -83,7 +83,7 @@ const EXAMPLES: Record<WebhookEventType, unknown> = {
       title: 'Jazz night',
       startTime: '2027-05-01T19:00:00.000Z',
       endTime: null,
-      url: 'https://events.example.com/e/evt_01J5Z7Q6W8',
+      url: 'https://events.example.com/events/evt_01J5Z7Q6W8',
     },
   },
 };
