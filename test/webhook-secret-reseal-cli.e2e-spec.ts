@@ -63,6 +63,13 @@ describe('npm run ops -- webhooks:rotate-secret and webhooks:reseal-secrets', ()
     assert.equal(shown.json.data.secret, fresh);
     const withOldKey = await ops(['webhooks:show', '--webhook', webhookId], { WEBHOOK_SECRET_KEY: oldKey });
     assert.notEqual(withOldKey.code, 0);
+    // Said as a setting's refusal: one line naming the key and the settings, exit code 2, no stack.
+    const resealWithOldKey = await ops(['webhooks:reseal-secrets'], { WEBHOOK_SECRET_KEY: oldKey });
+    assert.equal(resealWithOldKey.code, 2, resealWithOldKey.stderr);
+    assert.equal(
+      resealWithOldKey.stderr,
+      `webhooks:reseal-secrets refused: a webhook secret is sealed under key ${kid}, which is neither WEBHOOK_SECRET_KEY nor listed in WEBHOOK_SECRET_KEY_PREVIOUS\n`,
+    );
 
     // A service whose keys cannot open the stored secrets refuses to start, naming what to set, instead of
     // coming up ready to answer GET /v1/webhooks with 500s and deliver nothing.

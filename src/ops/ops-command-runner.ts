@@ -1,5 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { DomainError } from '../common/errors/domain-error';
+import { ConfigError } from '../config/app-config';
 import { OpsUsageError, refuseUnknownFlags, type OpsArguments } from './ops-arguments';
 import { OPS_COMMANDS } from './ops-commands';
 
@@ -80,6 +81,11 @@ export async function runOpsCommand(app: INestApplicationContext, args: OpsArgum
       return { code: 1, stdout: json({ error: error.code, message: error.message }), stderr: '' };
     }
     if (error instanceof OpsUsageError) return usageError(name, command.usage, error.message);
+    // A refusal to run with these settings (keys that cannot open a stored secret), said as a setting's refusal
+    // is: one line on stderr, exit code 2.
+    if (error instanceof ConfigError) {
+      return { code: 2, stdout: '', stderr: `${name} refused: ${error.message}\n` };
+    }
     throw error;
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { sealingKeyId } from '../../../libs/webhooks/sealing-key-id';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config';
+import { APP_CONFIG, ConfigError, type AppConfig } from '../../config/app-config';
 
 const SEALED_PREFIX = 'aes256gcm.';
 /** Values sealed before keys had ids: any configured key may have sealed them. */
@@ -68,7 +68,8 @@ export class WebhookSecretCipher implements OnModuleInit {
     const packed = Buffer.from(rest.slice(dot + 1), 'base64url');
     const candidates = keyId === LEGACY_KEY_ID ? this.readable : this.readable.filter((key) => key.id === keyId);
     if (candidates.length === 0) {
-      throw new Error(
+      // The settings' to fix, not the request's: a command says it as a refused setting (exit code 2).
+      throw new ConfigError(
         `a webhook secret is sealed under key ${keyId}, which is neither WEBHOOK_SECRET_KEY nor listed in WEBHOOK_SECRET_KEY_PREVIOUS`,
       );
     }
