@@ -90,4 +90,19 @@ describe('npm run ops -- webhooks:*', () => {
     assert.equal(again.json.data.status, 'succeeded');
     assert.equal(again.stderr, '', 'no note for an attempt the receiver answered');
   });
+
+  it('says on stderr which of the service’s settings to give when a resend reached no answer (network_error)', async () => {
+    const gone = await startHttpsReceiver();
+    const owner = await app.make.organiser({ scopes: ['webhooks:read', 'webhooks:write'] });
+    const goneWebhookId = (await app.make.webhook(owner.key, `${gone.origin}/gone`, ['order.confirmed'])).id;
+    const event = await app.make.event(owner.id, { title: { EN: 'Gone' } });
+    await app.make.order(event.id, { lineItems: [{ quantity: 1 }], totalAmountMinor: 100 });
+    await gone.waitFor((all) => all.length >= 1);
+    const deliveryId = String(nth(gone.requests, 0, 'received deliveries').headers['service-delivery']);
+    await gone.close();
+    const resent = await ops(['webhooks:resend', '--webhook', goneWebhookId, '--delivery', deliveryId]);
+    assert.equal(resent.code, 0, resent.stderr);
+    assert.equal(resent.json.data.lastStatus, 'network_error');
+    assert.match(resent.stderr, /reached no answer \(network_error.*NODE_EXTRA_CA_CERTS/);
+  });
 });

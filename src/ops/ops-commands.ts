@@ -108,18 +108,30 @@ export type OpsNote = (result: unknown) => string | null;
 
 /**
  * A resend runs its attempt in the CLI's process, under the CLI's own address
- * rules: without the service's WEBHOOK_ALLOW_PRIVATE_CIDRS (or
+ * rules and trust store: without the service's WEBHOOK_ALLOW_PRIVATE_CIDRS (or
  * WEBHOOK_ALLOWED_PORTS) a receiver the service reaches is refused, and the
- * refusal ends the delivery as `dropped`. That is said, not left to be read
- * from the JSON of an exit code 0.
+ * refusal ends the delivery as `dropped`; without its NODE_EXTRA_CA_CERTS a
+ * receiver with a private CA's certificate fails as a `network_error`. That
+ * is said, not left to be read from the JSON of an exit code 0.
  */
 function resendNote(delivery: unknown): string | null {
-  if ((delivery as { lastStatus?: unknown } | null)?.lastStatus !== 'blocked_host') return null;
-  return (
-    "webhooks:resend: the attempt was refused by this command's own address rules (blocked_host), which ends the " +
-    'delivery as dropped; if the service reaches this receiver, run the command with its WEBHOOK_ALLOW_PRIVATE_CIDRS ' +
-    'and WEBHOOK_ALLOWED_PORTS, and resend again'
-  );
+  const outcome = (delivery as { lastStatus?: unknown } | null)?.lastStatus;
+  if (outcome === 'blocked_host') {
+    return (
+      "webhooks:resend: the attempt was refused by this command's own address rules (blocked_host), which ends the " +
+      'delivery as dropped; if the service reaches this receiver, run the command with its WEBHOOK_ALLOW_PRIVATE_CIDRS, ' +
+      'WEBHOOK_ALLOWED_PORTS and NODE_EXTRA_CA_CERTS, and resend again'
+    );
+  }
+  if (outcome === 'network_error') {
+    return (
+      'webhooks:resend: the attempt reached no answer (network_error: the connection or its TLS failed), from this ' +
+      "command's own process; if the service reaches this receiver, run the command with the service's " +
+      'NODE_EXTRA_CA_CERTS (a receiver certificate signed by a private CA), WEBHOOK_ALLOW_PRIVATE_CIDRS and ' +
+      'WEBHOOK_ALLOWED_PORTS, and resend again'
+    );
+  }
+  return null;
 }
 
 export const OPS_COMMANDS: Record<string, { usage: string; run: OpsCommand; refusal?: OpsRefusal; note?: OpsNote }> = {
