@@ -7,7 +7,10 @@ import { dataSourceOptions } from './src/database/data-source-options';
  */
 const url = process.env['DATABASE_URL'];
 if (url === undefined || url === '') {
-  throw new Error('Set DATABASE_URL to run TypeORM CLI commands.');
+  throw new Error(
+    'Set DATABASE_URL to run TypeORM CLI commands: on the embedded default, with the service running, ' +
+      'DATABASE_URL=$(cat .data/pg-url) npm run migration:run',
+  );
 }
 
 export default new DataSource(dataSourceOptions(url));
