@@ -163,31 +163,44 @@ describe('DeliveryHistoryRepository', () => {
     assert.equal(await history.leaseForResend(failing, failed, LEASE), 'busy');
   });
 
-  it('refuses a resend once a deletion it waited for commits: the lease locks the subscription against it', async () => {
-    const subscriptionId = await insertSubscription(tables.dataSource);
-    const final = await insertDelivery(tables.dataSource, { subscriptionId, status: 'succeeded' });
+  /**
+   * Runs `operation` while a deletion of the subscription is under way (the row locked FOR UPDATE and marked
+   * deleted, as SOFT_DELETE does), waits until the operation waits for that lock, then commits the deletion;
+   * what the operation answered.
+   */
+  async function besideADeletion<T>(subscriptionId: string, operation: () => Promise<T>, what: string): Promise<T> {
     const deleting = tables.dataSource.createQueryRunner();
     await deleting.connect();
     try {
       await deleting.startTransaction();
-      // As SOFT_DELETE does: the row locked FOR UPDATE, then marked deleted, committed a moment later.
       await deleting.query(`SELECT id FROM webhook_subscription WHERE id = $1 FOR UPDATE`, [subscriptionId]);
       await deleting.query(`UPDATE webhook_subscription SET deleted_at = now(), enabled = false WHERE id = $1`, [
         subscriptionId,
       ]);
-      const resending = history.leaseForResend(subscriptionId, final, LEASE);
+      const answer = operation();
       await eventually(async () => {
         const [waits] = await tables.dataSource.query<Array<{ n: number }>>(
           `SELECT count(*)::int AS n FROM pg_stat_activity
             WHERE datname = current_database() AND wait_event_type = 'Lock'`,
         );
         return (waits?.n ?? 0) > 0 ? true : undefined;
-      }, 'the resend to wait for the deletion’s lock');
+      }, `the ${what} to wait for the deletion’s lock`);
       await deleting.commitTransaction();
-      assert.equal(await resending, 'deleted');
+      return await answer;
     } finally {
       await deleting.release();
     }
+  }
+
+  it('refuses a resend once a deletion it waited for commits: the lease locks the subscription against it', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const final = await insertDelivery(tables.dataSource, { subscriptionId, status: 'succeeded' });
+    const leased = await besideADeletion(
+      subscriptionId,
+      () => history.leaseForResend(subscriptionId, final, LEASE),
+      'resend',
+    );
+    assert.equal(leased, 'deleted');
     assert.equal(
       (await deliveryRow(tables.dataSource, final))?.status,
       'succeeded',
@@ -198,29 +211,13 @@ describe('DeliveryHistoryRepository', () => {
   it('refuses a recovery once a deletion it waited for commits: nothing is queued for a deleted subscription', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource);
     const skipped = await insertDelivery(tables.dataSource, { subscriptionId, status: 'skipped' });
-    const deleting = tables.dataSource.createQueryRunner();
-    await deleting.connect();
-    try {
-      await deleting.startTransaction();
-      // As SOFT_DELETE does: the row locked FOR UPDATE, then marked deleted, committed a moment later.
-      await deleting.query(`SELECT id FROM webhook_subscription WHERE id = $1 FOR UPDATE`, [subscriptionId]);
-      await deleting.query(`UPDATE webhook_subscription SET deleted_at = now(), enabled = false WHERE id = $1`, [
-        subscriptionId,
-      ]);
-      const window = { since: new Date(Date.now() - 3_600_000), until: null };
-      const recovering = history.requeueWindow(subscriptionId, window, 10, { refuseDisabled: true });
-      await eventually(async () => {
-        const [waits] = await tables.dataSource.query<Array<{ n: number }>>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-        );
-        return (waits?.n ?? 0) > 0 ? true : undefined;
-      }, 'the recovery to wait for the deletion’s lock');
-      await deleting.commitTransaction();
-      assert.equal(await recovering, 'deleted');
-    } finally {
-      await deleting.release();
-    }
+    const window = { since: new Date(Date.now() - 3_600_000), until: null };
+    const recovered = await besideADeletion(
+      subscriptionId,
+      () => history.requeueWindow(subscriptionId, window, 10, { refuseDisabled: true }),
+      'recovery',
+    );
+    assert.equal(recovered, 'deleted');
     assert.equal((await deliveryRow(tables.dataSource, skipped))?.status, 'skipped', 'nothing queued after the delete');
   });
 
