@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -22,10 +22,10 @@ interface Loaded {
  * A fresh process that installs the bundle from `folder` as main.ts does,
  * runs `then` and says where typeorm came from (`then` may set `out.*`).
  */
-function loadIn(folder: string, then = ''): Loaded {
+function loadIn(folder: string, then = '', project = { root: projectRoot, loader: __dirname }): Loaded {
   const script = `
     const out = {};
-    const bundle = require(${JSON.stringify(join(__dirname, 'vendor-bundle.js'))});
+    const bundle = require(${JSON.stringify(join(project.loader, 'vendor-bundle.js'))});
     bundle.useVendorBundle(${JSON.stringify(folder)});
     require('typeorm');
     ${then}
@@ -33,7 +33,7 @@ function loadIn(folder: string, then = ''): Loaded {
     Object.assign(out, bundle.vendorBundleState());
     bundle.saveVendorCodeCache();
     process.stdout.write(JSON.stringify(out));`;
-  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: projectRoot, encoding: 'utf8' })) as Loaded;
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: project.root, encoding: 'utf8' })) as Loaded;
 }
 
 /** A copy of the built bundle's folder, its manifest changed by `edit`, and vendor.js by `bundle`. */
@@ -104,5 +104,23 @@ describe('the vendor bundle (libraries from one file, compiled from V8’s code 
       `try { require('@nestjs/core/injector/modules-container'); } catch (error) { out.refusal = error.message; }`,
     );
     assert.match(loaded.refusal ?? '', /not in the libraries' bundle, which is older than the code: run npm run build/);
+  });
+
+  it('serves the bundle, and refuses a file it lacks, in a project whose node_modules is a symbolic link', () => {
+    // A project of its own (the loader, the lock) whose node_modules links to this one's, as in a workspace.
+    const root = mkdtempSync(join(tmpdir(), 'vendor-bundle-linked-'));
+    folders.push(root);
+    const loader = join(root, 'dist', 'libs', 'modules');
+    mkdirSync(loader, { recursive: true });
+    copyFileSync(join(__dirname, 'vendor-bundle.js'), join(loader, 'vendor-bundle.js'));
+    copyFileSync(join(projectRoot, 'package-lock.json'), join(root, 'package-lock.json'));
+    symlinkSync(join(projectRoot, 'node_modules'), join(root, 'node_modules'));
+    const loaded = loadIn(
+      copiedFolder(() => undefined),
+      `try { require('@nestjs/core/injector/modules-container'); } catch (error) { out.refusal = error.message; }`,
+      { root, loader },
+    );
+    assert.deepEqual([loaded.used, loaded.fromNodeModules], [true, false]);
+    assert.match(loaded.refusal ?? '', /not in the libraries' bundle/);
   });
 });

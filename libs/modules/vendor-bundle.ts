@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { Script } from 'node:vm';
@@ -138,6 +138,21 @@ export function useVendorBundle(folder: string = BUNDLE_FOLDER): void {
   const bundled = new Map(Object.entries(manifest.names).map(([name, file]) => [name, join(PROJECT_ROOT, file)]));
   const packages = new Set([...bundled.keys()].map(packageOf));
   const served = new Map<string, unknown>();
+  // Node resolves a library to its real path: where node_modules, or a package in it, is a symbolic link
+  // (a workspace, a shared install), a bundled file is recognised by its real path too. Looked up only then.
+  const realPaths = new Map<string, string>();
+  const real = (path: string): string => {
+    let found = realPaths.get(path);
+    if (found === undefined) {
+      try {
+        found = realpathSync(path);
+      } catch {
+        found = path;
+      }
+      realPaths.set(path, found);
+    }
+    return found;
+  };
   const load = moduleInternals._load;
   let unusable = false;
   moduleInternals._load = function vendorLoad(this: unknown, request: string, parent: unknown, isMain: boolean) {
@@ -152,14 +167,15 @@ export function useVendorBundle(folder: string = BUNDLE_FOLDER): void {
     if (file === undefined) {
       // A file of a bundled package the bundle does not hold would be a second copy of that library beside the
       // bundle's: a bundle older than the code (a compile without the build). A nested copy is another library.
-      if (resolved.startsWith(join(PROJECT_ROOT, 'node_modules', packageOf(request)) + sep)) {
+      const packageFolder = join(PROJECT_ROOT, 'node_modules', packageOf(request));
+      if (resolved.startsWith(packageFolder + sep) || resolved.startsWith(real(packageFolder) + sep)) {
         throw new Error(
           `${request} is not in the libraries' bundle, which is older than the code: run npm run build (or npm run compile)`,
         );
       }
       return load.call(this, request, parent, isMain);
     }
-    if (resolved !== file) return load.call(this, request, parent, isMain);
+    if (resolved !== file && resolved !== real(file)) return load.call(this, request, parent, isMain);
     if (served.has(request)) return served.get(request);
     loaded ??= loadBundle(folder, manifest);
     if (loaded === null) {
