@@ -13,6 +13,18 @@ const ANSWERS: Record<string, { status: number; message: string }> = {
 };
 const MALFORMED = { status: 400, message: 'The request is not valid HTTP/1.1.' };
 
+/** A connection's response in progress, as Node's HTTP server keeps it on the socket. */
+type ServerSocket = Duplex & {
+  _httpMessage?: {
+    headersSent?: boolean;
+    writableFinished?: boolean;
+    once?: (event: 'finish', listener: () => void) => unknown;
+  } | null;
+};
+
+/** Connections whose bad bytes are being answered: the parser reports them again with every later chunk. */
+const answering = new WeakSet<Duplex>();
+
 /**
  * Answers a request that Node's HTTP parser refused before any request
  * object existed (header fields over 16 KiB, a malformed request line or
@@ -21,18 +33,39 @@ const MALFORMED = { status: 400, message: 'The request is not valid HTTP/1.1.' }
  * contract's error body, `invalid_argument` as for every refused request shape
  * (413, 414, 415), with `X-Request-Id` equal to `request_id`, and closes the
  * connection, since nothing after the bad bytes can be trusted to start a request.
+ *
+ * Requests pipelined before the bad bytes were read whole and are being
+ * handled: their answers go first, in the order they came (RFC 9112 §9.3.2),
+ * then this one. Written at once, it took the place of the first answer and
+ * the connection closed with every earlier request carried out unanswered.
  */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   // A reset connection has nobody to answer.
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (error.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
+  answering.add(socket);
+  afterEarlierAnswers(socket, () => answerAndClose(error, socket));
+}
+
+/** Runs `then` once no response is in progress on the connection (Node hands it the next queued one at each finish). */
+function afterEarlierAnswers(socket: ServerSocket, then: () => void): void {
+  const inFlight = socket._httpMessage;
+  if (inFlight == null || inFlight.writableFinished === true || inFlight.once === undefined || socket.destroyed) {
+    then();
+    return;
+  }
+  inFlight.once('finish', () => setImmediate(() => afterEarlierAnswers(socket, then)));
+}
+
+function answerAndClose(error: Error & { code?: string }, socket: ServerSocket): void {
+  if (socket.destroyed) return;
   // Node's own rule: never write into a response that has started on this socket.
-  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (socket.writable && inFlight?.headersSent !== true) {
+  if (socket.writable && socket._httpMessage?.headersSent !== true) {
     const { status, message } = ANSWERS[error.code ?? ''] ?? MALFORMED;
     const requestId = randomUUID();
     const body = JSON.stringify({ error: ErrorCode.InvalidArgument, message, request_id: requestId });
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        `Date: ${new Date().toUTCString()}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
         `X-Request-Id: ${requestId}\r\n` +
