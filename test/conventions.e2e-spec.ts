@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { before, describe, it } from 'node:test';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
@@ -63,6 +64,45 @@ describe('conventions every response shares', () => {
         const malformed = await sendRawBytes(baseUrl, 'GET /v1/me HTTP/1.1\r\nHost x\r\n\r\n');
         assertErrorBody(malformed.result, 400, 'invalid_argument');
         assert.ok(malformed.closed, 'the connection is closed after a malformed request');
+      }
+    });
+
+    it('answers pipelined requests that came before malformed bytes first, in order, then refuses those with 400 and closes', async () => {
+      // One write: two whole requests (the first reads the database, so its answer is still being made when the
+      // parser meets the bad header line), then a malformed one.
+      const bytes =
+        `GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${organiser.key}\r\n\r\n` +
+        'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n' +
+        'GET /v1 HTTP/1.1\r\nHost: x\r\nX: a\u0000b\r\n\r\n';
+      const { hostname, port } = new URL(service.publicUrl);
+      const received = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () => socket.write(bytes));
+        let text = '';
+        const timer = setTimeout(() => reject(new Error(`the connection stayed open:\n${text}`)), 5_000);
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+        socket.on('error', () => undefined);
+        socket.on('close', () => {
+          clearTimeout(timer);
+          resolve(text);
+        });
+      });
+      const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
+      assert.deepEqual(statuses, [200, 200, 400], received);
+      assert.match(received, new RegExp(`"id":"${organiser.id}"`), 'the first answer is the first request’s');
+      assert.match(received.slice(received.lastIndexOf('HTTP/1.1 400')), /^Date: .+ GMT\r$/m);
+    });
+
+    it('refuses two Host headers, a Host that is not a host, and Transfer-Encoding on HTTP/1.0 with 400 invalid_argument, closing the connection, on both listeners', async () => {
+      for (const baseUrl of [service.publicUrl, service.adminUrl]) {
+        for (const bytes of [
+          'GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n',
+          'GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n',
+          'POST /healthz HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        ]) {
+          const answer = await sendRawBytes(baseUrl, bytes);
+          assertErrorBody(answer.result, 400, 'invalid_argument');
+          assert.ok(answer.closed, `the connection is closed after ${JSON.stringify(bytes)}`);
+        }
       }
     });
 

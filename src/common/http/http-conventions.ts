@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAnsweredRequest } from './http-metrics';
+import { framingRefusal } from './request-framing';
 import { DomainError } from '../errors/domain-error';
 import type { Admission, ClientFailureBudget } from '../rate-limit/client-failure-budget';
 import { authContextOf } from '../auth-context/auth.decorator';
@@ -56,9 +57,12 @@ export function installHttpConventions(
     void reply.header(REQUEST_ID_HEADER, String(request.id));
     // Every body is JSON (or the reference page); browsers must not guess otherwise.
     void reply.header('x-content-type-options', 'nosniff');
-    // RFC 9112 §3.2: an HTTP/1.1 request without Host is refused (Node's own check is off: its 400 has no body).
-    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
-      throw DomainError.invalidArgument('HTTP/1.1 requests must carry a Host header.');
+    // RFC 9112's framing and Host rules Node lets through (its own Host check is off: its 400 has no body). Nothing
+    // after such a request on the connection can be trusted either: it is closed.
+    const refusal = framingRefusal(request.raw);
+    if (refusal !== null) {
+      void reply.header('connection', 'close');
+      throw DomainError.invalidArgument(refusal);
     }
     const audience = audienceOfRequest(request);
     const listener = listenerOf(request.raw);
