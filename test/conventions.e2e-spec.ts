@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { connect } from 'node:net';
 import { before, describe, it } from 'node:test';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
 import { internalApi, publicApi, roundTrip } from './support/http-client';
-import { sendRawBytes } from './support/raw-bytes';
+import { readUntilClosed, sendRawBytes } from './support/raw-bytes';
 import { load } from 'js-yaml';
 import pino from 'pino';
 import { startService } from '../src/bootstrap';
@@ -74,18 +73,7 @@ describe('conventions every response shares', () => {
         `GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${organiser.key}\r\n\r\n` +
         'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n' +
         'GET /v1 HTTP/1.1\r\nHost: x\r\nX: a\u0000b\r\n\r\n';
-      const { hostname, port } = new URL(service.publicUrl);
-      const received = await new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(port), hostname, () => socket.write(bytes));
-        let text = '';
-        const timer = setTimeout(() => reject(new Error(`the connection stayed open:\n${text}`)), 5_000);
-        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
-        socket.on('error', () => undefined);
-        socket.on('close', () => {
-          clearTimeout(timer);
-          resolve(text);
-        });
-      });
+      const received = await readUntilClosed(service.publicUrl, bytes);
       const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
       assert.deepEqual(statuses, [200, 200, 400], received);
       assert.match(received, new RegExp(`"id":"${organiser.id}"`), 'the first answer is the first request’s');
@@ -104,6 +92,26 @@ describe('conventions every response shares', () => {
           assert.ok(answer.closed, `the connection is closed after ${JSON.stringify(bytes)}`);
         }
       }
+    });
+
+    it('answers an Expect it cannot meet with 417 in the error body with X-Request-Id, on both listeners', async () => {
+      for (const baseUrl of [service.publicUrl, service.adminUrl]) {
+        const answer = await sendRawBytes(baseUrl, 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: something\r\n\r\n');
+        assertErrorBody(answer.result, 417, 'invalid_argument');
+        assert.equal(
+          answer.result.headers.get('x-request-id'),
+          (answer.result.body as { request_id: string }).request_id,
+        );
+      }
+    });
+
+    it('closes the connection after answering a request that asks for an Upgrade, so a request pipelined behind it is never left waiting', async () => {
+      const bytes =
+        'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n' +
+        'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+      const received = await readUntilClosed(service.publicUrl, bytes);
+      assert.match(received, /^HTTP\/1\.1 200 /);
+      assert.match(received, /^connection: close\r$/im);
     });
 
     it('refuses an HTTP/1.1 request without Host with 400 invalid_argument in the error body, on both listeners; HTTP/1.0 needs none', async () => {

@@ -47,3 +47,26 @@ export function sendRawBytes(baseUrl: string, bytes: string): Promise<RawBytesAn
     socket.on('error', reject);
   });
 }
+
+/**
+ * Writes bytes to a listener as they are and reads everything the server
+ * sends until it closes the connection (several pipelined answers, say);
+ * fails when it is still open after `timeoutMs`.
+ */
+export function readUntilClosed(baseUrl: string, bytes: string, timeoutMs = 5_000): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    let received = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the connection stayed open after:\n${received}`));
+    }, timeoutMs);
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(received);
+    });
+  });
+}

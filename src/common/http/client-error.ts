@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ErrorCode } from '../errors/error-code';
 
@@ -75,4 +75,26 @@ function answerAndClose(error: Error & { code?: string }, socket: ServerSocket):
     );
   }
   socket.destroy(error);
+}
+
+/**
+ * An `Expect` other than `100-continue`, which Node answers `417` itself,
+ * bare: answered in the contract's error body with `X-Request-Id`, as every
+ * other refusal of the request's shape. The request is not handled.
+ */
+export function answerUnmetExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const requestId = randomUUID();
+  const body = JSON.stringify({
+    error: ErrorCode.InvalidArgument,
+    message: 'The only expectation this service meets is Expect: 100-continue.',
+    request_id: requestId,
+  });
+  response.writeHead(417, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
+    'x-content-type-options': 'nosniff',
+    connection: 'close',
+  });
+  response.end(body);
 }

@@ -64,6 +64,9 @@ export function installHttpConventions(
       void reply.header('connection', 'close');
       throw DomainError.invalidArgument(refusal);
     }
+    // No protocol is upgraded to (RFC 9110 §7.8 lets a server ignore Upgrade), but Node's parser reads nothing more
+    // on a connection after a request that asks: a request pipelined behind it would wait for ever. Closed instead.
+    if (request.headers.upgrade !== undefined) void reply.header('connection', 'close');
     const audience = audienceOfRequest(request);
     const listener = listenerOf(request.raw);
     // The probes and the reference stay reachable: a load balancer must see health whatever a client did.

@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { answerClientError } from './client-error';
+import { answerClientError, answerUnmetExpectation } from './client-error';
 
 /**
  * The node:http server of one of the service's listeners (public or admin).
@@ -10,13 +10,15 @@ import { answerClientError } from './client-error';
  * never sends a request on one this server is closing, which its client would
  * see as a 502. 72 s is Fastify's own default, which Fastify does not apply to
  * a server made by `serverFactory`; Node's is 5 s. Requests Node's parser
- * refuses are answered in the contract's error body (client-error.ts).
+ * refuses, and an `Expect` it cannot meet, are answered in the contract's
+ * error body (client-error.ts).
  */
 export function listenerServer(handler: RequestListener, keepAliveTimeoutMs: number): Server {
   // A missing Host is refused by the conventions hook, in the contract's error body; Node's own 400 has none.
   const server = createServer({ requireHostHeader: false }, handler);
   server.keepAliveTimeout = keepAliveTimeoutMs;
   server.on('clientError', answerClientError);
+  server.on('checkExpectation', answerUnmetExpectation);
   return server;
 }
 
