@@ -21,7 +21,9 @@ import { ID_LESS_DELETE_PATHS, routeIdLessDelete } from './common/http/id-less-d
 import { RouteCatalogue } from './common/http/route-catalogue';
 import { ClientFailureBudget } from './common/rate-limit/client-failure-budget';
 import { EmptyBodyRoutes, installJsonBodyParser } from './common/http/json-body';
-import { listenerOf, markAdminRequest, requestIsUnder, stripPrefixBeforeVersion } from './common/http/listener';
+import { listenerOf, markAdminRequest, pathOf, requestIsUnder, stripPrefixBeforeVersion } from './common/http/listener';
+import { DomainError } from './common/errors/domain-error';
+import { ErrorCode } from './common/errors/error-code';
 import { clientErrorsAnsweredByListener, listenerServer } from './common/http/listener-server';
 import { RouteTable } from './common/http/route-table';
 import { serveOpenApiDefinitions } from './common/openapi/openapi-definitions';
@@ -170,10 +172,12 @@ function serveOnlyTheReferencePageAssets(app: NestFastifyApplication, folder: st
       if (!wildcard && REFERENCE_PAGE_ASSETS.has(route.url.slice(folder.length))) return;
       const own = route.preHandler === undefined ? [] : [route.preHandler].flat();
       route.preHandler = [
-        (request, reply, done) => {
+        (request, _reply, done) => {
           const name = wildcard ? (request.params as Record<string, string | undefined>)['*'] : undefined;
+          // Said as a route miss is (and the same for GET and HEAD), not the framework's "Cannot GET …"; no 405,
+          // though the wildcard route takes GET.
           if (name !== undefined && REFERENCE_PAGE_ASSETS.has(name)) done();
-          else reply.callNotFound();
+          else done(new DomainError(ErrorCode.NotFound, `No resource at ${pathOf(request.url)}.`));
         },
         ...own,
       ];

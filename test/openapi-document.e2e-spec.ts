@@ -470,6 +470,10 @@ describe('the reference page', () => {
       const answer = await publicApi(service)('GET', `/docs/${name}`);
       assert.equal(answer.status, 404, name);
       assert.equal(answer.body?.error, ErrorCode.NotFound, name);
+      // Said as every route miss is, and the same for HEAD: its Content-Length is the GET's.
+      assert.match(answer.body?.message ?? '', /^No resource at /, name);
+      const head = await fetch(`${service.publicUrl}/docs/${name}`, { method: 'HEAD' });
+      assert.equal(head.headers.get('content-length'), answer.headers.get('content-length'), `HEAD ${name}`);
     }
     const bundle = await fetch(`${service.publicUrl}/docs/swagger-ui-bundle.js`);
     assert.equal(bundle.status, 200);
