@@ -24,7 +24,11 @@ import { EmptyBodyRoutes, installJsonBodyParser } from './common/http/json-body'
 import { listenerOf, markAdminRequest, pathOf, requestIsUnder, stripPrefixBeforeVersion } from './common/http/listener';
 import { DomainError } from './common/errors/domain-error';
 import { ErrorCode } from './common/errors/error-code';
-import { clientErrorsAnsweredByListener, listenerServer } from './common/http/listener-server';
+import {
+  askForBodiesOnceAccepted,
+  clientErrorsAnsweredByListener,
+  listenerServer,
+} from './common/http/listener-server';
 import { RouteTable } from './common/http/route-table';
 import { serveOpenApiDefinitions } from './common/openapi/openapi-definitions';
 import { OpenApiDocumentStore } from './common/openapi/openapi-document.store';
@@ -262,6 +266,7 @@ async function serve(
   // Added after the conventions' hooks (so after the route decision) and before any route is registered.
   installRequestAuthentication(adapter.getInstance(), app.get(ApiKeysService), adminTokenMatcher(config.adminToken));
   installAccountBudgetBeforeBody(adapter.getInstance(), app.get(AccountRateLimitGuard));
+  askForBodiesOnceAccepted(adapter.getInstance());
   refuseRoutesWithoutAccessRule(app.get(RouteCatalogue));
   emptyBodies.accept(app.get(RouteCatalogue).routesWithoutRequiredBody());
   refuseUnvalidatedInputs(app);

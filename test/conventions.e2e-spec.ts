@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { before, describe, it } from 'node:test';
 import { assertErrorBody } from './support/error-body';
 import { fixtures, type Organiser, type Venue } from './support/fixtures';
@@ -112,6 +113,44 @@ describe('conventions every response shares', () => {
       const received = await readUntilClosed(service.publicUrl, bytes);
       assert.match(received, /^HTTP\/1\.1 200 /);
       assert.match(received, /^connection: close\r$/im);
+    });
+
+    it('answers 100 Continue only to a request nothing before its body refuses: never to a bad key, an unknown route or a body over the limit', async () => {
+      const expecting = (path: string, key: string | null, length: number): string =>
+        `POST ${path} HTTP/1.1\r\nHost: x\r\n${key === null ? '' : `Authorization: Bearer ${key}\r\n`}` +
+        `Idempotency-Key: ${randomUUID()}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n` +
+        'Expect: 100-continue\r\n\r\n';
+      const writer = await fixtures(service).organiser({ scopes: ['events:read', 'events:write'] });
+      // Refused from the head alone: the first answer is the refusal, not 100 Continue.
+      for (const [head, status] of [
+        [expecting('/v1/events', null, 5_000_000), 401],
+        [expecting('/v1/nothing-here', writer.key, 5_000_000), 404],
+        [expecting('/v1/events', writer.key, 5_000), 413],
+      ] as const) {
+        const answer = await sendRawBytes(service.publicUrl, head);
+        assert.equal(answer.result.status, status, head);
+      }
+      // Accepted: asked for its body, then created.
+      const body = JSON.stringify({ title: { EN: 'Continued' }, startTime: '2030-01-01T18:00:00Z' });
+      const { hostname, port } = new URL(service.publicUrl);
+      const received = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), hostname, () =>
+          socket.write(expecting('/v1/events', writer.key, Buffer.byteLength(body))),
+        );
+        let text = '';
+        const timer = setTimeout(() => reject(new Error(`no answer:\n${text}`)), 5_000);
+        socket.on('data', (chunk: Buffer) => {
+          text += chunk.toString('utf8');
+          if (text === 'HTTP/1.1 100 Continue\r\n\r\n') socket.write(body);
+          else if (/\r\n\r\n\{/.test(text) && text.endsWith('}')) {
+            clearTimeout(timer);
+            socket.destroy();
+            resolve(text);
+          }
+        });
+        socket.on('error', reject);
+      });
+      assert.match(received, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 /);
     });
 
     it('refuses an HTTP/1.1 request without Host with 400 invalid_argument in the error body, on both listeners; HTTP/1.0 needs none', async () => {

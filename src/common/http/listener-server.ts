@@ -1,4 +1,5 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
 import { answerClientError, answerUnmetExpectation } from './client-error';
 
 /**
@@ -19,7 +20,33 @@ export function listenerServer(handler: RequestListener, keepAliveTimeoutMs: num
   server.keepAliveTimeout = keepAliveTimeoutMs;
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerUnmetExpectation);
+  // Node would answer `100 Continue` at once, inviting the body of a request about to be refused (a bad key, no
+  // route): the request is handled as any other, and asked for its body once accepted (askForBodiesOnceAccepted).
+  server.on('checkContinue', (request: IncomingMessage, response) => {
+    continueAsked.add(request);
+    handler(request, response);
+  });
   return server;
+}
+
+/** Requests that sent `Expect: 100-continue` and wait for `100 Continue` before their body. */
+const continueAsked = new WeakSet<IncomingMessage>();
+
+/**
+ * Answers `100 Continue` to a request that asked for it once nothing before
+ * its body refuses it: after the key, the route and the account budget (the
+ * `preParsing` hooks added before this one), and unless the body it declares
+ * is over the route's limit (refused `413` from its Content-Length, unsent).
+ * Added after every other `preParsing` hook.
+ */
+export function askForBodiesOnceAccepted(fastify: FastifyInstance): void {
+  fastify.addHook('preParsing', (request, reply, payload, done) => {
+    if (continueAsked.has(request.raw) && !reply.raw.headersSent) {
+      const declared = Number(request.headers['content-length']);
+      if (!(declared > request.routeOptions.bodyLimit)) reply.raw.writeContinue();
+    }
+    done(null, payload);
+  });
 }
 
 /**
