@@ -3,12 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { databaseClient } from './support/database-client';
 import { assertErrorBody } from './support/error-body';
+import { eventually } from './support/eventually';
 import { fixtures } from './support/fixtures';
 import { publicApi } from './support/http-client';
 import { startServiceProcess } from './support/service-process';
 import { freshDatabase } from './support/test-database';
 import { loopbackSettings, startTestService, type TestService } from './support/test-service';
+import { withApp } from './support/with-app';
 
 /**
  * A TCP relay on loopback in front of the run's PostgreSQL that can stop
@@ -219,5 +222,41 @@ describe('a database that accepts connections but never answers', () => {
       assert.equal(retried.status, 201, 'written once the database answers on new connections');
       assert.equal(retried.headers.get('idempotent-replayed'), null, 'the silenced attempt stored nothing');
     });
+  });
+});
+
+describe('a statement past DB_STATEMENT_TIMEOUT_SECONDS, waiting on a lock held elsewhere', () => {
+  const app = withApp({ DB_STATEMENT_TIMEOUT_SECONDS: '1', RATE_LIMIT_STORE: 'memory' });
+
+  it('leaves no backend waiting behind it once answered: PostgreSQL ends the statement too, so a held lock cannot pile up connections', async () => {
+    const reader = await app.make.organiser({ scopes: ['events:read'] });
+    const holder = await databaseClient(app.service.databaseUrl);
+    const waitingBackends = async (): Promise<number> => {
+      const rows = await app.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND application_name = 'events-api' AND wait_event_type = 'Lock'`,
+      );
+      return rows.rows[0]?.n ?? -1;
+    };
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE event IN ACCESS EXCLUSIVE MODE');
+      const answers = await Promise.all(
+        Array.from({ length: 3 }, () => app.api('GET', '/v1/events', { key: reader.key })),
+      );
+      assert.deepEqual(
+        answers.map((answer) => answer.status),
+        [500, 500, 500],
+      );
+      // The client gave up at 1 s; the server ends the statement a second later, the lock still held.
+      await eventually(
+        async () => ((await waitingBackends()) === 0 ? true : undefined),
+        'the backends of the statements given up on to end',
+        5_000,
+      );
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
   });
 });

@@ -15,6 +15,9 @@ import { UnitOfWork } from './unit-of-work';
 import { applyPendingMigrations, refusePendingMigrations } from './schema-migrations';
 import { settingsRefusal } from './settings-refusal';
 
+/** How much later than the client PostgreSQL ends a pool statement itself (see the pool's `statement_timeout`). */
+export const SERVER_BOUND_MARGIN_MS = 1_000;
+
 /**
  * Migrations copy and vacuum whole tables: they run on a connection of their
  * own, without the bound every query of the application's pool has, which
@@ -24,7 +27,12 @@ async function withMigrationSource(
   options: DataSourceOptions,
   work: (source: DataSource) => Promise<void>,
 ): Promise<void> {
-  const { query_timeout: _bounded, Client: _closing, ...extra } = (options.extra ?? {}) as Record<string, unknown>;
+  const {
+    query_timeout: _bounded,
+    statement_timeout: _boundedThere,
+    Client: _closing,
+    ...extra
+  } = (options.extra ?? {}) as Record<string, unknown>;
   const source = await new DataSource({
     ...options,
     // Migrations read no entity: their connection skips building the entities' metadata.
@@ -59,7 +67,15 @@ async function withMigrationSource(
           // Every query of the pool, TypeORM's own included (BEGIN, COMMIT, repository calls), waits for its
           // answer at most DB_STATEMENT_TIMEOUT_SECONDS, queued or sent: a silent server fails a request
           // instead of holding it, or running it long after its client was answered.
-          extra: { ...options.extra, query_timeout: config.dbStatementTimeoutMs, Client: ClosingOnTimeoutClient },
+          extra: {
+            ...options.extra,
+            query_timeout: config.dbStatementTimeoutMs,
+            // The server's own bound, a second past the client's: a statement the client gave up on (and whose
+            // connection it closed) would otherwise wait on in PostgreSQL, a lock say, holding its backend, while
+            // the pool opens another in its place; behind a held lock they added up to max_connections.
+            statement_timeout: config.dbStatementTimeoutMs + SERVER_BOUND_MARGIN_MS,
+            Client: ClosingOnTimeoutClient,
+          },
           // A connection the pool cannot lend is told apart from a statement that failed once sent (503, not 500).
           driver: PG_WITH_MARKING_POOL,
           // A wrong password or database name is answered the same on every try, and a schema behind this build

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { CustomTypesConfig, FieldDef, QueryArrayConfig, QueryArrayResult, QueryResultRow } from 'pg';
+import type { CustomTypesConfig, FieldDef, Pool, QueryArrayConfig, QueryArrayResult, QueryResultRow } from 'pg';
 import { PG_READ_TIMEOUT } from '../closing-client';
 import { parameterReferences, SqlFragment, SqlParameter, type SqlParameters } from './sql-fragment';
-import type { SqlTarget } from './sql-target';
+import type { SqlConnection, SqlTarget } from './sql-target';
 import { compileRowBuilder, type RowBuilder } from './row-builder';
 import { ISO_TIMESTAMP_TYPES } from './timestamptz-text';
 
@@ -104,6 +104,7 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
   private async execute(params: Params, target: SqlTarget): Promise<{ rows: Row[]; rowCount: number | null }> {
     const values = this.values(params);
     const connection = await target.sqlConnection();
+    if (this.unbounded && isPool(connection)) return this.executeUnbounded(connection, values);
     const config = Object.create(this.queryConfig) as QueryArrayConfig & { query_timeout?: number };
     config.values = values;
     if (this.unbounded) config.query_timeout = UNBOUNDED_WAIT_MS;
@@ -121,6 +122,30 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
     }
     if (result.rows.length === 0) return { rows: [], rowCount: result.rowCount };
     return { rows: result.rows.map(this.rowBuilderFor(result.fields)), rowCount: result.rowCount };
+  }
+
+  /**
+   * An unbounded statement outside a transaction (DETACH … CONCURRENTLY, which cannot run inside one): on a
+   * connection of its own, with the server's own statement bound lifted for it (the pool's connections carry
+   * one) and put back before the connection returns to the pool.
+   */
+  private async executeUnbounded(pool: Pool, values: unknown[]): Promise<{ rows: Row[]; rowCount: number | null }> {
+    const client = await pool.connect();
+    let healthy = false;
+    try {
+      await client.query('SET statement_timeout = 0');
+      const config = Object.create(this.queryConfig) as QueryArrayConfig & { query_timeout?: number };
+      config.values = values;
+      config.query_timeout = UNBOUNDED_WAIT_MS;
+      const result = await client.query(config);
+      await client.query('RESET statement_timeout');
+      healthy = true;
+      if (result.rows.length === 0) return { rows: [], rowCount: result.rowCount };
+      return { rows: result.rows.map(this.rowBuilderFor(result.fields)), rowCount: result.rowCount };
+    } finally {
+      // A connection whose bound may still be lifted is not lent again.
+      client.release(!healthy);
+    }
   }
 
   /** This statement's row builder, made on its first result and kept while its columns stay the same. */
@@ -161,3 +186,8 @@ export function defineStatement<Params extends object, Row extends QueryResultRo
 /** A statement without parameters. */
 export type NoParams = Record<string, never>;
 export const NO_PARAMS: NoParams = {};
+
+/** pg's pool (the `Database`'s connection), as opposed to one client of a transaction or of its own. */
+function isPool(connection: SqlConnection): connection is Pool {
+  return typeof (connection as Partial<Pool>).connect === 'function' && 'totalCount' in connection;
+}
