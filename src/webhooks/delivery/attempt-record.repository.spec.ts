@@ -64,6 +64,26 @@ describe('AttemptRecordRepository', () => {
     });
   });
 
+  it('counts a failure towards its subscription only from the holder of the delivery’s lease: a late worker’s attempt is logged, its outcome is not the subscription’s', async () => {
+    const subscriptionId = await insertSubscription(tables.dataSource);
+    const id = await insertDelivery(tables.dataSource, { subscriptionId });
+    const [claimed] = await claim('outlived');
+    assert.ok(claimed);
+    await tables.dataSource.query(`UPDATE webhook_delivery SET lease_token = 'another worker' WHERE id = $1`, [id]);
+    const recorded = await tables.attemptRecords.recordAttempt(attemptRecord(claimed));
+    assert.equal(recorded.deliveryUpdated, false);
+    const [subscription] = await tables.dataSource.query(
+      `SELECT consecutive_failures, last_status, enabled FROM webhook_subscription WHERE id = $1`,
+      [subscriptionId],
+    );
+    assert.deepEqual(subscription, { consecutive_failures: 0, last_status: null, enabled: true });
+    const [logged] = await tables.dataSource.query(
+      `SELECT count(*)::int AS n FROM webhook_delivery_attempt WHERE delivery_id = $1`,
+      [id],
+    );
+    assert.equal(logged.n, 1, 'the attempt it made is in the log');
+  });
+
   it('disables the subscription at the twentieth consecutive failure, with a warning, and not before', async () => {
     const subscriptionId = await insertSubscription(tables.dataSource, {
       consecutiveFailures: FAILURES_BEFORE_DISABLE - 2,

@@ -140,6 +140,10 @@ export const RECORD_ATTEMPT = defineStatement<RecordAttemptParams, RecordAttempt
                                ELSE s.alert_open END,
              updated_at = now()
        WHERE s.id = ${p.subscriptionId}
+         -- Only the holder of the delivery's lease speaks for the subscription: a worker that outlived its lease
+         -- (frozen, its attempt timed out by its own clock) logs the attempt it made, but its outcome neither
+         -- counts towards disabling nor becomes lastStatus; the holder's does.
+         AND EXISTS (SELECT 1 FROM webhook_delivery d WHERE d.id = ${p.deliveryId} AND d.lease_token = ${p.leaseToken})
          -- A routine success (healthy subscription, same lastStatus, last success stored less than a
          -- second before) leaves the row alone: see SUCCESS_TIME_GRANULARITY. Its next state is never
          -- 'pending', so the next CTE needs no row from it.
