@@ -87,6 +87,8 @@ describe('conventions every response shares', () => {
           'GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n',
           'GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n',
           'POST /healthz HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+          // The router's own refusal of the URL closes it too.
+          'POST /v1/%zz HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
         ]) {
           const answer = await sendRawBytes(baseUrl, bytes);
           assertErrorBody(answer.result, 400, 'invalid_argument');
@@ -97,12 +99,13 @@ describe('conventions every response shares', () => {
 
     it('answers an Expect it cannot meet with 417 in the error body with X-Request-Id, on both listeners', async () => {
       for (const baseUrl of [service.publicUrl, service.adminUrl]) {
-        const answer = await sendRawBytes(baseUrl, 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: something\r\n\r\n');
-        assertErrorBody(answer.result, 417, 'invalid_argument');
-        assert.equal(
-          answer.result.headers.get('x-request-id'),
-          (answer.result.body as { request_id: string }).request_id,
+        const answer = await sendRawBytes(
+          baseUrl,
+          'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: expects-1\r\nExpect: something\r\n\r\n',
         );
+        assertErrorBody(answer.result, 417, 'invalid_argument');
+        assert.equal(answer.result.headers.get('x-request-id'), 'expects-1');
+        assert.equal((answer.result.body as { request_id: string }).request_id, 'expects-1');
       }
     });
 
@@ -113,6 +116,22 @@ describe('conventions every response shares', () => {
       const received = await readUntilClosed(service.publicUrl, bytes);
       assert.match(received, /^HTTP\/1\.1 200 /);
       assert.match(received, /^connection: close\r$/im);
+      // The router's own refusal of a URL too.
+      const refused = await readUntilClosed(
+        service.publicUrl,
+        'GET /v1/%zz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n',
+      );
+      assert.match(refused, /^HTTP\/1\.1 400 /);
+    });
+
+    it('answers bad bytes inside the body of the request being read at once, with 400, instead of waiting for that request’s answer', async () => {
+      const answer = await sendRawBytes(
+        service.publicUrl,
+        `POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${organiser.key}\r\nIdempotency-Key: ${randomUUID()}\r\n` +
+          'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\n',
+      );
+      assertErrorBody(answer.result, 400, 'invalid_argument');
+      assert.ok(answer.closed, 'the connection is closed');
     });
 
     it('answers 100 Continue only to a request nothing before its body refuses: never to a bad key, an unknown route or a body over the limit', async () => {

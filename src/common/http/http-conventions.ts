@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAnsweredRequest } from './http-metrics';
-import { framingRefusal } from './request-framing';
+import { framingRefusalOf } from './request-framing';
 import { DomainError } from '../errors/domain-error';
 import type { Admission, ClientFailureBudget } from '../rate-limit/client-failure-budget';
 import { authContextOf } from '../auth-context/auth.decorator';
@@ -57,16 +57,10 @@ export function installHttpConventions(
     void reply.header(REQUEST_ID_HEADER, String(request.id));
     // Every body is JSON (or the reference page); browsers must not guess otherwise.
     void reply.header('x-content-type-options', 'nosniff');
-    // RFC 9112's framing and Host rules Node lets through (its own Host check is off: its 400 has no body). Nothing
-    // after such a request on the connection can be trusted either: it is closed.
-    const refusal = framingRefusal(request.raw);
-    if (refusal !== null) {
-      void reply.header('connection', 'close');
-      throw DomainError.invalidArgument(refusal);
-    }
-    // No protocol is upgraded to (RFC 9110 §7.8 lets a server ignore Upgrade), but Node's parser reads nothing more
-    // on a connection after a request that asks: a request pipelined behind it would wait for ever. Closed instead.
-    if (request.headers.upgrade !== undefined) void reply.header('connection', 'close');
+    // RFC 9112's framing and Host rules Node lets through (its own Host check is off: its 400 has no body), as the
+    // listener's server found them (checkFraming, which also closes the connection after the answer).
+    const refusal = framingRefusalOf(request.raw);
+    if (refusal !== null) throw DomainError.invalidArgument(refusal);
     const audience = audienceOfRequest(request);
     const listener = listenerOf(request.raw);
     // The probes and the reference stay reachable: a load balancer must see health whatever a client did.

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { answerClientError, answerUnmetExpectation } from './client-error';
+import { checkFraming } from './request-framing';
 
 /**
  * The node:http server of one of the service's listeners (public or admin).
@@ -16,7 +17,11 @@ import { answerClientError, answerUnmetExpectation } from './client-error';
  */
 export function listenerServer(handler: RequestListener, keepAliveTimeoutMs: number): Server {
   // A missing Host is refused by the conventions hook, in the contract's error body; Node's own 400 has none.
-  const server = createServer({ requireHostHeader: false }, handler);
+  const checked: RequestListener = (request, response) => {
+    checkFraming(request, response);
+    handler(request, response);
+  };
+  const server = createServer({ requireHostHeader: false }, checked);
   server.keepAliveTimeout = keepAliveTimeoutMs;
   server.on('clientError', answerClientError);
   server.on('checkExpectation', answerUnmetExpectation);
@@ -24,7 +29,7 @@ export function listenerServer(handler: RequestListener, keepAliveTimeoutMs: num
   // route): the request is handled as any other, and asked for its body once accepted (askForBodiesOnceAccepted).
   server.on('checkContinue', (request: IncomingMessage, response) => {
     continueAsked.add(request);
-    handler(request, response);
+    checked(request, response);
   });
   return server;
 }
