@@ -119,8 +119,8 @@ function resendNote(delivery: unknown): string | null {
   if (outcome === 'blocked_host') {
     return (
       "webhooks:resend: the attempt was refused by this command's own address rules (blocked_host), which ends the " +
-      'delivery as dropped; if the service reaches this receiver, run the command with its WEBHOOK_ALLOW_PRIVATE_CIDRS, ' +
-      'WEBHOOK_ALLOWED_PORTS and NODE_EXTRA_CA_CERTS, and resend again'
+      'delivery as dropped; if the service reaches this receiver, run the command with its WEBHOOK_ALLOW_PRIVATE_CIDRS ' +
+      'and WEBHOOK_ALLOWED_PORTS, and resend again'
     );
   }
   if (outcome === 'network_error') {

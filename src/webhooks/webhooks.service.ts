@@ -106,17 +106,17 @@ export class WebhooksService {
     if (typeof raw === 'string' && raw.length > MAX_URL_LENGTH) {
       throw DomainError.invalidArgument(`url must be at most ${MAX_URL_LENGTH} characters.`);
     }
-    // A name is resolved now as well as at every delivery: one that leads into a private network is refused here.
-    const check = await checkWebhookUrlResolving(raw, this.allowedPrivate, { allowedPorts: this.allowedPorts });
-    // The reason never echoes an address, so the answer cannot be used to map a network.
-    if (!check.ok) throw DomainError.invalidArgument(`${check.reason}.`);
-    // The normalised form (WHATWG), so what is stored, shown and delivered to is what was checked; the limit holds
-    // for it too, since percent-encoding can make it several times longer than what was sent.
-    if (check.url.href.length > MAX_URL_LENGTH) {
+    // What is stored, shown and delivered to is the normalised form (WHATWG): the limit holds for it too, since
+    // percent-encoding can make it several times longer than what was sent. Checked before the name is resolved.
+    if (typeof raw === 'string' && URL.canParse(raw) && new URL(raw).href.length > MAX_URL_LENGTH) {
       throw DomainError.invalidArgument(
         `url must be at most ${MAX_URL_LENGTH} characters once normalised (each non-ASCII character of its path or query is percent-encoded, 6 to 12 characters).`,
       );
     }
+    // A name is resolved now as well as at every delivery: one that leads into a private network is refused here.
+    const check = await checkWebhookUrlResolving(raw, this.allowedPrivate, { allowedPorts: this.allowedPorts });
+    // The reason never echoes an address, so the answer cannot be used to map a network.
+    if (!check.ok) throw DomainError.invalidArgument(`${check.reason}.`);
     return check.url.href;
   }
 
