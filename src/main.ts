@@ -9,7 +9,7 @@ import { ensureLocalSecret } from './config/local-secrets';
 import { roleDuties } from './config/service-role';
 import { startupWarnings } from './config/startup-warnings';
 import { loggableError } from './common/logging/loggable-error';
-import { createRootLogger } from './common/logging/logger';
+import { createRootLogger, flushedBeforeExit } from './common/logging/logger';
 import { isConnectionFailure } from './database/connection-failure';
 import { ConnectionBudgetRefusal } from './database/instances/connection-budget';
 import type { InstanceRegistry } from './database/instances/instance-registry';
@@ -272,7 +272,8 @@ function stopOnSignals(logger: Logger, stepWaitMs: number): StopOnSignals {
     return code;
   };
   const exit = async (code: number): Promise<never> => {
-    await flushed(logger);
+    // Bounded: a stdout nobody reads must not keep a stopped service alive.
+    await flushedBeforeExit(logger);
     return process.exit(code);
   };
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -183,6 +183,29 @@ describe('log writes', () => {
       assert.ok(performance.now() - loggedAt < 10 * LOG_FLUSH_MS);
     } finally {
       await close();
+    }
+  });
+
+  it('a stopping process leaves, its last lines dropped, when stdout takes nothing (a pipe nobody reads)', async () => {
+    // A fresh process whose stdout is a pipe this test never reads: 300 KiB of lines fill it, then the process stops.
+    const script = `
+      const { createRootLogger, flushedBeforeExit } = require(${JSON.stringify(require.resolve('./logger'))});
+      const logger = createRootLogger('info', 'json');
+      for (let i = 0; i < 300; i += 1) logger.info({ i, filler: 'x'.repeat(1000) }, 'fills the pipe');
+      flushedBeforeExit(logger, 300).then(() => process.exit(0));`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const exited = await new Promise<number | null>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('the process is still running 20 s later')), 20_000);
+        child.once('exit', (code) => {
+          clearTimeout(timer);
+          resolve(code);
+        });
+      });
+      assert.equal(exited, 0);
+    } finally {
+      child.kill('SIGKILL');
+      child.stdout?.destroy();
     }
   });
 

@@ -47,6 +47,27 @@ export function batchedStdout(fd = 1): ReturnType<typeof pino.destination> {
   return pino.destination({ dest: fd, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS });
 }
 
+/** How long a stopping process waits for its buffered log lines before it leaves without them. */
+export const EXIT_FLUSH_WAIT_MS = 2_000;
+
+/**
+ * Resolves once the log's buffered lines are written, or after `waitMs` when
+ * stdout takes none (a pipe nobody reads, a stalled collector): the lines
+ * left are then dropped, so that neither this wait nor pino's synchronous
+ * flush at exit (which retries a full pipe without end) holds the process.
+ */
+export async function flushedBeforeExit(logger: Logger, waitMs = EXIT_FLUSH_WAIT_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const written = await Promise.race([
+    new Promise<true>((done) => logger.flush(() => done(true))),
+    new Promise<false>((late) => (timer = setTimeout(() => late(false), waitMs))),
+  ]);
+  clearTimeout(timer);
+  if (written) return;
+  const stream = (logger as unknown as Record<symbol, { destroy?: () => void } | undefined>)[pino.symbols.streamSym];
+  stream?.destroy?.();
+}
+
 /**
  * pino-pretty, loaded only when a terminal (or LOG_FORMAT=pretty) asks for
  * it: a deployment's JSON logs never hold the formatter and its thirty
