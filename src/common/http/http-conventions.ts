@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAnsweredRequest } from './http-metrics';
-import { framingRefusalOf } from './request-framing';
+import { framingRefusal } from './request-framing';
 import { DomainError } from '../errors/domain-error';
 import type { Admission, ClientFailureBudget } from '../rate-limit/client-failure-budget';
 import { authContextOf } from '../auth-context/auth.decorator';
@@ -57,9 +57,9 @@ export function installHttpConventions(
     void reply.header(REQUEST_ID_HEADER, String(request.id));
     // Every body is JSON (or the reference page); browsers must not guess otherwise.
     void reply.header('x-content-type-options', 'nosniff');
-    // RFC 9112's framing and Host rules Node lets through (its own Host check is off: its 400 has no body), as the
-    // listener's server found them (checkFraming, which also closes the connection after the answer).
-    const refusal = framingRefusalOf(request.raw);
+    // RFC 9112's framing and Host rules Node lets through (its own Host check is off: its 400 has no body); the
+    // listener's server has marked the connection to close after the answer (closeAfterUntrustedFraming).
+    const refusal = framingRefusal(request.raw);
     if (refusal !== null) throw DomainError.invalidArgument(refusal);
     const audience = audienceOfRequest(request);
     const listener = listenerOf(request.raw);

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { answerClientError, answerUnmetExpectation } from './client-error';
-import { checkFraming } from './request-framing';
+import { closeAfterUntrustedFraming } from './request-framing';
 
 /**
  * The node:http server of one of the service's listeners (public or admin).
@@ -18,7 +18,7 @@ import { checkFraming } from './request-framing';
 export function listenerServer(handler: RequestListener, keepAliveTimeoutMs: number): Server {
   // A missing Host is refused by the conventions hook, in the contract's error body; Node's own 400 has none.
   const checked: RequestListener = (request, response) => {
-    checkFraming(request, response);
+    closeAfterUntrustedFraming(request, response);
     handler(request, response);
   };
   const server = createServer({ requireHostHeader: false }, checked);

@@ -31,30 +31,18 @@ export function framingRefusal(request: IncomingMessage): string | null {
   return null;
 }
 
-/** The refusal decided by checkFraming, kept on the request for the conventions' hook to answer. */
-const REFUSAL = Symbol('framing refusal');
-type MarkedRequest = IncomingMessage & { [REFUSAL]?: string | null };
-
 /**
- * Decided once per request by its listener's server, before any framework
+ * Run by each listener's server for every request, before any framework
  * code, so that every answer obeys it, the router's own refusals included: a
  * request whose framing is refused, or one that asks for an `Upgrade`, is
  * answered with its connection closed. No protocol is upgraded to (RFC 9110
  * §7.8 lets a server ignore Upgrade), but Node's parser reads nothing more on
  * a connection after such a request: one pipelined behind it would wait for
- * ever. The refusal itself is answered by the conventions' hook
- * (`framingRefusalOf`), in the contract's error body.
+ * ever. The refusal itself is answered by the conventions' hook, in the
+ * contract's error body.
  */
-export function checkFraming(request: IncomingMessage, response: ServerResponse): void {
-  const refusal = framingRefusal(request);
-  (request as MarkedRequest)[REFUSAL] = refusal;
-  if (refusal !== null || asksForUpgrade(request)) response.setHeader('connection', 'close');
-}
-
-/** The framing refusal checkFraming found for this request, if any; decided here for one it never saw (fail closed). */
-export function framingRefusalOf(request: IncomingMessage): string | null {
-  const found = (request as MarkedRequest)[REFUSAL];
-  return found === undefined ? framingRefusal(request) : found;
+export function closeAfterUntrustedFraming(request: IncomingMessage, response: ServerResponse): void {
+  if (framingRefusal(request) !== null || asksForUpgrade(request)) response.setHeader('connection', 'close');
 }
 
 /** Node's parser stops at a request whose Connection names `upgrade` and that carries Upgrade. */

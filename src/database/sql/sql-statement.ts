@@ -104,14 +104,16 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
   private async execute(params: Params, target: SqlTarget): Promise<{ rows: Row[]; rowCount: number | null }> {
     const values = this.values(params);
     const connection = await target.sqlConnection();
-    if (this.unbounded && isPool(connection)) return this.executeUnbounded(connection, values);
     const config = Object.create(this.queryConfig) as QueryArrayConfig & { query_timeout?: number };
     config.values = values;
     if (this.unbounded) config.query_timeout = UNBOUNDED_WAIT_MS;
     else if (target.statementTimeoutMs !== undefined) config.query_timeout = target.statementTimeoutMs;
     let result: QueryArrayResult;
     try {
-      result = await connection.query(config);
+      result =
+        this.unbounded && isPool(connection)
+          ? await unboundedOnPool(connection, config)
+          : await connection.query(config);
     } catch (error) {
       if (!(error instanceof Error) || error.message !== PG_READ_TIMEOUT) throw error;
       target.abandonConnection?.();
@@ -122,30 +124,6 @@ export class SqlStatement<Params extends object, Row extends QueryResultRow = Qu
     }
     if (result.rows.length === 0) return { rows: [], rowCount: result.rowCount };
     return { rows: result.rows.map(this.rowBuilderFor(result.fields)), rowCount: result.rowCount };
-  }
-
-  /**
-   * An unbounded statement outside a transaction (DETACH … CONCURRENTLY, which cannot run inside one): on a
-   * connection of its own, with the server's own statement bound lifted for it (the pool's connections carry
-   * one) and put back before the connection returns to the pool.
-   */
-  private async executeUnbounded(pool: Pool, values: unknown[]): Promise<{ rows: Row[]; rowCount: number | null }> {
-    const client = await pool.connect();
-    let healthy = false;
-    try {
-      await client.query('SET statement_timeout = 0');
-      const config = Object.create(this.queryConfig) as QueryArrayConfig & { query_timeout?: number };
-      config.values = values;
-      config.query_timeout = UNBOUNDED_WAIT_MS;
-      const result = await client.query(config);
-      await client.query('RESET statement_timeout');
-      healthy = true;
-      if (result.rows.length === 0) return { rows: [], rowCount: result.rowCount };
-      return { rows: result.rows.map(this.rowBuilderFor(result.fields)), rowCount: result.rowCount };
-    } finally {
-      // A connection whose bound may still be lifted is not lent again.
-      client.release(!healthy);
-    }
   }
 
   /** This statement's row builder, made on its first result and kept while its columns stay the same. */
@@ -190,4 +168,24 @@ export const NO_PARAMS: NoParams = {};
 /** pg's pool (the `Database`'s connection), as opposed to one client of a transaction or of its own. */
 function isPool(connection: SqlConnection): connection is Pool {
   return typeof (connection as Partial<Pool>).connect === 'function' && 'totalCount' in connection;
+}
+
+/**
+ * An unbounded statement outside a transaction (DETACH … CONCURRENTLY, which cannot run inside one): on a
+ * connection of its own, with the server's own statement bound lifted for it (the pool's connections carry
+ * one, see database.module.ts) and put back before the connection returns to the pool.
+ */
+async function unboundedOnPool(pool: Pool, config: QueryArrayConfig): Promise<QueryArrayResult> {
+  const client = await pool.connect();
+  let healthy = false;
+  try {
+    await client.query('SET statement_timeout = 0');
+    const result = await client.query(config);
+    await client.query('RESET statement_timeout');
+    healthy = true;
+    return result;
+  } finally {
+    // A connection whose bound may still be lifted is not lent again.
+    client.release(!healthy);
+  }
 }
